@@ -1,0 +1,95 @@
+# srq - the stop/resume queue toolkit.
+#   make            build bin/
+#   make test       unit tests under ASan+UBSan, then every bats suite
+#   make demo       a local Redis, sr-gwsim and a sample of cards, end to end
+#   make bench      benchmarks (bench/), printed as ratios to a baseline
+#   make install PREFIX=/usr/local DESTDIR=
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SHAREDIR ?= $(PREFIX)/share/srq
+PKG_CONFIG ?= pkg-config
+CC ?= cc
+
+CFLAGS ?= -g -O2
+override CFLAGS += -std=c11 -Wall -Wextra -Werror -Wstrict-prototypes -Wwrite-strings -Wno-format-truncation \
+	-D_POSIX_C_SOURCE=200809L -Isrc \
+	$(shell $(PKG_CONFIG) --cflags hiredis libcurl jansson)
+LDLIBS = $(shell $(PKG_CONFIG) --libs hiredis libcurl jansson)
+MHD_LIBS = $(shell $(PKG_CONFIG) --libs libmicrohttpd)
+
+# Sanitizer build (make test uses it): separate object dir, same sources.
+ifeq ($(SAN),1)
+  override CFLAGS += -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+  override LDFLAGS += -fsanitize=address,undefined
+  OUT = build/san
+else
+  OUT = build/rel
+endif
+BIN = $(if $(filter 1,$(SAN)),build/san/bin,bin)
+
+TOOLS = sr-enqueue sr-claim sr-exec sr-confirm sr-gwsim
+LUA = share/lua/enqueue.lua share/lua/claim.lua share/lua/gate.lua share/lua/confirm.lua
+LIB = sr_util sr_config sr_redis sr_keys sr_jsonl sr_valid sr_judge sr_task sr_lua_gen
+LIBOBJ = $(LIB:%=$(OUT)/%.o)
+UNIT = test_judge test_valid test_jsonl test_classify
+
+all: $(TOOLS:%=$(BIN)/%)
+
+# The Lua scripts are embedded: what is installed is exactly what Redis runs.
+src/sr_lua_gen.c: $(LUA) Makefile
+	@{ echo '/* generated from share/lua by make; do not edit */'; \
+	   echo '#include "sr.h"'; \
+	   echo 'const char *const sr_lua_name[SR_LUA_COUNT] = { "enqueue", "claim", "gate", "confirm" };'; \
+	   echo 'const char *const sr_lua_source[SR_LUA_COUNT] = {'; \
+	   for f in $(LUA); do \
+	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; echo ','; \
+	   done; echo '};'; } > $@.tmp && mv $@.tmp $@
+
+$(OUT)/%.o: src/%.c src/sr.h
+	@mkdir -p $(OUT)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(OUT)/sr_lua_gen.o: src/sr_lua_gen.c src/sr.h
+	@mkdir -p $(OUT)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BIN)/sr-exec: $(OUT)/sr-exec.o $(OUT)/sr_gateway.o $(LIBOBJ)
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BIN)/sr-gwsim: $(OUT)/sr-gwsim.o $(LIBOBJ)
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(MHD_LIBS) -lpthread
+
+$(BIN)/%: $(OUT)/%.o $(LIBOBJ)
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(OUT)/test_%: tests/unit/test_%.c $(OUT)/sr_gateway.o $(LIBOBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+unit: $(UNIT:%=$(OUT)/%)
+	@for t in $^; do $$t || exit 1; done
+
+# The whole suite: unit tests and the bats suites, both on sanitizer builds.
+test:
+	$(MAKE) SAN=1 unit all
+	SRQ_BIN="$(CURDIR)/build/san/bin" bats --timing tests
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)/lua
+	install -m0755 $(TOOLS:%=bin/%) $(DESTDIR)$(BINDIR)
+	install -m0644 $(LUA) $(DESTDIR)$(SHAREDIR)/lua
+
+demo: all
+	./scripts/demo.sh
+
+bench: all
+	./bench/core.sh
+
+clean:
+	rm -rf build bin src/sr_lua_gen.c
+
+.PHONY: all unit test install demo bench clean
+.SECONDARY:

@@ -1,0 +1,113 @@
+--[[
+  claim - lease due commands of ONE account to a pipeline, within its limits.
+
+  Takes up to min(ARGV max, max_running - running) due commands, high
+  priority first, then normal, then bulk; when bulk work is due, a tenth of
+  the batch (at least one) is kept for it so a monthly reset is never starved.
+  Each claimed command gets a token and a lease: its queue score becomes the
+  lease expiry, so a pipeline that dies leaves it claimable again once the
+  lease runs out, with no one's help. A command whose previous claim passed
+  the gate (field 'called') but never confirmed was possibly executed: it is
+  turned into a status query (a crash between call and finish is unknown).
+  A call whose card is still inside its interval is pushed to the interval's
+  end instead of being claimed.
+
+  Input:
+    KEYS[1..3]  queues (ZSET card -> due ms): high, normal, bulk
+    KEYS[4]     running claims (ZSET token -> lease expiry ms)
+    KEYS[5]     account limits (HASH qps, running)
+    KEYS[6]     token sequence (STRING counter)
+    ARGV[1]     command hash key prefix, e.g. "polling:carrier:{c17}:card:"
+    ARGV[2]     max commands to claim now
+    ARGV[3]     lease ms
+    ARGV[4]     default max running (0 = unlimited)
+    ARGV[5]     min interval ms
+  Output:
+    { tasks, next_due_ms, queued, now_ms }
+    tasks: array of { kind (call|query), card, action, ver, token, attempt, reason, scene }
+    next_due_ms: earliest score left in the queues (-1 when empty)
+    queued: commands in the queues, claimed ones included (frozen excluded)
+  Command hashes are named from ARGV[1] and the queue members: they carry the
+  same hash tag as KEYS, so the script still touches a single slot.
+]]
+local rcall = redis.call
+local t = rcall('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local queues = { KEYS[1], KEYS[2], KEYS[3] }
+local runningKey, limitsKey, seqKey = KEYS[4], KEYS[5], KEYS[6]
+local prefix = ARGV[1]
+local max = tonumber(ARGV[2])
+local leaseMs = tonumber(ARGV[3])
+local maxRunning = tonumber(rcall('HGET', limitsKey, 'running') or ARGV[4])
+local interval = tonumber(ARGV[5])
+
+rcall('ZREMRANGEBYSCORE', runningKey, '-inf', now)
+if maxRunning > 0 then
+  local room = maxRunning - rcall('ZCARD', runningKey)
+  if room < max then max = room end
+end
+
+local tasks = {}
+
+-- Claim up to n from queue q; returns how many were claimed.
+local function take(q, n)
+  local got = 0
+  while got < n do
+    local due = rcall('ZRANGEBYSCORE', queues[q], '-inf', now, 'LIMIT', 0, n - got)
+    if #due == 0 then break end
+    for _, card in ipairs(due) do
+      local key = prefix .. card
+      local h = rcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'frozen',
+        'called', 'reason', 'scene')
+      local action = h[1]
+      if not action or h[5] == '1' then
+        rcall('ZREM', queues[q], card) -- no live command behind this entry
+      else
+        local confirming = h[3] == '1'
+        if h[6] then
+          -- The previous holder passed the gate and vanished: unknown result.
+          rcall('HSET', key, 'confirming', 1)
+          rcall('HDEL', key, 'called')
+          confirming = true
+        end
+        local lastCall = tonumber(h[4]) or 0
+        if not confirming and lastCall + interval > now then
+          rcall('ZADD', queues[q], lastCall + interval, card)
+        else
+          local token = h[2] .. '-' .. rcall('INCR', seqKey)
+          local lease = now + leaseMs
+          rcall('HSET', key, 'claim', token, 'lease_until', lease)
+          local attempt = rcall('HINCRBY', key, 'attempt', 1)
+          rcall('ZADD', queues[q], lease, card)
+          rcall('ZADD', runningKey, lease, token)
+          tasks[#tasks + 1] = { confirming and 'query' or 'call', card, action,
+            tonumber(h[2]), token, attempt, h[7] or '', h[8] or '' }
+          got = got + 1
+        end
+      end
+    end
+  end
+  return got
+end
+
+if max > 0 then
+  local reserve = 0
+  if max > 1 and #rcall('ZRANGEBYSCORE', queues[3], '-inf', now, 'LIMIT', 0, 1) > 0 then
+    reserve = math.max(1, math.floor(max / 10))
+  end
+  local left = max - reserve
+  left = left - take(1, left)
+  left = left - take(2, left)
+  take(3, left + reserve)
+end
+
+local nextDue, queued = -1, 0
+for q = 1, 3 do
+  queued = queued + rcall('ZCARD', queues[q])
+  local first = rcall('ZRANGE', queues[q], 0, 0, 'WITHSCORES')
+  if #first == 2 then
+    local s = tonumber(first[2])
+    if nextDue < 0 or s < nextDue then nextDue = s end
+  end
+end
+return { tasks, nextDue, queued, now }

@@ -1,0 +1,106 @@
+--[[
+  enqueue - write the judged intent of a batch of cards of ONE account.
+
+  For each card, given what the judgment wants (stop, resume or none):
+  - a wanted command that is already queued is left alone ("unchanged");
+  - a new or different command bumps the card's version and replaces the old
+    one ("queued"); the version counter is never deleted, so versions never
+    repeat for a card, even after its command finished (no ABA);
+  - "none" cancels a pending command ("cancelled", version bumped so any
+    claim in flight for the old version fails at the gate) or does nothing
+    ("noop"); a command whose last call had an unknown result is not dropped
+    but turned towards the judged target and kept confirming, since the card
+    may have changed at the carrier.
+  Due time is max(now, last_call + min_interval): a command is never claimable
+  before its card may be called again.
+
+  Input:
+    KEYS[1..3]  queues (ZSET card -> due ms): high, normal, bulk priority
+    KEYS[4]     frozen commands (ZSET card -> frozen at ms)
+    KEYS[5]     audit stream of the account
+    KEYS[5+i]   command hash of card i (see README "Redis layout")
+    ARGV[1]     min interval between state-change calls of a card, ms
+    ARGV[2]     audit stream cap (approximate MAXLEN)
+    then 7 ARGV per card i, in KEYS order:
+      card id, want (stop|resume|none), target (stop|resume), reason,
+      scene, source, priority class (0 high, 1 normal, 2 bulk)
+  Output:
+    flat array, two entries per card: status string, version (integer)
+    status: queued | unchanged | cancelled | noop
+  All keys share the account's hash tag.
+]]
+local rcall = redis.call
+local t = rcall('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local maxlen = ARGV[2]
+local queues = { KEYS[1], KEYS[2], KEYS[3] }
+local frozenKey, auditKey = KEYS[4], KEYS[5]
+local cmdFields = { 'action', 'reason', 'scene', 'source', 'prio', 'fails', 'first_fail',
+  'last_error', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called' }
+local out = {}
+
+local function audit(card, vb, va, event, action, reason, scene, source)
+  rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', card, 'ver_before', vb,
+    'ver_after', va, 'event', event, 'action', action, 'reason', reason, 'scene', scene,
+    'source', source)
+end
+
+for i = 1, #KEYS - 5 do
+  local key = KEYS[5 + i]
+  local a = 2 + (i - 1) * 7
+  local card, want, target, reason, scene, source, prio =
+    ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], tonumber(ARGV[a + 7])
+  local h = rcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'prio', 'frozen',
+    'lease_until')
+  local action, ver = h[1], tonumber(h[2]) or 0
+  local confirming, lastCall = h[3] == '1', tonumber(h[4]) or 0
+
+  if want == 'none' and action and confirming then
+    want = target
+  end
+  if want == 'none' then
+    if action then
+      local nv = rcall('HINCRBY', key, 'ver', 1)
+      rcall('HDEL', key, unpack(cmdFields))
+      for q = 1, 3 do rcall('ZREM', queues[q], card) end
+      rcall('ZREM', frozenKey, card)
+      audit(card, ver, nv, 'cancelled', action, reason, scene, source)
+      out[#out + 1] = 'cancelled'; out[#out + 1] = nv
+    else
+      out[#out + 1] = 'noop'; out[#out + 1] = ver
+    end
+  elseif action == want then
+    -- Same intent already queued: keep its place, its counters and its
+    -- version; only a more urgent scene moves it up a class.
+    local old = tonumber(h[5]) or 1
+    if prio < old and h[6] ~= '1' then
+      local score = rcall('ZSCORE', queues[old + 1], card)
+      if score then
+        rcall('ZREM', queues[old + 1], card)
+        rcall('ZADD', queues[prio + 1], score, card)
+        rcall('HSET', key, 'prio', prio)
+      end
+    end
+    out[#out + 1] = 'unchanged'; out[#out + 1] = ver
+  else
+    local nv = rcall('HINCRBY', key, 'ver', 1)
+    rcall('HDEL', key, 'fails', 'first_fail', 'last_error', 'frozen')
+    rcall('HSET', key, 'action', want, 'reason', reason, 'scene', scene, 'source', source,
+      'prio', prio)
+    local due = now
+    if not confirming and lastCall + interval > due then due = lastCall + interval end
+    for q = 1, 3 do
+      if q ~= prio + 1 then rcall('ZREM', queues[q], card) end
+    end
+    rcall('ZREM', frozenKey, card)
+    -- A live claim keeps its lease as the score (its gate will fail on the
+    -- version); an old backoff does not delay a new intent.
+    local lease = tonumber(h[7]) or 0
+    if lease > due then due = lease end
+    rcall('ZADD', queues[prio + 1], due, card)
+    audit(card, ver, nv, 'queued', want, reason, scene, source)
+    out[#out + 1] = 'queued'; out[#out + 1] = nv
+  end
+end
+return out

@@ -1,0 +1,242 @@
+/* sr-claim - the dispatcher: lease due commands and print them as tasks.
+ *
+ * Each round calls claim.lua once per account (pipelined), starting from a
+ * different account each round so no account is always served first. A round
+ * takes at most --batch commands per account, and claim.lua never hands out
+ * more than the account's max-running allows; the rate itself is enforced at
+ * the gate in sr-exec, right before each call.
+ *
+ * Tasks are printed, and stdout flushed, as soon as each round is done. A
+ * claimed task that is never confirmed (this pipeline died) becomes claimable
+ * again when its lease expires: nothing is lost by killing any stage.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sr.h"
+
+static const char usage[] =
+"usage: sr-claim [--follow | --until-empty] [--for SECONDS] [--max N] [--carrier ID]...\n"
+"\n"
+"Claim due stop/resume commands from the account queues (all accounts unless\n"
+"--carrier is given) and print one task per line for sr-exec.\n"
+"\n"
+"Options:\n"
+"  --follow         keep claiming, sleeping until the next command is due\n"
+"  --until-empty    follow until no command is queued at all (claimed ones count)\n"
+"  --for SECONDS    stop claiming after SECONDS and exit\n"
+"  --max N          claim at most N tasks in all\n"
+"  --carrier ID     only this account (repeatable)\n"
+"  --batch N        at most N tasks per account per round (default 64)\n"
+"  --redis URL, --prefix P, -h/--help, --version\n"
+"\n"
+"Task: {\"task\":\"call\",\"card\":\"...\",\"carrier\":\"c17\",\"action\":\"stop\",\"ver\":7,\n"
+"       \"token\":\"7-42\",\"attempt\":1,\"reason\":\"package_expired\",\"scene\":\"...\"}\n"
+"task is \"query\" when an unknown result is being confirmed.\n"
+"Environment: SRQ_LEASE_MS (default 60000), SRQ_MAX_RUNNING, SRQ_MIN_INTERVAL_MS.\n"
+"Exit: 0 done, 2 usage, 3 Redis unavailable.\n"
+"Example (cron, every minute, under flock):\n"
+"  sr-claim --follow --for 55 | sr-exec | sr-confirm\n";
+
+static struct sr_config cfg;
+static struct sr_redis rds;
+static const char **carriers;
+static int ncarriers, fixed_carriers;
+
+/* The account list: --carrier, or the accounts set (refreshed every round). */
+static int
+load_accounts(void)
+{
+	char key[SR_KEY_MAX];
+	const char *argv[] = { "SMEMBERS", sr_key_accounts(key, cfg.prefix) };
+	redisReply *rep;
+
+	if (fixed_carriers)
+		return 0;
+	if (!(rep = sr_redis_cmd(&rds, 2, argv)))
+		return -1;
+	for (int i = 0; i < ncarriers; i++)
+		free((char *)carriers[i]);
+	ncarriers = 0;
+	carriers = sr_realloc(carriers, (rep->elements + 1) * sizeof *carriers);
+	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
+		if (sr_valid_id(rep->element[i]->str))
+			carriers[ncarriers++] = sr_strdup(rep->element[i]->str);
+	freeReplyObject(rep);
+	return 0;
+}
+
+static void
+emit_task(const char *carrier, redisReply *t)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "task", json_string(t->element[0]->str));
+	json_object_set_new(o, "card", json_string(t->element[1]->str));
+	json_object_set_new(o, "carrier", json_string(carrier));
+	json_object_set_new(o, "action", json_string(t->element[2]->str));
+	json_object_set_new(o, "ver", json_integer(t->element[3]->integer));
+	json_object_set_new(o, "token", json_string(t->element[4]->str));
+	json_object_set_new(o, "attempt", json_integer(t->element[5]->integer));
+	json_object_set_new(o, "reason", json_string(t->element[6]->str));
+	json_object_set_new(o, "scene", json_string(t->element[7]->str));
+	sr_emit(o);
+}
+
+/* One round over every account. Returns tasks claimed, or -1 (Redis down).
+ * *queued gets the number of queued commands, *wait_ms how long until the
+ * next one is due. */
+static long
+round_robin(int start, long budget, long batch, long long *queued, long long *wait_ms)
+{
+	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	char keys[6][SR_KEY_MAX], prefix[SR_KEY_MAX], max[24], lease[24], running[24], interval[24];
+	long claimed = 0;
+
+	*queued = 0;
+	*wait_ms = 250;
+	snprintf(max, sizeof max, "%ld", budget < batch ? budget : batch);
+	snprintf(lease, sizeof lease, "%ld", cfg.lease_ms);
+	snprintf(running, sizeof running, "%ld", cfg.max_running);
+	snprintf(interval, sizeof interval, "%ld", cfg.min_interval_ms);
+	for (int k = 0; k < ncarriers; k++) {
+		const char *c = carriers[(start + k) % ncarriers];
+		const char *argv[11];
+
+		for (int q = 0; q < 3; q++)
+			argv[q] = sr_key_account(keys[q], cfg.prefix, c, qs[q]);
+		argv[3] = sr_key_account(keys[3], cfg.prefix, c, "sr_running");
+		argv[4] = sr_key_account(keys[4], cfg.prefix, c, "limits");
+		argv[5] = sr_key_account(keys[5], cfg.prefix, c, "seq");
+		argv[6] = sr_key_account(prefix, cfg.prefix, c, "card:");
+		argv[7] = max;
+		argv[8] = lease;
+		argv[9] = running;
+		argv[10] = interval;
+		sr_redis_append_script(&rds, SR_LUA_CLAIM, 6, 11, argv, NULL);
+	}
+	for (int k = 0; k < ncarriers; k++) {
+		const char *c = carriers[(start + k) % ncarriers];
+		redisReply *rep = sr_redis_reply(&rds);
+
+		if (!rep)
+			return -1;
+		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 4) {
+			sr_warn("claim script failed for account '%s': %s", c,
+			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+			freeReplyObject(rep);
+			continue;
+		}
+		for (size_t i = 0; i < rep->element[0]->elements; i++)
+			emit_task(c, rep->element[0]->element[i]);
+		claimed += (long)rep->element[0]->elements;
+		*queued += rep->element[2]->integer;
+		if (rep->element[1]->integer >= 0) {
+			long long w = rep->element[1]->integer - rep->element[3]->integer;
+
+			if (w < *wait_ms)
+				*wait_ms = w;
+		}
+		freeReplyObject(rep);
+	}
+	fflush(stdout);
+	return claimed;
+}
+
+int
+main(int argc, char *argv[])
+{
+	enum { O_FOLLOW = 1, O_UNTIL_EMPTY, O_FOR, O_MAX, O_CARRIER, O_BATCH };
+	static const struct option longopts[] = {
+		SR_COMMON_LONGOPTS,
+		{ "follow", no_argument, NULL, O_FOLLOW },
+		{ "until-empty", no_argument, NULL, O_UNTIL_EMPTY },
+		{ "for", required_argument, NULL, O_FOR },
+		{ "max", required_argument, NULL, O_MAX },
+		{ "carrier", required_argument, NULL, O_CARRIER },
+		{ "batch", required_argument, NULL, O_BATCH },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, follow = 0, until_empty = 0, start = 0, rc;
+	long for_s = -1, max = -1, batch = 64, total = 0;
+	int64_t t0 = sr_mono_ms();
+
+	sr_prog = "sr-claim";
+	sr_config_init(&cfg);
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_FOLLOW: follow = 1; break;
+		case O_UNTIL_EMPTY: until_empty = follow = 1; break;
+		case O_FOR:
+			if ((for_s = sr_parse_long(optarg)) < 0)
+				sr_die(SR_EX_USAGE, "--for: '%s' is not a number of seconds", optarg);
+			break;
+		case O_MAX:
+			if ((max = sr_parse_long(optarg)) < 0)
+				sr_die(SR_EX_USAGE, "--max: '%s' is not a count", optarg);
+			break;
+		case O_BATCH:
+			if ((batch = sr_parse_long(optarg)) < 1)
+				sr_die(SR_EX_USAGE, "--batch: '%s' is not a positive count", optarg);
+			break;
+		case O_CARRIER:
+			if (!sr_valid_id(optarg))
+				sr_die(SR_EX_USAGE, "--carrier: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);
+			carriers = sr_realloc(carriers, (size_t)(ncarriers + 1) * sizeof *carriers);
+			carriers[ncarriers++] = sr_strdup(optarg);
+			fixed_carriers = 1;
+			break;
+		default:
+			if (!sr_config_option(&cfg, c, optarg, usage))
+				sr_usage(SR_EX_USAGE, usage);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", sr_prog, argv[optind]);
+		sr_usage(SR_EX_USAGE, usage);
+	}
+	if ((rc = sr_redis_connect(&rds, &cfg)) < 0)
+		sr_die(rc == -2 ? SR_EX_USAGE : SR_EX_BACKEND, "%s", rds.errstr);
+
+	for (;;) {
+		long long queued, wait_ms;
+		long got;
+
+		if (for_s >= 0 && sr_mono_ms() - t0 >= for_s * 1000)
+			break;
+		if (max >= 0 && total >= max)
+			break;
+		if (load_accounts() < 0)
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if (ncarriers == 0) {
+			queued = 0;
+			got = 0;
+			wait_ms = 250;
+		} else if ((got = round_robin(start++, max >= 0 ? max - total : batch, batch, &queued,
+				&wait_ms)) < 0) {
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		}
+		total += got;
+		if (until_empty && queued == 0)
+			break;
+		if (got > 0)
+			continue; /* more may be due right now */
+		if (!follow)
+			break;
+		/* Nothing claimable: sleep until the next due time (bounded so a
+		 * new command or a freed running slot is noticed quickly). */
+		if (wait_ms > 250)
+			wait_ms = 250;
+		if (wait_ms < 5)
+			wait_ms = 5;
+		if (for_s >= 0 && sr_mono_ms() + wait_ms > t0 + for_s * 1000)
+			wait_ms = t0 + for_s * 1000 - sr_mono_ms();
+		sr_sleep_ms(wait_ms);
+	}
+	for (int i = 0; i < ncarriers; i++)
+		free((char *)carriers[i]);
+	free(carriers);
+	sr_redis_close(&rds);
+	return sr_finish(SR_EX_OK);
+}

@@ -1,0 +1,303 @@
+/* sr-confirm - the finisher: apply each sr-exec result atomically (confirm.lua).
+ *
+ * Version compare, then remove or keep the command; count failures, back off,
+ * turn unknown results into status queries, alert and freeze; append the
+ * audit entry in the same script. The card's last known status in the asset
+ * mirror is updated from what the gateway said (ok/already, or a query's
+ * observation), which is what the next judgment reads.
+ *
+ * One final line per input line, in input order. Results are batched: a
+ * batch is whatever input is ready, sent as one pipeline.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sr.h"
+
+#define BATCH 256
+
+static const char usage[] =
+"usage: sr-confirm [--redis URL] [--prefix P] < results.jsonl > finals.jsonl\n"
+"\n"
+"Apply sr-exec results to the queue: finish, requeue with backoff, confirm an\n"
+"unknown result by a status query, alert, freeze. One final line per result.\n"
+"\n"
+"Final: {\"card\":\"...\",\"carrier\":\"c17\",\"ver\":7,\"outcome\":\"ok\",\"state\":\"done\"}\n"
+"state: done requeued confirming alerted frozen stale (a newer version exists)\n"
+"\n"
+"Environment: SRQ_ALERT_AFTER (3), SRQ_FREEZE_AFTER (10) consecutive failures,\n"
+"  SRQ_MIN_INTERVAL_MS, SRQ_CONFIRM_DELAY_MS (2000: wait before querying an\n"
+"  unknown result), SRQ_AUDIT_MAXLEN.\n"
+"Exit: 0 done, 1 bad lines, 2 usage, 3 Redis unavailable (unapplied lines are\n"
+"  answered with \"state\":\"error\"; their leases expire and they are redone).\n"
+"Example:\n"
+"  sr-claim --until-empty --for 60 | sr-exec | sr-confirm | jq -r .state | sort | uniq -c\n";
+
+static const char *const outcomes[] = { "ok", "already", "retry", "fail", "unknown", "superseded",
+	"blocked", NULL };
+
+struct res {
+	long line;
+	json_t *obj;
+	struct sr_task t;
+	const char *outcome;
+	char error[200];
+	int bad;     /* rejected line */
+	int upstream_error; /* sr-exec could not process it */
+	int nupdates; /* status-update commands pipelined before the script */
+	char state[16];
+	long long ver_now;
+};
+
+static struct sr_config cfg;
+static struct sr_redis rds;
+static int redis_up = 1;
+static long confirm_delay_ms = 2000;
+
+static void
+parse(struct res *r, const char *line)
+{
+	char err[160];
+	const char *o;
+
+	r->obj = json_loads(line, 0, NULL);
+	if (sr_task_parse(r->obj, &r->t, err, sizeof err) < 0) {
+		r->bad = 1;
+		snprintf(r->error, sizeof r->error, "%s", r->obj ? err : "malformed JSON");
+		return;
+	}
+	if ((o = sr_jstr(r->obj, "status")) && !strcmp(o, "error")) {
+		r->upstream_error = 1;
+		snprintf(r->error, sizeof r->error, "%s", sr_jstr(r->obj, "error") ? sr_jstr(r->obj, "error") : "");
+		return;
+	}
+	o = sr_jstr(r->obj, "outcome");
+	for (int i = 0; o && outcomes[i]; i++)
+		if (!strcmp(o, outcomes[i]))
+			r->outcome = outcomes[i];
+	if (!r->outcome) {
+		r->bad = 1;
+		snprintf(r->error, sizeof r->error, "missing or unknown \"outcome\"");
+	}
+}
+
+/* Facts the result proves: the card's state at the carrier right now. */
+static int
+append_status_update(struct res *r)
+{
+	const char *state = NULL, *by = NULL;
+	char key[SR_KEY_MAX];
+	int is_query = !strcmp(r->t.kind, "query");
+
+	if (is_query && !strcmp(r->outcome, "ok"))
+		state = sr_jstr(r->obj, "observed");
+	else if (!is_query && (!strcmp(r->outcome, "ok") || !strcmp(r->outcome, "already"))) {
+		state = !strcmp(r->t.action, "stop") ? "stopped" : "active";
+		by = !strcmp(r->t.action, "stop") ? "auto" : NULL;
+	}
+	if (!state || (strcmp(state, "active") && strcmp(state, "stopped")))
+		return 0;
+	sr_key_card_facts(key, cfg.prefix, r->t.card);
+	if (by) {
+		const char *argv[] = { "HSET", key, "status", state, "stopped_by", by };
+
+		sr_redis_append(&rds, 6, argv, NULL);
+		return 1;
+	} else if (!strcmp(state, "active")) {
+		const char *argv[] = { "HSET", key, "status", state };
+		const char *del[] = { "HDEL", key, "stopped_by" };
+
+		sr_redis_append(&rds, 4, argv, NULL);
+		sr_redis_append(&rds, 3, del, NULL);
+		return 2;
+	} else {
+		const char *argv[] = { "HSET", key, "status", state };
+
+		sr_redis_append(&rds, 4, argv, NULL);
+		return 1;
+	}
+}
+
+static void
+append_confirm(struct res *r)
+{
+	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	char keys[8][SR_KEY_MAX], ver[24], http[24], ra[24], interval[24], alert[24], freeze[24],
+	    maxlen[24], jitter[24], delay[24];
+	const char *argv[24];
+	const char *observed = sr_jstr(r->obj, "observed"), *gate = sr_jstr(r->obj, "gate");
+	const char *error = sr_jstr(r->obj, "error");
+
+	snprintf(ver, sizeof ver, "%lld", r->t.ver);
+	snprintf(http, sizeof http, "%lld", sr_jint(r->obj, "http", 0));
+	snprintf(ra, sizeof ra, "%lld", sr_jint(r->obj, "retry_after_ms", 0));
+	snprintf(interval, sizeof interval, "%ld", cfg.min_interval_ms);
+	snprintf(alert, sizeof alert, "%ld", cfg.alert_after);
+	snprintf(freeze, sizeof freeze, "%ld", cfg.freeze_after);
+	snprintf(maxlen, sizeof maxlen, "%ld", cfg.audit_maxlen);
+	snprintf(jitter, sizeof jitter, "%d", rand() % 1000);
+	snprintf(delay, sizeof delay, "%ld", confirm_delay_ms);
+	argv[0] = sr_key_card(keys[0], cfg.prefix, r->t.carrier, r->t.card);
+	for (int q = 0; q < 3; q++)
+		argv[1 + q] = sr_key_account(keys[1 + q], cfg.prefix, r->t.carrier, qs[q]);
+	argv[4] = sr_key_account(keys[4], cfg.prefix, r->t.carrier, "frozen");
+	argv[5] = sr_key_account(keys[5], cfg.prefix, r->t.carrier, "sr_running");
+	argv[6] = sr_key_account(keys[6], cfg.prefix, r->t.carrier, "audit");
+	argv[7] = sr_key_account(keys[7], cfg.prefix, r->t.carrier, "alerts");
+	argv[8] = r->t.card;
+	argv[9] = r->t.token;
+	argv[10] = ver;
+	argv[11] = r->t.kind;
+	argv[12] = r->outcome;
+	argv[13] = http;
+	argv[14] = error ? error : "";
+	argv[15] = observed ? observed : "";
+	argv[16] = ra;
+	argv[17] = interval;
+	argv[18] = alert;
+	argv[19] = freeze;
+	argv[20] = maxlen;
+	argv[21] = jitter;
+	argv[22] = delay;
+	argv[23] = gate ? gate : "";
+	sr_redis_append_script(&rds, SR_LUA_CONFIRM, 8, 24, argv, NULL);
+}
+
+static void
+process(struct res *rs, int n)
+{
+	if (!redis_up)
+		return;
+	for (int i = 0; i < n; i++)
+		if (!rs[i].bad && !rs[i].upstream_error) {
+			rs[i].nupdates = append_status_update(&rs[i]);
+			append_confirm(&rs[i]);
+		}
+	/* Replies: each result's status updates, then its script's. */
+	for (int i = 0; i < n; i++) {
+		struct res *r = &rs[i];
+		redisReply *rep = NULL;
+
+		if (r->bad || r->upstream_error)
+			continue;
+		for (int k = 0; k <= r->nupdates; k++) {
+			if (!(rep = sr_redis_reply(&rds))) {
+				redis_up = 0;
+				sr_redis_discard(&rds);
+				return;
+			}
+			if (k < r->nupdates)
+				freeReplyObject(rep);
+		}
+		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2) {
+			snprintf(r->state, sizeof r->state, "%s", rep->element[0]->str);
+			r->ver_now = rep->element[1]->integer;
+		} else {
+			snprintf(r->error, sizeof r->error, "confirm script failed: %s",
+			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+			sr_warn("card '%s': %s", r->t.card, r->error);
+		}
+		freeReplyObject(rep);
+	}
+}
+
+static int
+emit(struct res *rs, int n)
+{
+	int status = SR_EX_OK;
+
+	for (int i = 0; i < n; i++) {
+		struct res *r = &rs[i];
+		json_t *o = json_object();
+
+		if (r->bad) {
+			fprintf(stderr, "%s: line %ld: %s\n", sr_prog, r->line, r->error);
+			json_object_set_new(o, "line", json_integer(r->line));
+			json_object_set_new(o, "status", json_string("rejected"));
+			json_object_set_new(o, "error", json_string(r->error));
+			status = sr_worst(status, SR_EX_REJECTED);
+		} else {
+			json_object_set_new(o, "card", json_string(r->t.card));
+			json_object_set_new(o, "carrier", json_string(r->t.carrier));
+			json_object_set_new(o, "ver", json_integer(r->t.ver));
+			json_object_set_new(o, "task", json_string(r->t.kind));
+			if (r->outcome)
+				json_object_set_new(o, "outcome", json_string(r->outcome));
+			if (r->state[0]) {
+				json_object_set_new(o, "state", json_string(r->state));
+				if (r->ver_now != r->t.ver)
+					json_object_set_new(o, "ver_now", json_integer(r->ver_now));
+			} else {
+				json_object_set_new(o, "state", json_string("error"));
+				json_object_set_new(o, "error", json_string(
+				    r->error[0] ? r->error : rds.errstr[0] ? rds.errstr : "not applied"));
+				status = sr_worst(status, SR_EX_BACKEND);
+			}
+		}
+		sr_emit(o);
+		json_decref(r->obj);
+		r->obj = NULL;
+	}
+	fflush(stdout);
+	return status;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = { SR_COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
+	static struct res rs[BATCH];
+	struct sr_reader rd;
+	int c, rc, n = 0, status = SR_EX_OK;
+	const char *s;
+	char *line;
+
+	sr_prog = "sr-confirm";
+	sr_config_init(&cfg);
+	if ((s = getenv("SRQ_CONFIRM_DELAY_MS")) && *s && (confirm_delay_ms = sr_parse_long(s)) < 0)
+		sr_die(SR_EX_USAGE, "SRQ_CONFIRM_DELAY_MS: '%s' is not a non-negative integer", s);
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+		if (!sr_config_option(&cfg, c, optarg, usage))
+			sr_usage(SR_EX_USAGE, usage);
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", sr_prog, argv[optind]);
+		sr_usage(SR_EX_USAGE, usage);
+	}
+	srand((unsigned)(sr_mono_ms() ^ getpid()));
+	if ((rc = sr_redis_connect(&rds, &cfg)) == -2)
+		sr_die(SR_EX_USAGE, "%s", rds.errstr);
+	if (rc < 0) {
+		redis_up = 0;
+		fprintf(stderr, "%s: error: %s; every result is answered with state \"error\"\n",
+		    sr_prog, rds.errstr);
+	}
+	sr_reader_init(&rd, STDIN_FILENO);
+	for (;;) {
+		rc = sr_reader_next(&rd, &line, n == 0);
+		if (rc == SR_READ_LINE || rc == SR_READ_TOOLONG) {
+			struct res *r = &rs[n++];
+
+			memset(r, 0, sizeof *r);
+			r->line = rd.lineno;
+			if (rc == SR_READ_TOOLONG) {
+				r->bad = 1;
+				snprintf(r->error, sizeof r->error, "line longer than 65536 bytes");
+			} else
+				parse(r, line);
+		}
+		if (n > 0 && (n == BATCH || rc == SR_READ_AGAIN || rc == SR_READ_EOF)) {
+			process(rs, n);
+			status = sr_worst(status, emit(rs, n));
+			n = 0;
+		}
+		if (rc == SR_READ_EOF)
+			break;
+	}
+	sr_reader_free(&rd);
+	if (!redis_up)
+		fprintf(stderr, "%s: error: %s\n", sr_prog, rds.errstr);
+	sr_redis_close(&rds);
+	return sr_finish(status);
+}

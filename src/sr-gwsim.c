@@ -1,0 +1,498 @@
+/* sr-gwsim - a carrier gateway simulator for the demo, the tests and the benchmarks.
+ *
+ * Speaks the gateway contract of SPEC section 7 and behaves like a carrier:
+ * per-account QPS measured on arrivals in any sliding second (429 with
+ * Retry-After over it) and a per-card minimum interval between state-change
+ * calls, stop and resume together (409 TOO_FREQUENT inside it). Faults are
+ * injected on request: latency, 429, 5xx before or after applying the change,
+ * a dropped connection after applying, a response slower than the client's
+ * timeout after applying.
+ *
+ * Every request is logged as one JSON line, so tests check srq's invariants
+ * from the gateway's side:
+ *   {"t":ms,"kind":"stop","card":"...","carrier":"c17","http":200,
+ *    "code":"OK","applied":true,"state":"stopped","fault":"","key":"..."}
+ * "applied" is true when the card's state was changed by this call.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <microhttpd.h>
+
+#include "sr.h"
+
+static const char usage[] =
+"usage: sr-gwsim [--port N] [--port-file F] [--log F] [--qps N] [--interval-ms N]\n"
+"                [--cards F] [--latency-ms N] [--fault-429 P] [--fault-5xx-before P]\n"
+"                [--fault-5xx-after P] [--fault-drop-after P] [--fault-timeout-after P]\n"
+"                [--seed N] [--token-file F]\n"
+"\n"
+"A carrier gateway simulator on 127.0.0.1 (libmicrohttpd):\n"
+"  POST /v1/cards/{card}/stop|resume  {\"carrier\":\"c17\",\"request_id\":\"...\"}\n"
+"  GET  /v1/cards/{card}/status?carrier=c17  -> {\"status\":\"active\"|\"stopped\"}\n"
+"\n"
+"Options:\n"
+"  --port N             port (0: any free port; see --port-file)  [8080]\n"
+"  --port-file F        write the bound port to F once listening\n"
+"  --log F              JSONL log of every request [stderr]\n"
+"  --qps N              per-account calls+queries in any sliding second (0: no limit)\n"
+"  --interval-ms N      per-card minimum interval between change calls (0: none)\n"
+"  --cards F            initial card states, JSONL {\"card\":...,\"status\":\"stopped\"}\n"
+"  --latency-ms N       delay before answering each request\n"
+"  --fault-429 P        answer 429 (Retry-After: 1) with probability P (0..1)\n"
+"  --fault-5xx-before P answer 500 without applying\n"
+"  --fault-5xx-after P  apply, then answer 500\n"
+"  --fault-drop-after P apply, then close the connection without an answer\n"
+"  --fault-timeout-after P apply, then answer only after --slow-ms (default 15000)\n"
+"  --seed N             seed of the fault generator [1]\n"
+"  --token-file F       require \"Authorization: Bearer <token>\" (token read from F)\n"
+"Faults apply to stop/resume calls; status queries are answered faithfully.\n";
+
+struct card {
+	char id[65], carrier[65];
+	int stopped;
+	int64_t last_change; /* last accepted change call, ms */
+};
+
+struct account {
+	char id[65];
+	int64_t *arrivals; /* ring of accepted arrival times in the last second */
+	int head, len, cap;
+};
+
+struct ctx {
+	int64_t arrived;
+	char *body;
+	size_t len;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct card *cards;
+static size_t ncards, capcards; /* open addressing, capcards a power of two */
+static struct account *accounts;
+static int naccounts;
+static FILE *logf;
+static long qps, interval_ms, latency_ms, slow_ms = 15000;
+static double p429, p5xx_before, p5xx_after, pdrop_after, ptimeout_after;
+static unsigned seed = 1;
+static char *token;
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static size_t
+hash(const char *s)
+{
+	size_t h = 5381;
+
+	while (*s)
+		h = h * 33 + (unsigned char)*s++;
+	return h;
+}
+
+/* Find or add a card (caller holds mu). */
+static struct card *
+card_get(const char *id, const char *carrier)
+{
+	size_t i;
+
+	if ((ncards + 1) * 2 > capcards) {
+		struct card *old = cards;
+		size_t oldcap = capcards;
+
+		capcards = capcards ? capcards * 2 : 1024;
+		cards = sr_malloc(capcards * sizeof *cards);
+		memset(cards, 0, capcards * sizeof *cards);
+		for (size_t k = 0; k < oldcap; k++)
+			if (old[k].id[0]) {
+				for (i = hash(old[k].id) & (capcards - 1); cards[i].id[0]; i = (i + 1) & (capcards - 1))
+					;
+				cards[i] = old[k];
+			}
+		free(old);
+	}
+	for (i = hash(id) & (capcards - 1); cards[i].id[0]; i = (i + 1) & (capcards - 1))
+		if (!strcmp(cards[i].id, id))
+			return &cards[i];
+	snprintf(cards[i].id, sizeof cards[i].id, "%s", id);
+	snprintf(cards[i].carrier, sizeof cards[i].carrier, "%s", carrier);
+	ncards++;
+	return &cards[i];
+}
+
+/* Admit one arrival for the account if its sliding second has room. */
+static int
+rate_admit(const char *carrier, int64_t t)
+{
+	struct account *a = NULL;
+
+	if (qps <= 0)
+		return 1;
+	for (int i = 0; i < naccounts; i++)
+		if (!strcmp(accounts[i].id, carrier))
+			a = &accounts[i];
+	if (!a) {
+		accounts = sr_realloc(accounts, (size_t)(naccounts + 1) * sizeof *accounts);
+		a = &accounts[naccounts++];
+		memset(a, 0, sizeof *a);
+		snprintf(a->id, sizeof a->id, "%s", carrier);
+		a->cap = (int)qps;
+		a->arrivals = sr_malloc((size_t)a->cap * sizeof *a->arrivals);
+	}
+	while (a->len > 0 && a->arrivals[a->head] <= t - 1000) {
+		a->head = (a->head + 1) % a->cap;
+		a->len--;
+	}
+	if (a->len >= qps)
+		return 0;
+	a->arrivals[(a->head + a->len++) % a->cap] = t;
+	return 1;
+}
+
+static double
+coin(void)
+{
+	return (double)rand_r(&seed) / ((double)RAND_MAX + 1);
+}
+
+static void
+log_line(int64_t t, const char *kind, const char *card, const char *carrier, int http,
+    const char *code, int applied, const char *state, const char *fault, const char *key)
+{
+	json_t *o = json_pack("{sI ss ss ss si ss sb ss ss ss}", "t", (json_int_t)t, "kind", kind,
+	    "card", card, "carrier", carrier, "http", http, "code", code, "applied", applied,
+	    "state", state, "fault", fault, "key", key ? key : "");
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	fprintf(logf, "%s\n", s);
+	fflush(logf);
+	free(s);
+	json_decref(o);
+}
+
+static enum MHD_Result
+reply(struct MHD_Connection *con, int http, const char *body, int retry_after)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
+	    MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	if (retry_after)
+		MHD_add_response_header(r, "Retry-After", "1");
+	ret = MHD_queue_response(con, (unsigned)http, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Handle a complete request. Returns MHD_NO to drop the connection. */
+static enum MHD_Result
+handle(struct MHD_Connection *con, const char *method, const char *url, struct ctx *cx)
+{
+	char card[65] = "", action[16] = "", carrier[65] = "", key[160] = "";
+	const char *p, *auth, *slash, *fault = "";
+	int is_query, http = 200, applied = 0, drop = 0, slow = 0;
+	const char *code = "OK";
+	char body[128];
+	struct card *c;
+
+	if (strncmp(url, "/v1/cards/", 10) != 0 || !(slash = strchr(url + 10, '/')) ||
+	    (size_t)(slash - url - 10) >= sizeof card || slash == url + 10)
+		return reply(con, 404, "{\"code\":\"NOT_FOUND\"}", 0);
+	memcpy(card, url + 10, (size_t)(slash - url - 10));
+	snprintf(action, sizeof action, "%s", slash + 1);
+	if (!sr_valid_id(card))
+		return reply(con, 400, "{\"code\":\"BAD_CARD\"}", 0);
+	if (token) {
+		auth = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Authorization");
+		if (!auth || strncmp(auth, "Bearer ", 7) || strcmp(auth + 7, token))
+			return reply(con, 401, "{\"code\":\"UNAUTHORIZED\"}", 0);
+	}
+	is_query = !strcmp(method, "GET") && !strcmp(action, "status");
+	if (is_query) {
+		p = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "carrier");
+		snprintf(carrier, sizeof carrier, "%s", p ? p : "");
+	} else if (!strcmp(method, "POST") && (!strcmp(action, "stop") || !strcmp(action, "resume"))) {
+		json_t *j = cx->body ? json_loads(cx->body, 0, NULL) : NULL;
+
+		if (j && sr_jstr(j, "carrier"))
+			snprintf(carrier, sizeof carrier, "%s", sr_jstr(j, "carrier"));
+		json_decref(j);
+		p = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Idempotency-Key");
+		snprintf(key, sizeof key, "%s", p ? p : "");
+	} else
+		return reply(con, 404, "{\"code\":\"NOT_FOUND\"}", 0);
+	if (!sr_valid_id(carrier))
+		return reply(con, 400, "{\"code\":\"BAD_CARRIER\"}", 0);
+
+	if (latency_ms > 0)
+		sr_sleep_ms(latency_ms);
+
+	pthread_mutex_lock(&mu);
+	c = card_get(card, carrier);
+	if (!rate_admit(carrier, cx->arrived)) {
+		http = 429;
+		code = "RATE_LIMITED";
+		fault = "qps";
+	} else if (is_query) {
+		code = c->stopped ? "stopped" : "active";
+	} else if (p429 > 0 && coin() < p429) {
+		http = 429, code = "RATE_LIMITED", fault = "429";
+	} else if (p5xx_before > 0 && coin() < p5xx_before) {
+		http = 500, code = "INTERNAL", fault = "5xx_before";
+	} else if (interval_ms > 0 && c->last_change && cx->arrived - c->last_change < interval_ms) {
+		http = 409, code = "TOO_FREQUENT";
+	} else {
+		int want_stopped = !strcmp(action, "stop");
+
+		c->last_change = cx->arrived;
+		if (c->stopped == want_stopped)
+			code = "ALREADY";
+		else {
+			c->stopped = want_stopped;
+			applied = 1;
+		}
+		if (p5xx_after > 0 && coin() < p5xx_after)
+			http = 500, code = "INTERNAL", fault = "5xx_after";
+		else if (pdrop_after > 0 && coin() < pdrop_after)
+			drop = 1, fault = "drop_after";
+		else if (ptimeout_after > 0 && coin() < ptimeout_after)
+			slow = 1, fault = "timeout_after";
+	}
+	log_line(cx->arrived, is_query ? "status" : action, card, carrier, drop ? 0 : http, code,
+	    applied, c->stopped ? "stopped" : "active", fault, key);
+	pthread_mutex_unlock(&mu);
+
+	if (drop)
+		return MHD_NO;
+	if (slow)
+		sr_sleep_ms(slow_ms);
+	if (is_query)
+		snprintf(body, sizeof body, "{\"status\":\"%s\"}", code);
+	else
+		snprintf(body, sizeof body, "{\"code\":\"%s\"}", code);
+	return reply(con, http, body, http == 429);
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *con, const char *url, const char *method,
+    const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	struct ctx *cx = *con_cls;
+
+	(void)cls;
+	(void)version;
+	if (!cx) {
+		cx = sr_malloc(sizeof *cx);
+		memset(cx, 0, sizeof *cx);
+		cx->arrived = now_ms(); /* the carrier measures arrivals */
+		*con_cls = cx;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (cx->len + *upload_size < 65536) {
+			cx->body = sr_realloc(cx->body, cx->len + *upload_size + 1);
+			memcpy(cx->body + cx->len, upload, *upload_size);
+			cx->len += *upload_size;
+			cx->body[cx->len] = '\0';
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	return handle(con, method, url, cx);
+}
+
+static void
+on_done(void *cls, struct MHD_Connection *con, void **con_cls, enum MHD_RequestTerminationCode tc)
+{
+	struct ctx *cx = *con_cls;
+
+	(void)cls;
+	(void)con;
+	(void)tc;
+	if (cx) {
+		free(cx->body);
+		free(cx);
+	}
+	*con_cls = NULL;
+}
+
+static void
+load_cards(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	long n = 0;
+
+	if (!f)
+		sr_die(SR_EX_USAGE, "--cards: cannot open '%s':", path);
+	while (fgets(line, sizeof line, f)) {
+		json_t *j = json_loads(line, 0, NULL);
+		const char *id = j ? sr_jstr(j, "card") : NULL, *st = j ? sr_jstr(j, "status") : NULL;
+
+		n++;
+		if (!sr_valid_id(id))
+			sr_die(SR_EX_USAGE, "--cards: line %ld: missing or bad \"card\"", n);
+		card_get(id, sr_jstr(j, "carrier") ? sr_jstr(j, "carrier") : "")->stopped =
+		    st && !strcmp(st, "stopped");
+		json_decref(j);
+	}
+	fclose(f);
+}
+
+static double
+prob(const char *opt, const char *s)
+{
+	char *end;
+	double p = strtod(s, &end);
+
+	if (*end || p < 0 || p > 1)
+		sr_die(SR_EX_USAGE, "%s: '%s' is not a probability between 0 and 1", opt, s);
+	return p;
+}
+
+static long
+num(const char *opt, const char *s)
+{
+	long v = sr_parse_long(s);
+
+	if (v < 0)
+		sr_die(SR_EX_USAGE, "%s: '%s' is not a non-negative integer", opt, s);
+	return v;
+}
+
+int
+main(int argc, char *argv[])
+{
+	enum { O_PORT = 1, O_PORTFILE, O_LOG, O_QPS, O_INTERVAL, O_CARDS, O_LATENCY, O_429,
+		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW };
+	static const struct option longopts[] = {
+		{ "port", required_argument, NULL, O_PORT },
+		{ "port-file", required_argument, NULL, O_PORTFILE },
+		{ "log", required_argument, NULL, O_LOG },
+		{ "qps", required_argument, NULL, O_QPS },
+		{ "interval-ms", required_argument, NULL, O_INTERVAL },
+		{ "cards", required_argument, NULL, O_CARDS },
+		{ "latency-ms", required_argument, NULL, O_LATENCY },
+		{ "fault-429", required_argument, NULL, O_429 },
+		{ "fault-5xx-before", required_argument, NULL, O_5XXB },
+		{ "fault-5xx-after", required_argument, NULL, O_5XXA },
+		{ "fault-drop-after", required_argument, NULL, O_DROP },
+		{ "fault-timeout-after", required_argument, NULL, O_TIMEOUT },
+		{ "slow-ms", required_argument, NULL, O_SLOW },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "token-file", required_argument, NULL, O_TOKEN },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, SR_OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *portfile = NULL, *logpath = NULL, *cardsfile = NULL;
+	long port = 8080;
+	struct sockaddr_in addr;
+	struct MHD_Daemon *d;
+	sigset_t sigs;
+	int c, sig;
+
+	sr_prog = "sr-gwsim";
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_PORT: port = num("--port", optarg); break;
+		case O_PORTFILE: portfile = optarg; break;
+		case O_LOG: logpath = optarg; break;
+		case O_QPS: qps = num("--qps", optarg); break;
+		case O_INTERVAL: interval_ms = num("--interval-ms", optarg); break;
+		case O_CARDS: cardsfile = optarg; break;
+		case O_LATENCY: latency_ms = num("--latency-ms", optarg); break;
+		case O_429: p429 = prob("--fault-429", optarg); break;
+		case O_5XXB: p5xx_before = prob("--fault-5xx-before", optarg); break;
+		case O_5XXA: p5xx_after = prob("--fault-5xx-after", optarg); break;
+		case O_DROP: pdrop_after = prob("--fault-drop-after", optarg); break;
+		case O_TIMEOUT: ptimeout_after = prob("--fault-timeout-after", optarg); break;
+		case O_SLOW: slow_ms = num("--slow-ms", optarg); break;
+		case O_SEED: seed = (unsigned)num("--seed", optarg); break;
+		case O_TOKEN: {
+			FILE *f = fopen(optarg, "r");
+			char buf[512];
+			size_t n;
+
+			if (!f)
+				sr_die(SR_EX_USAGE, "--token-file: cannot open '%s':", optarg);
+			n = fread(buf, 1, sizeof buf - 1, f);
+			fclose(f);
+			while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+				n--;
+			buf[n] = '\0';
+			token = sr_strdup(buf);
+			break;
+		}
+		case SR_OPT_VERSION: printf("sr-gwsim %s\n", SR_VERSION); return 0;
+		case 'h': fputs(usage, stdout); return 0;
+		default: sr_usage(SR_EX_USAGE, usage);
+		}
+	}
+	if (port > 65535)
+		sr_die(SR_EX_USAGE, "--port: %ld is out of range", port);
+	logf = stderr;
+	if (logpath && !(logf = fopen(logpath, "a")))
+		sr_die(SR_EX_USAGE, "--log: cannot open '%s':", logpath);
+	if (cardsfile)
+		load_cards(cardsfile);
+
+	/* Signals are taken by sigwait below, not by the server threads. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	memset(&addr, 0, sizeof addr);
+	addr.sin_family = AF_INET;
+	addr.sin_port = htons((uint16_t)port);
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
+	    (uint16_t)port, NULL, NULL, on_request, NULL,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+	    MHD_OPTION_END);
+	if (!d)
+		sr_die(SR_EX_BACKEND, "cannot listen on 127.0.0.1:%ld", port);
+	if (portfile) {
+		const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+		char tmp[4096];
+		FILE *f;
+
+		snprintf(tmp, sizeof tmp, "%s.tmp", portfile);
+		if (!(f = fopen(tmp, "w")))
+			sr_die(SR_EX_USAGE, "--port-file: cannot write '%s':", tmp);
+		fprintf(f, "%u\n", info ? info->port : (unsigned)port);
+		fclose(f);
+		rename(tmp, portfile); /* readers never see a half-written file */
+	}
+	sigwait(&sigs, &sig);
+	MHD_stop_daemon(d);
+	pthread_mutex_lock(&mu);
+	if (logf != stderr)
+		fclose(logf);
+	free(cards);
+	for (int i = 0; i < naccounts; i++)
+		free(accounts[i].arrivals);
+	free(accounts);
+	free(token);
+	pthread_mutex_unlock(&mu);
+	return 0;
+}

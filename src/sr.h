@@ -1,0 +1,277 @@
+/* sr.h - the srq shared library: one header, grouped by the file that
+ * implements each part (mblaze style). Every tool links the objects it needs.
+ *
+ * Conventions: functions that can fail softly return -1 (or NULL) and leave a
+ * message in the object they were given (err/errstr); sr_die() is only for
+ * usage and configuration errors, where the tool cannot start at all.
+ */
+#ifndef SR_H
+#define SR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <hiredis/hiredis.h>
+#include <jansson.h>
+
+#define SR_VERSION "0.1.0"
+
+/* Exit codes, the same for every tool (SPEC section 2). */
+enum {
+	SR_EX_OK = 0,      /* all done */
+	SR_EX_REJECTED = 1, /* some input lines rejected, the rest processed */
+	SR_EX_USAGE = 2,   /* usage or configuration error */
+	SR_EX_BACKEND = 3, /* Redis or the gateway unavailable */
+};
+
+/* ---------------------------------------------------------------- sr_util.c */
+
+extern const char *sr_prog;
+
+/* Print "PROG: fatal: MSG" and exit(status). A format ending in ':' gets
+ * ": strerror(errno)" appended (sbase's eprintf rule). */
+void sr_die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+/* Print "PROG: warning: MSG" (same ':' rule). */
+void sr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Allocation that never returns NULL (dies with exit 2 on out-of-memory). */
+void *sr_malloc(size_t n);
+void *sr_realloc(void *p, size_t n);
+char *sr_strdup(const char *s);
+/* Flush and close stdout; a failed write (full disk, closed pipe) turns a
+ * zero status into SR_EX_BACKEND. Returns the status to exit with. */
+int sr_finish(int status);
+/* Monotonic milliseconds, for timeouts and pacing only; decisions use the
+ * Redis server's clock (sr_redis_time_ms). */
+int64_t sr_mono_ms(void);
+void sr_sleep_ms(int64_t ms);
+/* Worst of two exit statuses: BACKEND > USAGE > REJECTED > OK. */
+int sr_worst(int a, int b);
+
+/* -------------------------------------------------------------- sr_config.c */
+
+struct sr_config {
+	const char *redis_url;  /* --redis / SRQ_REDIS */
+	const char *prefix;     /* --prefix / SRQ_PREFIX */
+	const char *gateway;    /* --gateway / SRQ_GATEWAY */
+	char *redis_password;   /* SRQ_REDIS_PASSWORD(_FILE); never argv */
+	char *gateway_token;    /* SRQ_GATEWAY_TOKEN(_FILE); never argv */
+	long min_interval_ms;   /* SRQ_MIN_INTERVAL_MS */
+	long qps;               /* SRQ_QPS: default per-account rate */
+	long max_running;       /* SRQ_MAX_RUNNING */
+	long lease_ms;          /* SRQ_LEASE_MS */
+	long rate_window_ms;    /* SRQ_RATE_WINDOW_MS: 1 s plus headroom for gate-to-wire jitter */
+	long gw_timeout_ms;     /* SRQ_GATEWAY_TIMEOUT_MS */
+	long gw_connect_timeout_ms;
+	long alert_after;       /* SRQ_ALERT_AFTER */
+	long freeze_after;      /* SRQ_FREEZE_AFTER */
+	long concurrency;       /* SRQ_CONCURRENCY (sr-exec) */
+	long audit_maxlen;      /* SRQ_AUDIT_MAXLEN: audit stream cap per account */
+};
+
+/* Long option codes shared by every tool (use in getopt_long tables). */
+enum { SR_OPT_REDIS = 1000, SR_OPT_PREFIX, SR_OPT_GATEWAY, SR_OPT_VERSION, SR_OPT_HELP };
+#define SR_COMMON_LONGOPTS \
+	{ "redis", required_argument, NULL, SR_OPT_REDIS }, \
+	{ "prefix", required_argument, NULL, SR_OPT_PREFIX }, \
+	{ "help", no_argument, NULL, 'h' }, \
+	{ "version", no_argument, NULL, SR_OPT_VERSION }
+
+/* Fill cfg from the environment and defaults; dies (exit 2) on a malformed
+ * number or an unreadable secret file. */
+void sr_config_init(struct sr_config *cfg);
+/* Handle a common option; returns 1 if handled. Prints version/usage and
+ * exits for --version/--help. */
+int sr_config_option(struct sr_config *cfg, int opt, const char *arg, const char *usage);
+/* Print usage to stdout (status 0) or a hint to stderr, then exit. */
+void sr_usage(int status, const char *usage) __attribute__((noreturn));
+/* Parse a non-negative decimal; returns -1 on anything else. */
+long sr_parse_long(const char *s);
+
+/* ---------------------------------------------------------------- sr_redis.c */
+
+/* One Redis connection plus the loaded scripts. errstr holds the last
+ * connection-level error (Redis down, I/O); a script's own error reply is
+ * returned as a REDIS_REPLY_ERROR reply instead. */
+struct sr_redis {
+	redisContext *c;
+	const struct sr_config *cfg;
+	char errstr[256];
+	int pending; /* replies owed by appended commands */
+};
+
+/* The Lua scripts, embedded at build time from share/lua (sr_lua_gen.c). */
+enum sr_script { SR_LUA_ENQUEUE, SR_LUA_CLAIM, SR_LUA_GATE, SR_LUA_CONFIRM, SR_LUA_COUNT };
+extern const char *const sr_lua_source[SR_LUA_COUNT];
+extern const char *const sr_lua_name[SR_LUA_COUNT];
+
+/* Connect (and AUTH when a password is configured). Returns 0, or -1 with
+ * r->errstr set. Parses redis://host:port[/db] and unix:///path[?db=N]. */
+int sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg);
+void sr_redis_close(struct sr_redis *r);
+/* Append a command to the pipeline (binary safe). */
+void sr_redis_append(struct sr_redis *r, int argc, const char **argv, const size_t *lens);
+/* Append EVALSHA of a script; a NOSCRIPT reply is retried with EVAL by
+ * sr_redis_reply transparently (the script text is kept for that). */
+void sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc,
+    const char **argv, const size_t *lens);
+/* Read the next pipelined reply. NULL means the connection failed (errstr
+ * set); every later reply is lost too. Caller frees with freeReplyObject. */
+redisReply *sr_redis_reply(struct sr_redis *r);
+/* Drain and free every reply still owed (after an error, for instance). */
+void sr_redis_discard(struct sr_redis *r);
+/* Run one command and return its reply (NULL on connection failure). */
+redisReply *sr_redis_cmd(struct sr_redis *r, int argc, const char **argv);
+/* The Redis server's clock in ms, or -1 on failure. */
+int64_t sr_redis_time_ms(struct sr_redis *r);
+
+/* ----------------------------------------------------------------- sr_keys.c */
+
+/* Key names (SPEC section 6). Every key of a card's command carries its
+ * account as the hash tag, so each script touches one slot. Results are
+ * written into buf (size SR_KEY_MAX) and returned. */
+#define SR_KEY_MAX 256
+char *sr_key_account(char *buf, const char *prefix, const char *carrier, const char *suffix);
+char *sr_key_card(char *buf, const char *prefix, const char *carrier, const char *card);
+char *sr_key_card_facts(char *buf, const char *prefix, const char *card);
+char *sr_key_device_facts(char *buf, const char *prefix, const char *device);
+char *sr_key_accounts(char *buf, const char *prefix);
+
+/* ---------------------------------------------------------------- sr_jsonl.c */
+
+#define SR_LINE_MAX (64 * 1024)
+
+/* A line reader over a file descriptor that can tell "no complete line yet"
+ * from end of input, so filters can batch what is available without waiting. */
+struct sr_reader {
+	int fd;
+	char *buf;
+	size_t len, off, cap;
+	long lineno;  /* number of the last line returned, from 1 */
+	int eof;
+	int skipping; /* inside an over-long line: discard up to its newline */
+};
+enum { SR_READ_LINE = 1, SR_READ_AGAIN = 0, SR_READ_EOF = -1, SR_READ_TOOLONG = 2 };
+void sr_reader_init(struct sr_reader *rd, int fd);
+void sr_reader_free(struct sr_reader *rd);
+/* Next line (NUL-terminated, without its newline) into *line, valid until the
+ * next call. block=0 returns SR_READ_AGAIN when no whole line is buffered and
+ * none can be read without waiting. SR_READ_TOOLONG reports a line over
+ * SR_LINE_MAX (it is skipped; lineno counts it). */
+int sr_reader_next(struct sr_reader *rd, char **line, int block);
+/* Wait up to timeout_ms for input (or EOF); 1 if readable. */
+int sr_reader_wait(struct sr_reader *rd, int timeout_ms);
+
+/* Print obj as one compact JSON line on stdout and release it. */
+void sr_emit(json_t *obj);
+/* Field accessors that tolerate absence; return NULL / dflt. */
+const char *sr_jstr(json_t *obj, const char *key);
+long long sr_jint(json_t *obj, const char *key, long long dflt);
+
+/* ---------------------------------------------------------------- sr_valid.c */
+
+/* Ids become parts of Redis keys and URLs: [A-Za-z0-9_.-]{1,64}. */
+int sr_valid_id(const char *s);
+/* Scenes and their priority class. */
+enum sr_prio { SR_PRIO_HIGH = 0, SR_PRIO_NORMAL = 1, SR_PRIO_BULK = 2 };
+/* Returns the scene's class, or -1 for an unknown scene. */
+int sr_scene_prio(const char *scene);
+/* Check that every key of obj is in the NULL-terminated list allowed; on
+ * failure returns the offending key. */
+const char *sr_unknown_key(json_t *obj, const char *const *allowed);
+
+/* ---------------------------------------------------------------- sr_judge.c */
+
+/* The facts the judgment reads. Absent numbers are 0, absent strings "". */
+struct sr_card_facts {
+	char carrier[65];
+	char device[65];
+	char status[16];     /* "active", "stopped" or "" (unknown) */
+	char stopped_by[16]; /* "auto", "manual" or "" */
+	long long pkg_expires_at;
+	long long data_used_kb, data_quota_kb;
+	int refunded;
+	int known; /* any fact stored for this card */
+};
+struct sr_device_facts {
+	int has_pkg; /* a device-level package exists (pkg_expires_at present) */
+	long long pkg_expires_at;
+	int disabled;
+};
+enum sr_want { SR_WANT_NONE = 0, SR_WANT_STOP, SR_WANT_RESUME };
+struct sr_judgment {
+	int target_stopped; /* 1: the card should be stopped; 0: active */
+	enum sr_want want;  /* the command the judgment asks for */
+	const char *reason; /* refund, device_disabled, ..., entitled */
+};
+/* The one judgment (SPEC section 4): pure, no I/O. dev may be NULL. now in
+ * epoch seconds. */
+struct sr_judgment sr_judge(const struct sr_card_facts *card, const struct sr_device_facts *dev,
+    long long now);
+/* Load facts from an HGETALL reply (array of field/value). */
+void sr_card_facts_load(struct sr_card_facts *f, const redisReply *hgetall);
+void sr_device_facts_load(struct sr_device_facts *f, const redisReply *hgetall);
+const char *sr_want_name(enum sr_want w);
+/* Does a queued action still agree with the judgment's direction? Used by
+ * sr-exec's re-judgment: a stop is wanted while the target is stopped, a
+ * resume while the target is active and the card was not stopped by hand. */
+int sr_action_still_wanted(const char *action, const struct sr_card_facts *card,
+    const struct sr_judgment *j);
+
+/* -------------------------------------------------------------- sr_gateway.c */
+
+/* Outcome classes of one gateway call (SPEC section 7). */
+enum sr_outcome {
+	SR_OUT_OK, SR_OUT_ALREADY, SR_OUT_RETRY, SR_OUT_FAIL, SR_OUT_UNKNOWN,
+	SR_OUT_SUPERSEDED, SR_OUT_BLOCKED,
+};
+const char *sr_outcome_name(enum sr_outcome o);
+
+struct sr_call {
+	/* in */
+	char card[65], carrier[65], action[8]; /* action: stop, resume, status */
+	long long ver;
+	void *user;
+	/* out */
+	enum sr_outcome outcome;
+	long http;
+	char error[160];
+	char observed[16];      /* for status: active/stopped */
+	long long retry_after_ms;
+	long long ms;           /* duration of the call */
+	/* private */
+	void *easy;
+	char *body;
+	size_t body_len;
+	char reqbody[256];
+	void *headers;
+	int64_t started;
+};
+
+struct sr_gateway;
+struct sr_gateway *sr_gateway_new(const struct sr_config *cfg);
+void sr_gateway_free(struct sr_gateway *gw);
+/* Start a call (non-blocking). */
+void sr_gateway_start(struct sr_gateway *gw, struct sr_call *call);
+/* Run transfers for up to timeout_ms (returns early when one finishes);
+ * extra_fd >= 0 is also waited on. Returns finished calls one by one through
+ * sr_gateway_done. */
+void sr_gateway_poll(struct sr_gateway *gw, int timeout_ms, int extra_fd);
+struct sr_call *sr_gateway_done(struct sr_gateway *gw);
+int sr_gateway_running(struct sr_gateway *gw);
+/* Classify an HTTP answer (exposed for unit tests). */
+enum sr_outcome sr_classify_http(long http, const char *body, int is_query, char *observed,
+    size_t observed_len);
+
+/* ----------------------------------------------------------------- sr_task.c */
+
+/* Task and result records travel between sr-claim, sr-exec and sr-confirm. */
+struct sr_task {
+	char kind[8]; /* call or query */
+	char card[65], carrier[65], action[8], token[64];
+	long long ver, attempt;
+};
+/* Parse and validate a task line; returns NULL and fills err on failure. */
+int sr_task_parse(json_t *obj, struct sr_task *t, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,135 @@
+/* sr_config.c - configuration from flags and the environment.
+ * Secrets (Redis password, gateway token) are read only from the environment
+ * or from files named there, never from argv, and are never printed. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sr.h"
+
+long
+sr_parse_long(const char *s)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	return v;
+}
+
+static long
+env_long(const char *name, long dflt)
+{
+	const char *s = getenv(name);
+	long v;
+
+	if (!s || !*s)
+		return dflt;
+	if ((v = sr_parse_long(s)) < 0)
+		sr_die(SR_EX_USAGE, "%s: '%s' is not a non-negative integer", name, s);
+	return v;
+}
+
+static const char *
+env_str(const char *name, const char *dflt)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? s : dflt;
+}
+
+/* Read a secret: NAME_FILE wins over NAME. The trailing newline is dropped. */
+static char *
+env_secret(const char *name)
+{
+	char filevar[128];
+	const char *path, *val;
+
+	snprintf(filevar, sizeof filevar, "%s_FILE", name);
+	if ((path = getenv(filevar)) && *path) {
+		FILE *f = fopen(path, "r");
+		char buf[1024];
+		size_t n;
+
+		if (!f)
+			sr_die(SR_EX_USAGE, "%s: cannot open '%s':", filevar, path);
+		n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+			buf[--n] = '\0';
+		return n ? sr_strdup(buf) : NULL;
+	}
+	if ((val = getenv(name)) && *val)
+		return sr_strdup(val);
+	return NULL;
+}
+
+void
+sr_config_init(struct sr_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->redis_url = env_str("SRQ_REDIS", "redis://127.0.0.1:6379/0");
+	cfg->prefix = env_str("SRQ_PREFIX", "polling");
+	cfg->gateway = env_str("SRQ_GATEWAY", "http://127.0.0.1:8080");
+	cfg->redis_password = env_secret("SRQ_REDIS_PASSWORD");
+	cfg->gateway_token = env_secret("SRQ_GATEWAY_TOKEN");
+	cfg->min_interval_ms = env_long("SRQ_MIN_INTERVAL_MS", 600000);
+	cfg->qps = env_long("SRQ_QPS", 10);
+	cfg->max_running = env_long("SRQ_MAX_RUNNING", 20);
+	cfg->lease_ms = env_long("SRQ_LEASE_MS", 60000);
+	cfg->rate_window_ms = env_long("SRQ_RATE_WINDOW_MS", 1020);
+	cfg->gw_timeout_ms = env_long("SRQ_GATEWAY_TIMEOUT_MS", 10000);
+	cfg->gw_connect_timeout_ms = env_long("SRQ_GATEWAY_CONNECT_TIMEOUT_MS", 3000);
+	cfg->alert_after = env_long("SRQ_ALERT_AFTER", 3);
+	cfg->freeze_after = env_long("SRQ_FREEZE_AFTER", 10);
+	cfg->concurrency = env_long("SRQ_CONCURRENCY", 64);
+	cfg->audit_maxlen = env_long("SRQ_AUDIT_MAXLEN", 100000);
+	if (cfg->lease_ms < 1000)
+		sr_die(SR_EX_USAGE, "SRQ_LEASE_MS: must be at least 1000");
+	if (cfg->rate_window_ms < 1000)
+		sr_die(SR_EX_USAGE, "SRQ_RATE_WINDOW_MS: must be at least 1000");
+	if (cfg->concurrency < 1)
+		cfg->concurrency = 1;
+	if (cfg->freeze_after < 1)
+		cfg->freeze_after = 1;
+}
+
+void
+sr_usage(int status, const char *usage)
+{
+	if (status == 0) {
+		fputs(usage, stdout);
+		exit(sr_finish(0));
+	}
+	fprintf(stderr, "Try '%s --help' for more information.\n", sr_prog);
+	exit(status);
+}
+
+int
+sr_config_option(struct sr_config *cfg, int opt, const char *arg, const char *usage)
+{
+	switch (opt) {
+	case SR_OPT_REDIS: cfg->redis_url = arg; return 1;
+	case SR_OPT_PREFIX:
+		if (!sr_valid_id(arg))
+			sr_die(SR_EX_USAGE, "--prefix: '%s' must match [A-Za-z0-9_.-]{1,64}", arg);
+		cfg->prefix = arg;
+		return 1;
+	case SR_OPT_GATEWAY: cfg->gateway = arg; return 1;
+	case SR_OPT_VERSION:
+		printf("%s %s\n", sr_prog, SR_VERSION);
+		exit(sr_finish(0));
+	case 'h': sr_usage(0, usage);
+	case '?': sr_usage(SR_EX_USAGE, usage);
+	}
+	return 0;
+}

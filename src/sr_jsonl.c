@@ -1,0 +1,146 @@
+/* sr_jsonl.c - line-delimited JSON in and out.
+ *
+ * The reader works on a raw fd so a filter can ask "is another whole line
+ * buffered or readable right now?" and batch exactly what is available:
+ * a pipeline fed slowly still gets each answer promptly, a file is processed
+ * in large batches. Lines over SR_LINE_MAX are reported and skipped. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sr.h"
+
+void
+sr_reader_init(struct sr_reader *rd, int fd)
+{
+	memset(rd, 0, sizeof *rd);
+	rd->fd = fd;
+	rd->cap = SR_LINE_MAX + 4096;
+	rd->buf = sr_malloc(rd->cap + 1);
+}
+
+void
+sr_reader_free(struct sr_reader *rd)
+{
+	free(rd->buf);
+	rd->buf = NULL;
+}
+
+int
+sr_reader_wait(struct sr_reader *rd, int timeout_ms)
+{
+	struct pollfd p = { rd->fd, POLLIN, 0 };
+
+	if (rd->eof || memchr(rd->buf + rd->off, '\n', rd->len - rd->off))
+		return 1;
+	return poll(&p, 1, timeout_ms) > 0;
+}
+
+/* Read more bytes; returns 1 if some were read, 0 if none available, -1 EOF. */
+static int
+fill(struct sr_reader *rd, int block)
+{
+	ssize_t n;
+
+	if (rd->off > 0) {
+		memmove(rd->buf, rd->buf + rd->off, rd->len - rd->off);
+		rd->len -= rd->off;
+		rd->off = 0;
+	}
+	if (rd->len == rd->cap) {
+		/* No newline within the buffer: the line is too long. */
+		rd->len = 0;
+		rd->skipping = 1;
+	}
+	if (!block) {
+		struct pollfd p = { rd->fd, POLLIN, 0 };
+
+		if (poll(&p, 1, 0) <= 0)
+			return 0;
+	}
+	do
+		n = read(rd->fd, rd->buf + rd->len, rd->cap - rd->len);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return -1; /* a read error ends input like EOF does */
+	rd->len += (size_t)n;
+	return 1;
+}
+
+int
+sr_reader_next(struct sr_reader *rd, char **line, int block)
+{
+	for (;;) {
+		char *start = rd->buf + rd->off;
+		char *nl = memchr(start, '\n', rd->len - rd->off);
+
+		if (nl) {
+			size_t n = (size_t)(nl - start);
+
+			rd->off += n + 1;
+			rd->lineno++;
+			if (rd->skipping || n > SR_LINE_MAX) {
+				rd->skipping = 0;
+				return SR_READ_TOOLONG;
+			}
+			if (n > 0 && start[n - 1] == '\r')
+				start[--n] = '\0';
+			start[n] = '\0';
+			*line = start;
+			return SR_READ_LINE;
+		}
+		if (rd->eof) {
+			/* A last line without its newline still counts. */
+			if (rd->len > rd->off) {
+				size_t n = rd->len - rd->off;
+
+				rd->off = rd->len;
+				rd->lineno++;
+				if (rd->skipping || n > SR_LINE_MAX) {
+					rd->skipping = 0;
+					return SR_READ_TOOLONG;
+				}
+				start[n] = '\0';
+				*line = start;
+				return SR_READ_LINE;
+			}
+			return SR_READ_EOF;
+		}
+		switch (fill(rd, block)) {
+		case 0: return SR_READ_AGAIN;
+		case -1: rd->eof = 1; break;
+		}
+	}
+}
+
+void
+sr_emit(json_t *obj)
+{
+	char *s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	if (s) {
+		fputs(s, stdout);
+		fputc('\n', stdout);
+		free(s);
+	}
+	json_decref(obj);
+}
+
+const char *
+sr_jstr(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+long long
+sr_jint(json_t *obj, const char *key, long long dflt)
+{
+	json_t *v = json_object_get(obj, key);
+
+	return json_is_integer(v) ? json_integer_value(v) : dflt;
+}

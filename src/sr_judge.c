@@ -1,0 +1,120 @@
+/* sr_judge.c - the one judgment (统一判断函数), SPEC section 4.
+ *
+ * (card facts, device facts, now) -> (target, reason, command). Pure: no I/O,
+ * no clock. sr-enqueue, sr-exec's re-judgment, dev-eval and the direct path
+ * all call this function, so a card is judged the same way everywhere. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sr.h"
+
+struct sr_judgment
+sr_judge(const struct sr_card_facts *card, const struct sr_device_facts *dev, long long now)
+{
+	struct sr_judgment j = { 1, SR_WANT_NONE, NULL };
+
+	/* Rules, first match wins. */
+	if (card->refunded)
+		j.reason = "refund";
+	else if (dev && dev->disabled)
+		j.reason = "device_disabled";
+	else if (dev && dev->has_pkg && dev->pkg_expires_at <= now)
+		j.reason = "device_package_expired";
+	else if (card->pkg_expires_at <= now)
+		j.reason = "package_expired"; /* absent (0) counts as expired */
+	else if (card->data_quota_kb > 0 && card->data_used_kb >= card->data_quota_kb)
+		j.reason = "data_exhausted";
+	else {
+		j.target_stopped = 0;
+		j.reason = "entitled";
+	}
+
+	if (j.target_stopped && strcmp(card->status, "stopped") != 0)
+		j.want = SR_WANT_STOP;
+	else if (!j.target_stopped && strcmp(card->status, "stopped") == 0 &&
+	    strcmp(card->stopped_by, "manual") != 0)
+		j.want = SR_WANT_RESUME; /* a manual stop is never auto-resumed */
+	return j;
+}
+
+int
+sr_action_still_wanted(const char *action, const struct sr_card_facts *card,
+    const struct sr_judgment *j)
+{
+	/* The queued command is compared with the judgment's direction, not with
+	 * the cached status: the status is only our last observation, and a call
+	 * the carrier answers ALREADY costs less than a card left wrong. */
+	if (strcmp(action, "stop") == 0)
+		return j->target_stopped;
+	if (strcmp(action, "resume") == 0)
+		return !j->target_stopped && strcmp(card->stopped_by, "manual") != 0;
+	return 0;
+}
+
+const char *
+sr_want_name(enum sr_want w)
+{
+	return w == SR_WANT_STOP ? "stop" : w == SR_WANT_RESUME ? "resume" : "none";
+}
+
+static void
+copy_field(char *dst, size_t n, const redisReply *v)
+{
+	size_t len = v->len < n - 1 ? v->len : n - 1;
+
+	memcpy(dst, v->str, len);
+	dst[len] = '\0';
+}
+
+void
+sr_card_facts_load(struct sr_card_facts *f, const redisReply *h)
+{
+	memset(f, 0, sizeof *f);
+	if (!h || h->type != REDIS_REPLY_ARRAY)
+		return;
+	f->known = h->elements > 0;
+	for (size_t i = 0; i + 1 < h->elements; i += 2) {
+		const char *k = h->element[i]->str;
+		const redisReply *v = h->element[i + 1];
+
+		if (!k || v->type != REDIS_REPLY_STRING)
+			continue;
+		if (!strcmp(k, "carrier"))
+			copy_field(f->carrier, sizeof f->carrier, v);
+		else if (!strcmp(k, "device"))
+			copy_field(f->device, sizeof f->device, v);
+		else if (!strcmp(k, "status"))
+			copy_field(f->status, sizeof f->status, v);
+		else if (!strcmp(k, "stopped_by"))
+			copy_field(f->stopped_by, sizeof f->stopped_by, v);
+		else if (!strcmp(k, "pkg_expires_at"))
+			f->pkg_expires_at = atoll(v->str);
+		else if (!strcmp(k, "data_used_kb"))
+			f->data_used_kb = atoll(v->str);
+		else if (!strcmp(k, "data_quota_kb"))
+			f->data_quota_kb = atoll(v->str);
+		else if (!strcmp(k, "refunded"))
+			f->refunded = atoi(v->str) != 0;
+	}
+}
+
+void
+sr_device_facts_load(struct sr_device_facts *f, const redisReply *h)
+{
+	memset(f, 0, sizeof *f);
+	if (!h || h->type != REDIS_REPLY_ARRAY)
+		return;
+	for (size_t i = 0; i + 1 < h->elements; i += 2) {
+		const char *k = h->element[i]->str;
+		const redisReply *v = h->element[i + 1];
+
+		if (!k || v->type != REDIS_REPLY_STRING)
+			continue;
+		if (!strcmp(k, "pkg_expires_at")) {
+			/* 0 means no device-level package, like an absent field. */
+			f->pkg_expires_at = atoll(v->str);
+			f->has_pkg = f->pkg_expires_at > 0;
+		} else if (!strcmp(k, "disabled"))
+			f->disabled = atoi(v->str) != 0;
+	}
+}

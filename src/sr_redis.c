@@ -1,0 +1,368 @@
+/* sr_redis.c - one hiredis connection, pipelining, and the Lua scripts.
+ *
+ * Scripts are embedded at build time (sr_lua_gen.c, from share/lua) and
+ * loaded with SCRIPT LOAD at connect; calls go out as EVALSHA. If Redis lost
+ * its script cache meanwhile (restart, SCRIPT FLUSH), the NOSCRIPT reply is
+ * answered by loading the scripts again and resending that one call: the call
+ * did not run, so resending it is safe, and the replies the caller sees stay
+ * in pipeline order. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "sr.h"
+
+struct pend {
+	int script; /* -1: a plain command (not retried) */
+	int argc;
+	char **argv;
+	size_t *lens;
+};
+
+/* Per-connection bookkeeping kept out of the public struct. */
+static struct pend *pq;     /* ring of appended commands awaiting replies */
+static size_t pq_cap, pq_head, pq_len;
+static redisReply **rbuf;   /* replies read ahead while recovering NOSCRIPT */
+static size_t rbuf_cap, rbuf_head, rbuf_len;
+static char sha[SR_LUA_COUNT][41];
+
+static void
+pq_push(struct pend p)
+{
+	if (pq_len == pq_cap) {
+		size_t ncap = pq_cap ? pq_cap * 2 : 64;
+		struct pend *n = sr_malloc(ncap * sizeof *n);
+
+		for (size_t i = 0; i < pq_len; i++)
+			n[i] = pq[(pq_head + i) % pq_cap];
+		free(pq);
+		pq = n;
+		pq_cap = ncap;
+		pq_head = 0;
+	}
+	pq[(pq_head + pq_len++) % pq_cap] = p;
+}
+
+static struct pend
+pq_pop(void)
+{
+	struct pend p = pq[pq_head];
+
+	pq_head = (pq_head + 1) % pq_cap;
+	pq_len--;
+	return p;
+}
+
+static void
+pend_free(struct pend *p)
+{
+	for (int i = 0; i < p->argc; i++)
+		free(p->argv[i]);
+	free(p->argv);
+	free(p->lens);
+}
+
+static int
+load_scripts(struct sr_redis *r)
+{
+	for (int i = 0; i < SR_LUA_COUNT; i++) {
+		redisReply *rep = redisCommand(r->c, "SCRIPT LOAD %s", sr_lua_source[i]);
+
+		if (!rep) {
+			snprintf(r->errstr, sizeof r->errstr, "%s", r->c->errstr);
+			return -1;
+		}
+		if (rep->type != REDIS_REPLY_STRING || rep->len != 40) {
+			snprintf(r->errstr, sizeof r->errstr, "cannot load script '%s': %s",
+			    sr_lua_name[i], rep->type == REDIS_REPLY_ERROR ? rep->str : "bad reply");
+			freeReplyObject(rep);
+			return -1;
+		}
+		memcpy(sha[i], rep->str, 41);
+		freeReplyObject(rep);
+	}
+	return 0;
+}
+
+/* Split redis://host:port[/db] or unix:///path[?db=N]. */
+static int
+parse_url(const char *url, char *host, size_t hostlen, int *port, char *path, size_t pathlen,
+    int *db)
+{
+	const char *p;
+
+	*db = 0;
+	*port = 6379;
+	host[0] = path[0] = '\0';
+	if (strncmp(url, "unix://", 7) == 0) {
+		const char *q = strstr(url + 7, "?db=");
+		size_t n = q ? (size_t)(q - url - 7) : strlen(url + 7);
+
+		if (n == 0 || n >= pathlen)
+			return -1;
+		memcpy(path, url + 7, n);
+		path[n] = '\0';
+		if (q && (*db = (int)sr_parse_long(q + 4)) < 0)
+			return -1;
+		return 0;
+	}
+	if (strncmp(url, "redis://", 8) != 0)
+		return -1;
+	p = url + 8;
+	if (strchr(p, '@'))
+		return -2; /* credentials in a URL would put a secret in argv */
+	{
+		const char *colon = strchr(p, ':'), *slash = strchr(p, '/');
+		const char *hend = colon ? colon : slash ? slash : p + strlen(p);
+		size_t n = (size_t)(hend - p);
+
+		if (n == 0 || n >= hostlen)
+			return -1;
+		memcpy(host, p, n);
+		host[n] = '\0';
+		if (colon) {
+			char num[16];
+			size_t m = slash ? (size_t)(slash - colon - 1) : strlen(colon + 1);
+
+			if (m == 0 || m >= sizeof num)
+				return -1;
+			memcpy(num, colon + 1, m);
+			num[m] = '\0';
+			if ((*port = (int)sr_parse_long(num)) <= 0 || *port > 65535)
+				return -1;
+		}
+		if (slash && slash[1] && (*db = (int)sr_parse_long(slash + 1)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg)
+{
+	char host[256], path[512];
+	int port, db, rc;
+	struct timeval ctv = { 3, 0 }, tv = { 15, 0 };
+	redisReply *rep;
+
+	memset(r, 0, sizeof *r);
+	r->cfg = cfg;
+	if (strncmp(cfg->redis_url, "redis+cluster://", 16) == 0) {
+		snprintf(r->errstr, sizeof r->errstr,
+		    "redis+cluster:// is not supported by this build yet");
+		return -2;
+	}
+	if ((rc = parse_url(cfg->redis_url, host, sizeof host, &port, path, sizeof path, &db)) < 0) {
+		snprintf(r->errstr, sizeof r->errstr, rc == -2 ?
+		    "--redis: put the password in SRQ_REDIS_PASSWORD or SRQ_REDIS_PASSWORD_FILE, not in the URL" :
+		    "--redis: cannot parse the URL (want redis://host:port[/db] or unix:///path)");
+		return -2;
+	}
+	r->c = path[0] ? redisConnectUnixWithTimeout(path, ctv)
+		       : redisConnectWithTimeout(host, port, ctv);
+	if (!r->c || r->c->err) {
+		snprintf(r->errstr, sizeof r->errstr, "cannot connect to Redis at '%s': %s",
+		    path[0] ? path : host, r->c ? r->c->errstr : "out of memory");
+		return -1;
+	}
+	redisSetTimeout(r->c, tv);
+	if (cfg->redis_password) {
+		const char *argv[2] = { "AUTH", cfg->redis_password };
+
+		rep = redisCommandArgv(r->c, 2, argv, NULL);
+		if (!rep || rep->type == REDIS_REPLY_ERROR) {
+			/* The reply text never contains the password itself. */
+			snprintf(r->errstr, sizeof r->errstr, "Redis AUTH failed: %s",
+			    rep ? rep->str : r->c->errstr);
+			if (rep)
+				freeReplyObject(rep);
+			return -1;
+		}
+		freeReplyObject(rep);
+	}
+	if (db) {
+		rep = redisCommand(r->c, "SELECT %d", db);
+		if (!rep || rep->type == REDIS_REPLY_ERROR) {
+			snprintf(r->errstr, sizeof r->errstr, "SELECT %d failed", db);
+			if (rep)
+				freeReplyObject(rep);
+			return -1;
+		}
+		freeReplyObject(rep);
+	}
+	return load_scripts(r);
+}
+
+void
+sr_redis_close(struct sr_redis *r)
+{
+	while (pq_len) {
+		struct pend p = pq_pop();
+
+		pend_free(&p);
+	}
+	while (rbuf_len) {
+		freeReplyObject(rbuf[rbuf_head]);
+		rbuf_head = (rbuf_head + 1) % rbuf_cap;
+		rbuf_len--;
+	}
+	free(pq);
+	free(rbuf);
+	pq = NULL;
+	rbuf = NULL;
+	pq_cap = pq_head = rbuf_cap = rbuf_head = 0;
+	if (r->c)
+		redisFree(r->c);
+	r->c = NULL;
+}
+
+void
+sr_redis_append(struct sr_redis *r, int argc, const char **argv, const size_t *lens)
+{
+	struct pend p = { -1, 0, NULL, NULL };
+
+	redisAppendCommandArgv(r->c, argc, argv, lens);
+	r->pending++;
+	pq_push(p);
+}
+
+void
+sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc,
+    const char **argv, const size_t *lens)
+{
+	struct pend p;
+	const char **full = sr_malloc((size_t)(argc + 3) * sizeof *full);
+	size_t *flen = sr_malloc((size_t)(argc + 3) * sizeof *flen);
+	char nk[16];
+
+	snprintf(nk, sizeof nk, "%d", nkeys);
+	full[0] = "EVALSHA";
+	full[1] = sha[s];
+	full[2] = nk;
+	flen[0] = 7;
+	flen[1] = 40;
+	flen[2] = strlen(nk);
+	p.script = (int)s;
+	p.argc = argc + 3;
+	p.argv = sr_malloc((size_t)p.argc * sizeof *p.argv);
+	p.lens = sr_malloc((size_t)p.argc * sizeof *p.lens);
+	for (int i = 0; i < argc; i++) {
+		full[i + 3] = argv[i];
+		flen[i + 3] = lens ? lens[i] : strlen(argv[i]);
+	}
+	for (int i = 0; i < p.argc; i++) {
+		p.lens[i] = flen[i];
+		p.argv[i] = sr_malloc(flen[i] + 1);
+		memcpy(p.argv[i], full[i], flen[i]);
+		p.argv[i][flen[i]] = '\0';
+	}
+	redisAppendCommandArgv(r->c, p.argc, full, flen);
+	r->pending++;
+	pq_push(p);
+	free(full);
+	free(flen);
+}
+
+static redisReply *
+read_one(struct sr_redis *r)
+{
+	void *rep = NULL;
+
+	if (rbuf_len) {
+		rep = rbuf[rbuf_head];
+		rbuf_head = (rbuf_head + 1) % rbuf_cap;
+		rbuf_len--;
+		return rep;
+	}
+	if (r->c->err || redisGetReply(r->c, &rep) != REDIS_OK) {
+		snprintf(r->errstr, sizeof r->errstr, "Redis connection failed: %s",
+		    r->c->errstr[0] ? r->c->errstr : "unknown error");
+		return NULL;
+	}
+	r->pending--;
+	return rep;
+}
+
+static int
+is_noscript(const redisReply *rep)
+{
+	return rep && rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOSCRIPT", 8) == 0;
+}
+
+redisReply *
+sr_redis_reply(struct sr_redis *r)
+{
+	struct pend p;
+	redisReply *rep;
+
+	if (!pq_len)
+		return NULL;
+	p = pq_pop();
+	rep = read_one(r);
+	if (p.script >= 0 && is_noscript(rep)) {
+		freeReplyObject(rep);
+		/* Read the rest of the pipeline ahead so the connection is idle. */
+		while (r->pending > 0) {
+			void *next = NULL;
+
+			if (redisGetReply(r->c, &next) != REDIS_OK)
+				break;
+			r->pending--;
+			if (rbuf_len == rbuf_cap) {
+				size_t ncap = rbuf_cap ? rbuf_cap * 2 : 64;
+				redisReply **n = sr_malloc(ncap * sizeof *n);
+
+				for (size_t i = 0; i < rbuf_len; i++)
+					n[i] = rbuf[(rbuf_head + i) % rbuf_cap];
+				free(rbuf);
+				rbuf = n;
+				rbuf_cap = ncap;
+				rbuf_head = 0;
+			}
+			rbuf[(rbuf_head + rbuf_len++) % rbuf_cap] = next;
+		}
+		rep = NULL;
+		if (load_scripts(r) == 0) {
+			memcpy(p.argv[1], sha[p.script], 40);
+			rep = redisCommandArgv(r->c, p.argc, (const char **)p.argv, p.lens);
+			if (!rep)
+				snprintf(r->errstr, sizeof r->errstr, "Redis connection failed: %s",
+				    r->c->errstr);
+		}
+	}
+	pend_free(&p);
+	return rep;
+}
+
+void
+sr_redis_discard(struct sr_redis *r)
+{
+	while (pq_len) {
+		redisReply *rep = sr_redis_reply(r);
+
+		if (rep)
+			freeReplyObject(rep);
+	}
+}
+
+redisReply *
+sr_redis_cmd(struct sr_redis *r, int argc, const char **argv)
+{
+	sr_redis_append(r, argc, argv, NULL);
+	return sr_redis_reply(r);
+}
+
+int64_t
+sr_redis_time_ms(struct sr_redis *r)
+{
+	const char *argv[] = { "TIME" };
+	redisReply *rep = sr_redis_cmd(r, 1, argv);
+	int64_t ms = -1;
+
+	if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
+		ms = atoll(rep->element[0]->str) * 1000 + atoll(rep->element[1]->str) / 1000;
+	if (rep)
+		freeReplyObject(rep);
+	return ms;
+}

@@ -1,0 +1,112 @@
+/* sr_util.c - messages, allocation, the final stdout check, clocks. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sr.h"
+
+const char *sr_prog = "srq";
+
+static void
+vmsg(const char *level, const char *fmt, va_list ap)
+{
+	int saved = errno;
+	size_t n = strlen(fmt);
+
+	fprintf(stderr, "%s: %s: ", sr_prog, level);
+	vfprintf(stderr, fmt, ap);
+	if (n > 0 && fmt[n - 1] == ':')
+		fprintf(stderr, " %s", strerror(saved));
+	fputc('\n', stderr);
+}
+
+void
+sr_die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("fatal", fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	exit(status);
+}
+
+void
+sr_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("warning", fmt, ap);
+	va_end(ap);
+}
+
+void *
+sr_malloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		sr_die(SR_EX_USAGE, "out of memory");
+	return p;
+}
+
+void *
+sr_realloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		sr_die(SR_EX_USAGE, "out of memory");
+	return p;
+}
+
+char *
+sr_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(sr_malloc(n), s, n);
+}
+
+int
+sr_finish(int status)
+{
+	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+		sr_warn("writing output failed:");
+		return sr_worst(status, SR_EX_BACKEND);
+	}
+	return status;
+}
+
+int
+sr_worst(int a, int b)
+{
+	/* Rank: OK < REJECTED < USAGE < BACKEND. The codes happen to be ordered. */
+	return a > b ? a : b;
+}
+
+int64_t
+sr_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+sr_sleep_ms(int64_t ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000;
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
