@@ -297,7 +297,6 @@ write_facts(struct req *reqs, int n)
 
 	for (int i = 0; i < n; i++) {
 		struct req *r = &reqs[i];
-		size_t k;
 
 		want_dev[i] = 0;
 		if (r->st != ST_PENDING)
@@ -312,6 +311,15 @@ write_facts(struct req *reqs, int n)
 			sr_redis_append(&rds, 2, argv, NULL);
 			want_dev[i] = 1;
 		}
+	}
+	/* Register accounts not seen before by this process (after the per-card
+	 * commands, so replies can be matched in order). */
+	for (int i = 0; i < n; i++) {
+		struct req *r = &reqs[i];
+		size_t k;
+
+		if (r->st != ST_PENDING)
+			continue;
 		for (k = 0; k < nknown && strcmp(known[k], r->carrier); k++)
 			;
 		if (k == nknown) {
@@ -322,7 +330,8 @@ write_facts(struct req *reqs, int n)
 			sr_redis_append(&rds, 3, argv, NULL);
 		}
 	}
-	/* Replies come back in append order: facts write, device read, SADD. */
+	/* Replies come back in append order: facts write and device read per
+	 * card, then the SADDs. */
 	for (int i = 0; i < n; i++) {
 		struct req *r = &reqs[i];
 

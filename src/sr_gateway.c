@@ -110,6 +110,13 @@ sr_gateway_start(struct sr_gateway *gw, struct sr_call *call)
 		h = curl_slist_append(h, hdr);
 		h = curl_slist_append(h, "Content-Type: application/json");
 		curl_easy_setopt(e, CURLOPT_POSTFIELDS, call->reqbody);
+		/* A state change never rides a reused connection: when a kept-alive
+		 * connection dies before any byte of the answer, libcurl silently
+		 * re-sends the request on a new one, and a carrier that applied the
+		 * first would see the change twice. Queries are read-only and keep
+		 * the pooled connections. */
+		curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+		curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
 	}
 	if (gw->auth)
 		h = curl_slist_append(h, gw->auth);
