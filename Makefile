@@ -48,11 +48,13 @@ src/sr_lua_gen.c: $(LUA) Makefile
 
 $(OUT)/%.o: src/%.c src/sr.h
 	@mkdir -p $(OUT)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	@echo "  CC      $@"
+	@$(CC) $(CFLAGS) -c -o $@ $<
 
 $(OUT)/sr_lua_gen.o: src/sr_lua_gen.c src/sr.h
 	@mkdir -p $(OUT)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	@echo "  CC      $@"
+	@$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BIN)/sr-exec: $(OUT)/sr-exec.o $(OUT)/sr_gateway.o $(LIBOBJ)
 	@mkdir -p $(BIN)

@@ -140,7 +140,7 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 		}
 		freeReplyObject(rep);
 	}
-	fflush(stdout);
+	sr_flush();
 	return claimed;
 }
 

@@ -240,7 +240,7 @@ emit(struct res *rs, int n)
 		json_decref(r->obj);
 		r->obj = NULL;
 	}
-	fflush(stdout);
+	sr_flush();
 	return status;
 }
 

@@ -488,7 +488,7 @@ emit_batch(struct req *reqs, int n)
 		json_decref(r->obj);
 		r->obj = NULL;
 	}
-	fflush(stdout);
+	sr_flush();
 	return status;
 }
 

@@ -310,7 +310,7 @@ schedule(void)
 		sr_redis_discard(&rds);
 	}
 	free(batch);
-	fflush(stdout);
+	sr_flush();
 	return next < 1 ? 1 : next;
 }
 
@@ -335,7 +335,7 @@ reap(void)
 		} else
 			pp = &(*pp)->next;
 	}
-	fflush(stdout);
+	sr_flush();
 }
 
 int

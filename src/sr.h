@@ -41,6 +41,9 @@ char *sr_strdup(const char *s);
 /* Flush and close stdout; a failed write (full disk, closed pipe) turns a
  * zero status into SR_EX_BACKEND. Returns the status to exit with. */
 int sr_finish(int status);
+/* Flush stdout after a batch; a reader that went away (EPIPE: SIGPIPE is
+ * ignored so a Redis socket closing cannot kill us) ends the tool, exit 3. */
+void sr_flush(void);
 /* Monotonic milliseconds, for timeouts and pacing only; decisions use the
  * Redis server's clock (sr_redis_time_ms). */
 int64_t sr_mono_ms(void);

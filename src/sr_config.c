@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,9 @@ void
 sr_config_init(struct sr_config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
+	/* hiredis writes to its socket without MSG_NOSIGNAL: a Redis that goes
+	 * away must be an error we report, not a signal that kills us silently. */
+	signal(SIGPIPE, SIG_IGN);
 	cfg->redis_url = env_str("SRQ_REDIS", "redis://127.0.0.1:6379/0");
 	cfg->prefix = env_str("SRQ_PREFIX", "polling");
 	cfg->gateway = env_str("SRQ_GATEWAY", "http://127.0.0.1:8080");

@@ -82,6 +82,13 @@ sr_finish(int status)
 	return status;
 }
 
+void
+sr_flush(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout))
+		sr_die(SR_EX_BACKEND, "writing output failed:");
+}
+
 int
 sr_worst(int a, int b)
 {
