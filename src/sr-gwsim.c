@@ -30,7 +30,8 @@
 
 static const char usage[] =
 "usage: sr-gwsim [--port N] [--port-file F] [--log F] [--qps N] [--interval-ms N]\n"
-"                [--cards F] [--latency-ms N] [--fault-429 P] [--fault-5xx-before P]\n"
+"                [--cards F] [--latency-ms N] [--fault-429 P] [--fault-reject P]\n"
+"                [--fault-5xx-before P]\n"
 "                [--fault-5xx-after P] [--fault-drop-after P] [--fault-timeout-after P]\n"
 "                [--seed N] [--token-file F]\n"
 "\n"
@@ -47,6 +48,7 @@ static const char usage[] =
 "  --cards F            initial card states, JSONL {\"card\":...,\"status\":\"stopped\"}\n"
 "  --latency-ms N       delay before answering each request\n"
 "  --fault-429 P        answer 429 (Retry-After: 1) with probability P (0..1)\n"
+"  --fault-reject P     answer 403 FORBIDDEN (a permanent rejection)\n"
 "  --fault-5xx-before P answer 500 without applying\n"
 "  --fault-5xx-after P  apply, then answer 500\n"
 "  --fault-drop-after P apply, then close the connection without an answer\n"
@@ -80,7 +82,7 @@ static struct account *accounts;
 static int naccounts;
 static FILE *logf;
 static long qps, interval_ms, latency_ms, slow_ms = 15000;
-static double p429, p5xx_before, p5xx_after, pdrop_after, ptimeout_after;
+static double p429, preject, p5xx_before, p5xx_after, pdrop_after, ptimeout_after;
 static unsigned seed = 1;
 static char *token;
 
@@ -251,6 +253,8 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 		code = c->stopped ? "stopped" : "active";
 	} else if (p429 > 0 && coin() < p429) {
 		http = 429, code = "RATE_LIMITED", fault = "429";
+	} else if (preject > 0 && coin() < preject) {
+		http = 403, code = "FORBIDDEN", fault = "reject";
 	} else if (p5xx_before > 0 && coin() < p5xx_before) {
 		http = 500, code = "INTERNAL", fault = "5xx_before";
 	} else if (interval_ms > 0 && c->last_change && cx->arrived - c->last_change < interval_ms) {
@@ -378,7 +382,7 @@ int
 main(int argc, char *argv[])
 {
 	enum { O_PORT = 1, O_PORTFILE, O_LOG, O_QPS, O_INTERVAL, O_CARDS, O_LATENCY, O_429,
-		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW };
+		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
 		{ "port-file", required_argument, NULL, O_PORTFILE },
@@ -388,6 +392,7 @@ main(int argc, char *argv[])
 		{ "cards", required_argument, NULL, O_CARDS },
 		{ "latency-ms", required_argument, NULL, O_LATENCY },
 		{ "fault-429", required_argument, NULL, O_429 },
+		{ "fault-reject", required_argument, NULL, O_REJECT },
 		{ "fault-5xx-before", required_argument, NULL, O_5XXB },
 		{ "fault-5xx-after", required_argument, NULL, O_5XXA },
 		{ "fault-drop-after", required_argument, NULL, O_DROP },
@@ -417,6 +422,7 @@ main(int argc, char *argv[])
 		case O_CARDS: cardsfile = optarg; break;
 		case O_LATENCY: latency_ms = num("--latency-ms", optarg); break;
 		case O_429: p429 = prob("--fault-429", optarg); break;
+		case O_REJECT: preject = prob("--fault-reject", optarg); break;
 		case O_5XXB: p5xx_before = prob("--fault-5xx-before", optarg); break;
 		case O_5XXA: p5xx_after = prob("--fault-5xx-after", optarg); break;
 		case O_DROP: pdrop_after = prob("--fault-drop-after", optarg); break;

@@ -1,0 +1,48 @@
+#!/usr/bin/env bats
+# secrets.bats - the Redis password and the gateway token never appear in
+# argv, stdout or stderr: they come from files or the environment only.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	T="$BATS_TEST_TMPDIR"
+	REDIS_PW="redis-pw-$RANDOM-s3cr3t"
+	GW_TOKEN="gw-token-$RANDOM-s3cr3t"
+	redis_start --requirepass "$REDIS_PW"
+	export REDISCLI_AUTH="$REDIS_PW"
+	printf '%s\n' "$REDIS_PW" >"$T/redis.pw"
+	printf '%s\n' "$GW_TOKEN" >"$T/gw.token"
+	export SRQ_REDIS_PASSWORD_FILE="$T/redis.pw" SRQ_GATEWAY_TOKEN_FILE="$T/gw.token"
+	gwsim_start --token-file "$T/gw.token" --latency-ms 300
+}
+
+teardown() {
+	srq_teardown
+}
+
+@test "no secret in argv, stdout or stderr of a full run" {
+	now=$(date +%s)
+	for i in 1 2 3 4 5; do
+		printf '{"card":"S%d","carrier":"c1","scene":"refund","facts":{"pkg_expires_at":%d,"refunded":1}}\n' "$i" "$now"
+	done >"$T/in"
+	sr-enqueue <"$T/in" >"$T/out" 2>"$T/err"
+	( sr-claim --until-empty --for 20 | sr-exec | sr-confirm ) >>"$T/out" 2>>"$T/err" &
+	pid=$!
+	# Look at every process's argv while calls are in flight.
+	for i in $(seq 10); do ps -eo args >>"$T/ps"; sleep 0.1; done
+	wait "$pid"
+	grep -q 'sr-exec' "$T/ps"
+	# The run worked (the token was accepted)...
+	assert_equal "$(jq -r 'select(.code == "OK") | .card' "$T/gw.log" | wc -l)" 5
+	# ...and neither secret leaked anywhere we can see.
+	run grep -l -e "$REDIS_PW" -e "$GW_TOKEN" "$T/ps" "$T/out" "$T/err"
+	assert_output ''
+}
+
+@test "a wrong password is a clear error that does not echo it" {
+	printf 'wrong-%s\n' "$REDIS_PW" >"$T/bad.pw"
+	SRQ_REDIS_PASSWORD_FILE="$T/bad.pw" run -3 --separate-stderr sr-claim
+	[[ $stderr == *"AUTH failed"* ]]
+	[[ $stderr != *"$REDIS_PW"* ]]
+}

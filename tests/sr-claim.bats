@@ -1,0 +1,88 @@
+#!/usr/bin/env bats
+# sr-claim.bats - the dispatcher: priority, leases, limits, accounts.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+	PAST=$(( $(date +%s) - 60 ))
+}
+
+teardown() {
+	srq_teardown
+}
+
+# enqueue CARRIER SCENE FIRST LAST: stop requests for cards FIRST..LAST
+enqueue() {
+	local i
+	for i in $(seq "$3" "$4"); do
+		printf '{"card":"K%03d","carrier":"%s","scene":"%s","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+			"$i" "$1" "$2" "$PAST"
+	done | sr-enqueue >/dev/null
+}
+
+@test "paying users first, bulk work last but never starved" {
+	enqueue c1 reset 1 5
+	enqueue c1 polling 6 35
+	enqueue c1 order 36 40
+	run -0 sr-claim --max 10 --batch 10
+	assert_equal "$(echo "$output" | wc -l)" 10
+	# The five orders first, then normal work, and one slot kept for bulk.
+	assert_equal "$(echo "$output" | head -5 | jq -r .scene | sort -u)" order
+	assert_equal "$(echo "$output" | jq -r .scene | sort | uniq -c | awk '{print $2 "=" $1}' | tr '\n' ' ')" \
+		"order=5 polling=4 reset=1 "
+}
+
+@test "a claimed command is not handed out twice until its lease expires" {
+	export SRQ_LEASE_MS=1000
+	enqueue c1 polling 1 3
+	run -0 sr-claim
+	assert_equal "$(echo "$output" | wc -l)" 3
+	first_tokens=$(echo "$output" | jq -r .token | sort)
+	run -0 sr-claim
+	assert_output ''
+	sleep 1.2
+	# The pipeline that held them is presumed dead: claimable again, new tokens.
+	run -0 sr-claim
+	assert_equal "$(echo "$output" | wc -l)" 3
+	assert_equal "$(echo "$output" | jq -r .attempt | sort -u)" 2
+	[ "$(echo "$output" | jq -r .token | sort)" != "$first_tokens" ]
+}
+
+@test "max-running bounds the claims of an account; --carrier picks accounts" {
+	export SRQ_MAX_RUNNING=3
+	enqueue c1 polling 1 10
+	enqueue c2 polling 11 20
+	run -0 sr-claim --carrier c2
+	assert_equal "$(echo "$output" | jq -r .carrier | sort | uniq -c | awk '{print $2 "=" $1}')" "c2=3"
+	run -0 sr-claim
+	assert_equal "$(echo "$output" | jq -r .carrier | sort | uniq -c | awk '{print $2 "=" $1}')" "c1=3"
+	# Per-account override: sr-admin limits comes later; the hash is the contract.
+	rcli HSET 't:carrier:{c1}:limits' running 5 >/dev/null
+	run -0 sr-claim --carrier c1
+	assert_equal "$(echo "$output" | wc -l)" 2
+}
+
+@test "a card just called waits for its interval before its next command is claimed" {
+	gwsim_start
+	enqueue c1 polling 1 1
+	run -0 drain 20
+	# Renewed right after the stop: a resume is wanted, but not yet allowed.
+	printf '{"card":"K001","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' \
+		$(( $(date +%s) + 86400 )) | sr-enqueue >/dev/null
+	run -0 sr-claim
+	assert_output ''
+	run -0 drain 20
+	assert_equal "$(jq -r .kind "$T/gw.log" | tr '\n' ' ')" "stop resume "
+	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+}
+
+@test "--until-empty returns when nothing is queued; Redis down is exit 3" {
+	run -0 sr-claim --until-empty --for 5
+	assert_output ''
+	SRQ_REDIS="unix://$T/none.sock" run -3 --separate-stderr sr-claim
+	[[ $stderr == *"cannot connect to Redis"* ]]
+	run -2 sr-claim --max lots
+}

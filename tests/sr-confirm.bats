@@ -1,0 +1,59 @@
+#!/usr/bin/env bats
+# sr-confirm.bats - the finisher: failures, alerts, freezes, bad input.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+	NOW=$(date +%s)
+}
+
+teardown() {
+	srq_teardown
+}
+
+stop_request() {
+	printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$1" $((NOW - 60)) | sr-enqueue >/dev/null
+}
+
+@test "consecutive failures alert once at the threshold and freeze at the maximum" {
+	gwsim_start --fault-5xx-before 1
+	export SRQ_ALERT_AFTER=2 SRQ_FREEZE_AFTER=3
+	stop_request F1
+	run -0 drain 30
+	# 5xx may have applied: each call was followed by a status query first.
+	assert_equal "$(jq -r .kind "$T/gw.log" | tr '\n' ' ')" "stop status stop status stop "
+	assert_line --partial '"state":"alerted"'
+	assert_line --partial '"state":"frozen"'
+	assert_equal "$(rcli XLEN 't:carrier:{c1}:alerts')" 2
+	run rcli XRANGE 't:carrier:{c1}:alerts' - +
+	assert_line failures
+	assert_line frozen
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1)" F1
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:F1' frozen)" 1
+	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+}
+
+@test "a permanent rejection alerts and freezes at once" {
+	gwsim_start --fault-reject 1
+	stop_request F2
+	run -0 drain 10
+	assert_output --partial '"outcome":"fail","state":"frozen"'
+	assert_equal "$(wc -l <"$T/gw.log")" 1
+	run rcli XRANGE 't:carrier:{c1}:alerts' - +
+	assert_line permanent
+}
+
+@test "bad result lines are rejected with line numbers; upstream errors are not applied" {
+	# The worst wins: an upstream backend error (3) over the rejections (1).
+	run -3 --separate-stderr sr-confirm <<-'EOF'
+	not json
+	{"task":"call","card":"F3","carrier":"c1","action":"stop","ver":1,"token":"1-1","outcome":"maybe"}
+	{"task":"call","card":"F3","carrier":"c1","action":"stop","ver":1,"token":"1-1","status":"error","error":"redis down"}
+	EOF
+	assert_equal "$(echo "$output" | jq -r '.status // .state' | tr '\n' ' ')" "rejected rejected error "
+	[[ $stderr == *"line 2: missing or unknown \"outcome\""* ]]
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# sr-exec.bats - the executor: re-judgment, gateway outcomes, backends down.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+	NOW=$(date +%s)
+	gwsim_start
+}
+
+teardown() {
+	srq_teardown
+}
+
+stop_request() {
+	printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$1" $((NOW - 60)) | sr-enqueue >/dev/null
+}
+
+@test "a call no longer wanted by fresh facts is superseded without touching the gateway" {
+	stop_request E1
+	# The package was renewed in the asset mirror, not through sr-enqueue.
+	rcli HSET t:card:E1:facts pkg_expires_at $((NOW + 86400)) >/dev/null
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r .outcome "$T/results")" superseded
+	assert_output --partial '"state":"done"'
+	assert_equal "$(wc -l <"$T/gw.log")" 0
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:E1' action)" ''
+}
+
+@test "the request carries an idempotency key made of card, version and action" {
+	stop_request E2
+	run -0 drain 10
+	assert_equal "$(jq -r .key "$T/gw.log")" E2-1-stop
+	assert_equal "$(rcli HGET t:card:E2:facts status)" stopped
+	assert_equal "$(rcli HGET t:card:E2:facts stopped_by)" auto
+}
+
+@test "gateway unreachable: outcome retry, requeued after the interval, nothing lost" {
+	stop_request E3
+	run -0 bash -c 'sr-claim | SRQ_GATEWAY=http://127.0.0.1:1 sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r .outcome "$T/results")" retry
+	assert_output --partial '"state":"requeued"'
+	due=$(rcli ZSCORE 't:carrier:{c1}:stop_resume' E3)
+	last=$(rcli HGET 't:carrier:{c1}:card:E3' last_call)
+	[ "$due" -ge $((last + SRQ_MIN_INTERVAL_MS)) ]
+	run -0 drain 20
+	assert_equal "$(jq -r .code "$T/gw.log")" OK
+}
+
+@test "a bad task line is rejected with its line number; Redis down answers error, exit 3" {
+	run -1 --separate-stderr sr-exec <<<'{"task":"call","card":"x"}'
+	assert_output --partial '"status":"rejected"'
+	[[ $stderr == *"line 1:"* ]]
+	stop_request E4
+	sr-claim >"$T/tasks"
+	SRQ_REDIS="unix://$T/none.sock" run -3 --separate-stderr sr-exec <"$T/tasks"
+	assert_output --partial '"status":"error"'
+	assert_equal "$(wc -l <"$T/gw.log")" 0
+}
