@@ -21,8 +21,8 @@
 
 #include "sr.h"
 
-#define BATCH 512
-#define GROUP 128 /* cards per enqueue script call */
+#define BATCH 2048
+#define GROUP 256 /* cards per enqueue script call */
 
 static const char usage[] =
 "usage: sr-enqueue [--redis URL] [--prefix P] < requests.jsonl > acks.jsonl\n"
@@ -64,6 +64,17 @@ struct req {
 	struct sr_judgment j;
 	const char *ack;
 	long long ver;
+	int dev_fetched; /* device facts were read with the card's */
+};
+
+/* A batch in flight. Its enqueue scripts are sent without waiting, so Redis
+ * runs them while the next batch is read and parsed (the two cores overlap);
+ * their replies are collected just before the next batch's own. */
+struct batch {
+	struct req reqs[BATCH];
+	int n;
+	int ncalls, callsize[BATCH], callstart[BATCH], order[BATCH];
+	int nsadd; /* account registrations sent before the scripts */
 };
 
 static struct sr_config cfg;
@@ -248,21 +259,44 @@ fail_batch(struct req *reqs, int n)
 }
 
 /* Round 1: the clock and the stored card facts. Returns now (s) or -1. */
-static long long
-read_facts(struct req *reqs, int n)
+/* Round 1: the clock, each card's stored facts, and the facts of a device
+ * named in the request. Sent without waiting (see process). */
+static void
+append_read_facts(struct req *reqs, int n)
 {
 	const char *time_argv[] = { "TIME" };
 	char key[SR_KEY_MAX];
-	long long now = -1;
-	redisReply *rep;
 
 	sr_redis_append(&rds, 1, time_argv, NULL);
-	for (int i = 0; i < n; i++)
-		if (reqs[i].st == ST_PENDING) {
-			const char *argv[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, reqs[i].card) };
+	for (int i = 0; i < n; i++) {
+		struct req *r = &reqs[i];
+		const char *dev = r->facts ? sr_jstr(r->facts, "device") : NULL;
+
+		if (r->st != ST_PENDING)
+			continue;
+		{
+			const char *argv[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, r->card) };
 
 			sr_redis_append(&rds, 2, argv, NULL);
 		}
+		if (dev) {
+			const char *argv[] = { "HGETALL", sr_key_device_facts(key, cfg.prefix, dev) };
+
+			sr_redis_append(&rds, 2, argv, NULL);
+			r->dev_fetched = 1;
+		}
+	}
+	sr_redis_flush(&rds);
+}
+
+/* Read round 1; check ownership; overlay the request's facts. Returns the
+ * Redis clock in seconds, or -1 if Redis failed. */
+static long long
+read_facts(struct req *reqs, int n)
+{
+	long long now = -1;
+	redisReply *rep;
+
 	if (!(rep = sr_redis_reply(&rds)))
 		return -1;
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
@@ -277,45 +311,63 @@ read_facts(struct req *reqs, int n)
 			return -1;
 		sr_card_facts_load(&r->cf, rep);
 		freeReplyObject(rep);
+		if (r->dev_fetched) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return -1;
+			sr_device_facts_load(&r->df, rep);
+			freeReplyObject(rep);
+		}
 		if (r->cf.carrier[0] && strcmp(r->cf.carrier, r->carrier) != 0)
 			reject(r, "card belongs to carrier '%s' in the asset mirror", r->cf.carrier);
 		else if (!r->cf.known && !r->facts)
 			reject(r, "no facts known for this card: load them with sr-asset or send \"facts\"%s", "");
+		else
+			merge_facts(r);
 	}
 	return now;
 }
 
-/* Round 2: write the request facts, read device facts, register accounts. */
+/* Round 2, only when needed: facts of devices known from the stored card
+ * facts alone. Returns -1 if Redis failed. */
 static int
-write_facts(struct req *reqs, int n)
+read_devices(struct req *reqs, int n)
+{
+	char key[SR_KEY_MAX];
+	redisReply *rep;
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (reqs[i].st == ST_PENDING && reqs[i].cf.device[0] && !reqs[i].dev_fetched) {
+			const char *argv[] = { "HGETALL", sr_key_device_facts(key, cfg.prefix, reqs[i].cf.device) };
+
+			sr_redis_append(&rds, 2, argv, NULL);
+			k++;
+		}
+	for (int i = 0; k > 0 && i < n; i++)
+		if (reqs[i].st == ST_PENDING && reqs[i].cf.device[0] && !reqs[i].dev_fetched) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return -1;
+			sr_device_facts_load(&reqs[i].df, rep);
+			freeReplyObject(rep);
+		}
+	return 0;
+}
+
+/* Before the scripts, in the same flush: the request facts, and the
+ * registration of accounts this process has not seen yet. */
+static void
+append_facts_writes(struct batch *b)
 {
 	static char **known;
 	static size_t nknown;
 	char key[SR_KEY_MAX];
-	int want_dev[BATCH];
-	redisReply *rep;
 
-	for (int i = 0; i < n; i++) {
-		struct req *r = &reqs[i];
-
-		want_dev[i] = 0;
-		if (r->st != ST_PENDING)
-			continue;
-		merge_facts(r);
-		if (r->facts) {
-			append_facts_write(r);
-		}
-		if (r->cf.device[0]) {
-			const char *argv[] = { "HGETALL", sr_key_device_facts(key, cfg.prefix, r->cf.device) };
-
-			sr_redis_append(&rds, 2, argv, NULL);
-			want_dev[i] = 1;
-		}
-	}
-	/* Register accounts not seen before by this process (after the per-card
-	 * commands, so replies can be matched in order). */
-	for (int i = 0; i < n; i++) {
-		struct req *r = &reqs[i];
+	b->nsadd = 0;
+	for (int i = 0; i < b->n; i++)
+		if (b->reqs[i].st == ST_PENDING && b->reqs[i].facts)
+			append_facts_write(&b->reqs[i]);
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
 		size_t k;
 
 		if (r->st != ST_PENDING)
@@ -328,46 +380,24 @@ write_facts(struct req *reqs, int n)
 			known = sr_realloc(known, (nknown + 1) * sizeof *known);
 			known[nknown++] = sr_strdup(r->carrier);
 			sr_redis_append(&rds, 3, argv, NULL);
+			b->nsadd++;
 		}
 	}
-	/* Replies come back in append order: facts write and device read per
-	 * card, then the SADDs. */
-	for (int i = 0; i < n; i++) {
-		struct req *r = &reqs[i];
-
-		if (r->st != ST_PENDING)
-			continue;
-		if (r->facts) {
-			if (!(rep = sr_redis_reply(&rds)))
-				return -1;
-			freeReplyObject(rep);
-		}
-		if (want_dev[i]) {
-			if (!(rep = sr_redis_reply(&rds)))
-				return -1;
-			sr_device_facts_load(&r->df, rep);
-			freeReplyObject(rep);
-		}
-	}
-	/* Whatever is left are the SADD replies. */
-	while (rds.pending > 0) {
-		if (!(rep = sr_redis_reply(&rds)))
-			return -1;
-		freeReplyObject(rep);
-	}
-	return 0;
 }
 
-/* Round 3: one enqueue.lua call per account group. */
-static int
-write_commands(struct req *reqs, int n, long long now)
+/* Round 3: one enqueue.lua call per account group, after the facts writes. */
+static void
+append_commands(struct batch *b, long long now)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	struct req *reqs = b->reqs;
 	char interval[24], maxlen[24];
-	int group[BATCH], ncalls = 0, callsize[BATCH], callstart[BATCH], order[BATCH], norder = 0;
+	int group[BATCH], norder = 0, n = b->n, *order = b->order;
 	char (*keys)[SR_KEY_MAX] = sr_malloc((5 + GROUP) * sizeof *keys);
 	char prio[BATCH][4];
 
+	b->ncalls = 0;
+	append_facts_writes(b);
 	snprintf(interval, sizeof interval, "%ld", cfg.min_interval_ms);
 	snprintf(maxlen, sizeof maxlen, "%ld", cfg.audit_maxlen);
 	for (int i = 0; i < n; i++) {
@@ -418,19 +448,47 @@ write_commands(struct req *reqs, int n, long long now)
 		}
 		sr_redis_append_script(&rds, SR_LUA_ENQUEUE, nk, argc, argv, NULL);
 		free(argv);
-		callstart[ncalls] = s;
-		callsize[ncalls++] = e - s;
+		b->callstart[b->ncalls] = s;
+		b->callsize[b->ncalls++] = e - s;
 		s = e;
 	}
 	free(keys);
-	for (int c = 0; c < ncalls; c++) {
-		redisReply *rep = sr_redis_reply(&rds);
+	sr_redis_flush(&rds);
+}
+
+/* Collect the enqueue replies of a batch. Returns -1 if Redis failed. */
+static int
+collect_commands(struct batch *b)
+{
+	struct req *reqs = b->reqs;
+	int *order = b->order, *callsize = b->callsize, *callstart = b->callstart;
+	redisReply *rep;
+
+	for (int i = 0; i < b->n; i++)
+		if (reqs[i].st == ST_PENDING && reqs[i].facts) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return -1;
+			if (rep->type == REDIS_REPLY_ERROR) {
+				reqs[i].st = ST_ERROR;
+				snprintf(reqs[i].error, sizeof reqs[i].error, "facts not written: %s", rep->str);
+			}
+			freeReplyObject(rep);
+		}
+	for (int i = 0; i < b->nsadd; i++) {
+		if (!(rep = sr_redis_reply(&rds)))
+			return -1;
+		freeReplyObject(rep);
+	}
+	for (int c = 0; c < b->ncalls; c++) {
+		rep = sr_redis_reply(&rds);
 
 		if (!rep)
 			return -1; /* the caller turns every line not done into an error */
 		for (int k = 0; k < callsize[c]; k++) {
 			struct req *r = &reqs[order[callstart[c] + k]];
 
+			if (r->st != ST_PENDING)
+				continue; /* its facts write failed */
 			if (rep->type != REDIS_REPLY_ARRAY || rep->elements != (size_t)callsize[c] * 2) {
 				r->st = ST_ERROR;
 				snprintf(r->error, sizeof r->error, "enqueue script failed: %s",
@@ -492,29 +550,60 @@ emit_batch(struct req *reqs, int n)
 	return status;
 }
 
-static void
-process(struct req *reqs, int n)
+/* Rounds 1 and 2 of batch b, then its enqueue scripts are sent; the replies
+ * of the previous batch's scripts (prev, may be NULL) are collected on the
+ * way, in pipeline order, and prev is answered. */
+static int
+process(struct batch *b, struct batch *prev)
 {
 	long long now;
+	int status = SR_EX_OK;
 
+	b->ncalls = 0;
+	if (redis_up)
+		append_read_facts(b->reqs, b->n);
+	if (prev) {
+		if (redis_up && collect_commands(prev) < 0)
+			redis_up = 0;
+		if (!redis_up)
+			fail_batch(prev->reqs, prev->n);
+		status = emit_batch(prev->reqs, prev->n);
+	}
 	if (!redis_up) {
-		fail_batch(reqs, n);
-		return;
-	}
-	if ((now = read_facts(reqs, n)) < 0 || write_facts(reqs, n) < 0 ||
-	    write_commands(reqs, n, now) < 0) {
 		sr_redis_discard(&rds);
-		fail_batch(reqs, n);
+		fail_batch(b->reqs, b->n);
+		return status;
 	}
+	if ((now = read_facts(b->reqs, b->n)) < 0 || read_devices(b->reqs, b->n) < 0) {
+		sr_redis_discard(&rds);
+		fail_batch(b->reqs, b->n);
+		return status;
+	}
+	append_commands(b, now);
+	return status;
+}
+
+/* Answer the last batch: collect its scripts' replies and print its acks. */
+static int
+finish(struct batch *b)
+{
+	if (redis_up && collect_commands(b) < 0) {
+		sr_redis_discard(&rds);
+		redis_up = 0;
+	}
+	if (!redis_up)
+		fail_batch(b->reqs, b->n);
+	return emit_batch(b->reqs, b->n);
 }
 
 int
 main(int argc, char *argv[])
 {
 	static const struct option longopts[] = { SR_COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
-	static struct req reqs[BATCH];
+	static struct batch bufs[2];
+	struct batch *cur = &bufs[0], *prev = NULL;
 	struct sr_reader rd;
-	int c, status = SR_EX_OK, n = 0, rc;
+	int c, status = SR_EX_OK, rc;
 	char *line;
 
 	sr_prog = "sr-enqueue";
@@ -535,10 +624,11 @@ main(int argc, char *argv[])
 
 	sr_reader_init(&rd, STDIN_FILENO);
 	for (;;) {
-		/* Block for the first line of a batch, then take what is ready. */
-		rc = sr_reader_next(&rd, &line, n == 0);
+		/* Block for the first line of a batch, then take what is ready;
+		 * with a batch in flight, never block: answer it first. */
+		rc = sr_reader_next(&rd, &line, cur->n == 0 && !prev);
 		if (rc == SR_READ_LINE || rc == SR_READ_TOOLONG) {
-			struct req *r = &reqs[n++];
+			struct req *r = &cur->reqs[cur->n++];
 
 			memset(r, 0, sizeof *r);
 			r->line = rd.lineno;
@@ -547,12 +637,17 @@ main(int argc, char *argv[])
 			else
 				parse_line(r, line);
 		}
-		if (n > 0 && (n == BATCH || rc == SR_READ_AGAIN || rc == SR_READ_EOF)) {
-			process(reqs, n);
-			status = sr_worst(status, emit_batch(reqs, n));
-			n = 0;
+		if (cur->n > 0 && (cur->n == BATCH || rc == SR_READ_AGAIN || rc == SR_READ_EOF)) {
+			status = sr_worst(status, process(cur, prev));
+			prev = cur;
+			cur = cur == &bufs[0] ? &bufs[1] : &bufs[0];
+			cur->n = 0;
+		} else if (prev && (rc == SR_READ_AGAIN || rc == SR_READ_EOF)) {
+			/* Input is idle: answer the batch in flight now. */
+			status = sr_worst(status, finish(prev));
+			prev = NULL;
 		}
-		if (rc == SR_READ_EOF)
+		if (rc == SR_READ_EOF && !prev)
 			break;
 	}
 	sr_reader_free(&rd);

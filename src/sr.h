@@ -118,6 +118,9 @@ void sr_redis_append(struct sr_redis *r, int argc, const char **argv, const size
  * sr_redis_reply transparently (the script text is kept for that). */
 void sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc,
     const char **argv, const size_t *lens);
+/* Send what was appended without waiting for replies, so Redis works while
+ * the caller does something else. Errors surface at the next reply. */
+void sr_redis_flush(struct sr_redis *r);
 /* Read the next pipelined reply. NULL means the connection failed (errstr
  * set); every later reply is lost too. Caller frees with freeReplyObject. */
 redisReply *sr_redis_reply(struct sr_redis *r);

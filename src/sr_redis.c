@@ -15,9 +15,8 @@
 
 struct pend {
 	int script; /* -1: a plain command (not retried) */
-	int argc;
-	char **argv;
-	size_t *lens;
+	char *cmd;  /* a script call as sent (RESP), kept to resend on NOSCRIPT */
+	long long len;
 };
 
 /* Per-connection bookkeeping kept out of the public struct. */
@@ -57,10 +56,8 @@ pq_pop(void)
 static void
 pend_free(struct pend *p)
 {
-	for (int i = 0; i < p->argc; i++)
-		free(p->argv[i]);
-	free(p->argv);
-	free(p->lens);
+	if (p->cmd)
+		redisFreeCommand(p->cmd);
 }
 
 static int
@@ -220,7 +217,7 @@ sr_redis_close(struct sr_redis *r)
 void
 sr_redis_append(struct sr_redis *r, int argc, const char **argv, const size_t *lens)
 {
-	struct pend p = { -1, 0, NULL, NULL };
+	struct pend p = { -1, NULL, 0 };
 
 	redisAppendCommandArgv(r->c, argc, argv, lens);
 	r->pending++;
@@ -231,7 +228,7 @@ void
 sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc,
     const char **argv, const size_t *lens)
 {
-	struct pend p;
+	struct pend p = { (int)s, NULL, 0 };
 	const char **full = sr_malloc((size_t)(argc + 3) * sizeof *full);
 	size_t *flen = sr_malloc((size_t)(argc + 3) * sizeof *flen);
 	char nk[16];
@@ -243,25 +240,30 @@ sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc
 	flen[0] = 7;
 	flen[1] = 40;
 	flen[2] = strlen(nk);
-	p.script = (int)s;
-	p.argc = argc + 3;
-	p.argv = sr_malloc((size_t)p.argc * sizeof *p.argv);
-	p.lens = sr_malloc((size_t)p.argc * sizeof *p.lens);
 	for (int i = 0; i < argc; i++) {
 		full[i + 3] = argv[i];
 		flen[i + 3] = lens ? lens[i] : strlen(argv[i]);
 	}
-	for (int i = 0; i < p.argc; i++) {
-		p.lens[i] = flen[i];
-		p.argv[i] = sr_malloc(flen[i] + 1);
-		memcpy(p.argv[i], full[i], flen[i]);
-		p.argv[i][flen[i]] = '\0';
-	}
-	redisAppendCommandArgv(r->c, p.argc, full, flen);
+	/* Formatted once, kept as sent: the SHA of a script never changes, so
+	 * after a reload the very same bytes can be sent again. */
+	p.len = redisFormatCommandArgv(&p.cmd, argc + 3, full, flen);
+	if (p.len < 0)
+		sr_die(SR_EX_USAGE, "out of memory");
+	redisAppendFormattedCommand(r->c, p.cmd, (size_t)p.len);
 	r->pending++;
 	pq_push(p);
 	free(full);
 	free(flen);
+}
+
+void
+sr_redis_flush(struct sr_redis *r)
+{
+	int done = 0;
+
+	while (!r->c->err && !done)
+		if (redisBufferWrite(r->c, &done) != REDIS_OK)
+			break;
 }
 
 static redisReply *
@@ -324,11 +326,13 @@ sr_redis_reply(struct sr_redis *r)
 		}
 		rep = NULL;
 		if (load_scripts(r) == 0) {
-			memcpy(p.argv[1], sha[p.script], 40);
-			rep = redisCommandArgv(r->c, p.argc, (const char **)p.argv, p.lens);
-			if (!rep)
+			void *again = NULL;
+
+			redisAppendFormattedCommand(r->c, p.cmd, (size_t)p.len);
+			if (redisGetReply(r->c, &again) != REDIS_OK)
 				snprintf(r->errstr, sizeof r->errstr, "Redis connection failed: %s",
 				    r->c->errstr);
+			rep = again;
 		}
 	}
 	pend_free(&p);

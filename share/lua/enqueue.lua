@@ -85,15 +85,19 @@ for i = 1, #KEYS - 5 do
     out[#out + 1] = 'unchanged'; out[#out + 1] = ver
   else
     local nv = rcall('HINCRBY', key, 'ver', 1)
-    rcall('HDEL', key, 'fails', 'first_fail', 'last_error', 'frozen')
     rcall('HSET', key, 'action', want, 'reason', reason, 'scene', scene, 'source', source,
       'prio', prio)
     local due = now
     if not confirming and lastCall + interval > due then due = lastCall + interval end
-    for q = 1, 3 do
-      if q ~= prio + 1 then rcall('ZREM', queues[q], card) end
+    if action then
+      -- Replacing a command: its counters and its place in another class
+      -- or in the frozen set go with it. (A new command has neither.)
+      rcall('HDEL', key, 'fails', 'first_fail', 'last_error', 'frozen')
+      for q = 1, 3 do
+        if q ~= prio + 1 then rcall('ZREM', queues[q], card) end
+      end
+      rcall('ZREM', frozenKey, card)
     end
-    rcall('ZREM', frozenKey, card)
     -- A live claim keeps its lease as the score (its gate will fail on the
     -- version); an old backoff does not delay a new intent.
     local lease = tonumber(h[7]) or 0
