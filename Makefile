@@ -1,5 +1,6 @@
 # srq - the stop/resume queue toolkit.
 #   make            build bin/
+#   make deps       install the Debian packages srq needs (when missing)
 #   make test       unit tests under ASan+UBSan, then every bats suite
 #   make demo       a local Redis, sr-gwsim and a sample of cards, end to end
 #   make bench      benchmarks (bench/), printed as ratios to a baseline
@@ -74,8 +75,11 @@ $(OUT)/test_%: tests/unit/test_%.c $(OUT)/sr_gateway.o $(LIBOBJ)
 unit: $(UNIT:%=$(OUT)/%)
 	@for t in $^; do $$t || exit 1; done
 
+deps:
+	./scripts/deps.sh
+
 # The whole suite: unit tests and the bats suites, both on sanitizer builds.
-test:
+test: deps
 	$(MAKE) SAN=1 unit all
 	SRQ_BIN="$(CURDIR)/build/san/bin" bats --timing tests
 
@@ -84,7 +88,8 @@ install: all
 	install -m0755 $(TOOLS:%=bin/%) $(DESTDIR)$(BINDIR)
 	install -m0644 $(LUA) $(DESTDIR)$(SHAREDIR)/lua
 
-demo: all
+demo: deps
+	$(MAKE) all
 	./scripts/demo.sh
 
 bench: all
@@ -93,5 +98,5 @@ bench: all
 clean:
 	rm -rf build bin src/sr_lua_gen.c
 
-.PHONY: all unit test install demo bench clean
+.PHONY: all deps unit test install demo bench clean
 .SECONDARY:
