@@ -81,11 +81,11 @@ deps:
 # The whole suite: unit tests and the bats suites, both on sanitizer builds.
 test: deps
 	$(MAKE) SAN=1 unit all
-	SRQ_BIN="$(CURDIR)/build/san/bin" bats --timing tests
+	SRQ_BIN="$(CURDIR)/build/san/bin" tests/run
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)/lua
-	install -m0755 $(TOOLS:%=bin/%) $(DESTDIR)$(BINDIR)
+	install -m0755 $(TOOLS:%=bin/%) cron/srq-drain $(DESTDIR)$(BINDIR)
 	install -m0644 $(LUA) $(DESTDIR)$(SHAREDIR)/lua
 
 demo: deps
