@@ -81,6 +81,7 @@ deps:
 # The whole suite: unit tests and the bats suites, both on sanitizer builds.
 test: deps
 	$(MAKE) SAN=1 unit all
+	$(MAKE) all
 	SRQ_BIN="$(CURDIR)/build/san/bin" tests/run
 
 install: all

@@ -57,3 +57,22 @@ stop_request() {
 	assert_equal "$(echo "$output" | jq -r '.status // .state' | tr '\n' ' ')" "rejected rejected error "
 	[[ $stderr == *"line 2: missing or unknown \"outcome\""* ]]
 }
+
+@test "a Redis that lost its scripts (restart, SCRIPT FLUSH) mid-run is served again" {
+	gwsim_start
+	stop_request F4
+	sr-claim | sr-exec >"$T/results"
+	mkfifo "$T/in"
+	sr-confirm <"$T/in" >"$T/out" &
+	pid=$!
+	exec 5>"$T/in"
+	sleep 0.3 # connected, scripts loaded
+	rcli SCRIPT FLUSH >/dev/null
+	cat "$T/results" >&5
+	exec 5>&-
+	wait "$pid"
+	# Redis really answered NOSCRIPT once, and the result was still applied.
+	rcli INFO errorstats | grep -q '^errorstat_NOSCRIPT:count=1'
+	assert_equal "$(jq -r .state "$T/out")" done
+	assert_equal "$(rcli EXISTS 't:carrier:{c1}:stop_resume')" 0
+}
