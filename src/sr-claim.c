@@ -92,18 +92,22 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
 	char keys[6][SR_KEY_MAX], prefix[SR_KEY_MAX], max[24], lease[24], running[24], interval[24];
+	long share = budget / ncarriers, extra = budget % ncarriers;
 	long claimed = 0;
 
 	*queued = 0;
 	*wait_ms = 250;
-	snprintf(max, sizeof max, "%ld", budget < batch ? budget : batch);
 	snprintf(lease, sizeof lease, "%ld", cfg.lease_ms);
 	snprintf(running, sizeof running, "%ld", cfg.max_running);
 	snprintf(interval, sizeof interval, "%ld", cfg.min_interval_ms);
 	for (int k = 0; k < ncarriers; k++) {
 		const char *c = carriers[(start + k) % ncarriers];
 		const char *argv[11];
+		/* A limited budget (--max) is shared evenly, the remainder going
+		 * to the accounts first in this round's rotation. */
+		long mine = share + (k < extra);
 
+		snprintf(max, sizeof max, "%ld", mine < batch ? mine : batch);
 		for (int q = 0; q < 3; q++)
 			argv[q] = sr_key_account(keys[q], cfg.prefix, c, qs[q]);
 		argv[3] = sr_key_account(keys[3], cfg.prefix, c, "sr_running");
@@ -213,8 +217,8 @@ main(int argc, char *argv[])
 			queued = 0;
 			got = 0;
 			wait_ms = 250;
-		} else if ((got = round_robin(start++, max >= 0 ? max - total : batch, batch, &queued,
-				&wait_ms)) < 0) {
+		} else if ((got = round_robin(start++, max >= 0 ? max - total : batch * ncarriers,
+				batch, &queued, &wait_ms)) < 0) {
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 		}
 		total += got;

@@ -58,7 +58,7 @@ struct item {
 static struct sr_config cfg;
 static struct sr_redis rds;
 static struct sr_gateway *gw;
-static struct item *items;
+static struct item *items, **items_tail = &items; /* FIFO: claim order is priority order */
 static int nitems, redis_up = 1, status = SR_EX_OK;
 
 static void
@@ -273,8 +273,9 @@ read_tasks(struct sr_reader *rd, int block)
 		strcpy(it->call.action, strcmp(it->t.kind, "query") == 0 ? "status" : it->t.action);
 		it->call.ver = it->t.ver;
 		it->state = IT_NEW;
-		it->next = items;
-		items = it;
+		it->next = NULL;
+		*items_tail = it;
+		items_tail = &it->next;
 		nitems++;
 	}
 }
@@ -335,6 +336,7 @@ reap(void)
 		} else
 			pp = &(*pp)->next;
 	}
+	items_tail = pp;
 	sr_flush();
 }
 

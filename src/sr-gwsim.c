@@ -47,7 +47,8 @@ static const char usage[] =
 "  --interval-ms N      per-card minimum interval between change calls (0: none)\n"
 "  --cards F            initial card states, JSONL {\"card\":...,\"status\":\"stopped\"}\n"
 "  --latency-ms N       delay before answering each request\n"
-"  --fault-429 P        answer 429 (Retry-After: 1) with probability P (0..1)\n"
+"  --fault-429 P        answer 429 with probability P (0..1)\n"
+"  --retry-after S      the Retry-After of every 429, in seconds [1]\n"
 "  --fault-reject P     answer 403 FORBIDDEN (a permanent rejection)\n"
 "  --fault-5xx-before P answer 500 without applying\n"
 "  --fault-5xx-after P  apply, then answer 500\n"
@@ -81,7 +82,7 @@ static size_t ncards, capcards; /* open addressing, capcards a power of two */
 static struct account *accounts;
 static int naccounts;
 static FILE *logf;
-static long qps, interval_ms, latency_ms, slow_ms = 15000;
+static long qps, interval_ms, latency_ms, slow_ms = 15000, retry_after_s = 1;
 static double p429, preject, p5xx_before, p5xx_after, pdrop_after, ptimeout_after;
 static unsigned seed = 1;
 static char *token;
@@ -193,8 +194,12 @@ reply(struct MHD_Connection *con, int http, const char *body, int retry_after)
 	enum MHD_Result ret;
 
 	MHD_add_response_header(r, "Content-Type", "application/json");
-	if (retry_after)
-		MHD_add_response_header(r, "Retry-After", "1");
+	if (retry_after) {
+		char ra[24];
+
+		snprintf(ra, sizeof ra, "%ld", retry_after_s);
+		MHD_add_response_header(r, "Retry-After", ra);
+	}
 	ret = MHD_queue_response(con, (unsigned)http, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -382,7 +387,7 @@ int
 main(int argc, char *argv[])
 {
 	enum { O_PORT = 1, O_PORTFILE, O_LOG, O_QPS, O_INTERVAL, O_CARDS, O_LATENCY, O_429,
-		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT };
+		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT, O_RETRY_AFTER };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
 		{ "port-file", required_argument, NULL, O_PORTFILE },
@@ -398,6 +403,7 @@ main(int argc, char *argv[])
 		{ "fault-drop-after", required_argument, NULL, O_DROP },
 		{ "fault-timeout-after", required_argument, NULL, O_TIMEOUT },
 		{ "slow-ms", required_argument, NULL, O_SLOW },
+		{ "retry-after", required_argument, NULL, O_RETRY_AFTER },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "token-file", required_argument, NULL, O_TOKEN },
 		{ "help", no_argument, NULL, 'h' },
@@ -428,6 +434,7 @@ main(int argc, char *argv[])
 		case O_DROP: pdrop_after = prob("--fault-drop-after", optarg); break;
 		case O_TIMEOUT: ptimeout_after = prob("--fault-timeout-after", optarg); break;
 		case O_SLOW: slow_ms = num("--slow-ms", optarg); break;
+		case O_RETRY_AFTER: retry_after_s = num("--retry-after", optarg); break;
 		case O_SEED: seed = (unsigned)num("--seed", optarg); break;
 		case O_TOKEN: {
 			FILE *f = fopen(optarg, "r");

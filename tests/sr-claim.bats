@@ -86,3 +86,15 @@ enqueue() {
 	[[ $stderr == *"cannot connect to Redis"* ]]
 	run -2 sr-claim --max lots
 }
+
+@test "a limited claim is shared fairly between accounts" {
+	enqueue c1 polling 1 10
+	enqueue c2 polling 11 20
+	enqueue c3 polling 21 30
+	run -0 sr-claim --max 6
+	assert_equal "$(echo "$output" | jq -r .carrier | sort | uniq -c | awk '{print $2 "=" $1}' | tr '\n' ' ')" \
+		"c1=2 c2=2 c3=2 "
+	run -0 sr-claim --max 4
+	assert_equal "$(echo "$output" | wc -l)" 4
+	assert_equal "$(echo "$output" | jq -r .carrier | sort -u | wc -l)" 3
+}

@@ -60,3 +60,28 @@ stop_request() {
 	assert_output --partial '"status":"error"'
 	assert_equal "$(wc -l <"$T/gw.log")" 0
 }
+
+@test "a timeout after the carrier applied is unknown and settled by a status query, not a re-call" {
+	gwsim_stop
+	gwsim_start --fault-timeout-after 1 --slow-ms 3000
+	export SRQ_GATEWAY_TIMEOUT_MS=500
+	stop_request E5
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r .outcome "$T/results")" unknown
+	assert_output --partial '"state":"confirming"'
+	run -0 drain 20
+	assert_equal "$(jq -r .kind "$T/gw.log" | tr '\n' ' ')" "stop status "
+	assert_equal "$(rcli HGET t:card:E5:facts status)" stopped
+}
+
+@test "Retry-After from the carrier is honoured" {
+	gwsim_stop
+	# Longer than the card's interval and than the first backoff.
+	gwsim_start --fault-429 1 --retry-after 5
+	stop_request E6
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r .outcome,.retry_after_ms "$T/results" | tr '\n' ' ')" "retry 5000 "
+	due=$(rcli ZSCORE 't:carrier:{c1}:stop_resume' E6)
+	last=$(rcli HGET 't:carrier:{c1}:card:E6' last_call)
+	[ "$due" -ge $((last + 5000)) ]
+}
