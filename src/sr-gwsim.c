@@ -415,7 +415,7 @@ main(int argc, char *argv[])
 	struct sockaddr_in addr;
 	struct MHD_Daemon *d;
 	sigset_t sigs;
-	int c, sig;
+	int c, sig, slow;
 
 	sr_prog = "sr-gwsim";
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -475,8 +475,14 @@ main(int argc, char *argv[])
 	addr.sin_family = AF_INET;
 	addr.sin_port = htons((uint16_t)port);
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
+	/* Handlers that sleep (latency, slow answers) need a thread each, or one
+	 * slow call would hold up every other call of its thread; otherwise a
+	 * small pool of event-driven threads is far cheaper per connection. */
+	slow = latency_ms > 0 || ptimeout_after > 0;
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+	    (slow ? MHD_USE_THREAD_PER_CONNECTION : MHD_USE_EPOLL),
 	    (uint16_t)port, NULL, NULL, on_request, NULL,
+	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(slow ? 0 : 2),
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,

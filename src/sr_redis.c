@@ -19,39 +19,42 @@ struct pend {
 	long long len;
 };
 
-/* Per-connection bookkeeping kept out of the public struct. */
-static struct pend *pq;     /* ring of appended commands awaiting replies */
-static size_t pq_cap, pq_head, pq_len;
-static redisReply **rbuf;   /* replies read ahead while recovering NOSCRIPT */
-static size_t rbuf_cap, rbuf_head, rbuf_len;
-static char sha[SR_LUA_COUNT][41];
+/* A FIFO of fixed-size elements, grown by doubling. */
+struct ring {
+	char *a;
+	size_t size, cap, head, len;
+};
 
 static void
-pq_push(struct pend p)
+ring_push(struct ring *q, const void *elem)
 {
-	if (pq_len == pq_cap) {
-		size_t ncap = pq_cap ? pq_cap * 2 : 64;
-		struct pend *n = sr_malloc(ncap * sizeof *n);
+	if (q->len == q->cap) {
+		size_t ncap = q->cap ? q->cap * 2 : 64;
+		char *n = sr_malloc(ncap * q->size);
 
-		for (size_t i = 0; i < pq_len; i++)
-			n[i] = pq[(pq_head + i) % pq_cap];
-		free(pq);
-		pq = n;
-		pq_cap = ncap;
-		pq_head = 0;
+		for (size_t i = 0; i < q->len; i++)
+			memcpy(n + i * q->size, q->a + ((q->head + i) % q->cap) * q->size, q->size);
+		free(q->a);
+		q->a = n;
+		q->cap = ncap;
+		q->head = 0;
 	}
-	pq[(pq_head + pq_len++) % pq_cap] = p;
+	memcpy(q->a + ((q->head + q->len++) % q->cap) * q->size, elem, q->size);
 }
 
-static struct pend
-pq_pop(void)
+static void
+ring_pop(struct ring *q, void *elem)
 {
-	struct pend p = pq[pq_head];
-
-	pq_head = (pq_head + 1) % pq_cap;
-	pq_len--;
-	return p;
+	memcpy(elem, q->a + q->head * q->size, q->size);
+	q->head = (q->head + 1) % q->cap;
+	q->len--;
 }
+
+/* Per-process bookkeeping (one connection per tool): the commands awaiting
+ * replies, and replies read ahead while recovering from NOSCRIPT. */
+static struct ring pq = { NULL, sizeof(struct pend), 0, 0, 0 };
+static struct ring rbuf = { NULL, sizeof(redisReply *), 0, 0, 0 };
+static char sha[SR_LUA_COUNT][41];
 
 static void
 pend_free(struct pend *p)
@@ -194,21 +197,22 @@ sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg)
 void
 sr_redis_close(struct sr_redis *r)
 {
-	while (pq_len) {
-		struct pend p = pq_pop();
+	while (pq.len) {
+		struct pend p;
 
+		ring_pop(&pq, &p);
 		pend_free(&p);
 	}
-	while (rbuf_len) {
-		freeReplyObject(rbuf[rbuf_head]);
-		rbuf_head = (rbuf_head + 1) % rbuf_cap;
-		rbuf_len--;
+	while (rbuf.len) {
+		redisReply *rep;
+
+		ring_pop(&rbuf, &rep);
+		freeReplyObject(rep);
 	}
-	free(pq);
-	free(rbuf);
-	pq = NULL;
-	rbuf = NULL;
-	pq_cap = pq_head = rbuf_cap = rbuf_head = 0;
+	free(pq.a);
+	free(rbuf.a);
+	pq.a = rbuf.a = NULL;
+	pq.cap = pq.head = rbuf.cap = rbuf.head = 0;
 	if (r->c)
 		redisFree(r->c);
 	r->c = NULL;
@@ -221,7 +225,7 @@ sr_redis_append(struct sr_redis *r, int argc, const char **argv, const size_t *l
 
 	redisAppendCommandArgv(r->c, argc, argv, lens);
 	r->pending++;
-	pq_push(p);
+	ring_push(&pq, &p);
 }
 
 void
@@ -251,7 +255,7 @@ sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc
 		sr_die(SR_EX_USAGE, "out of memory");
 	redisAppendFormattedCommand(r->c, p.cmd, (size_t)p.len);
 	r->pending++;
-	pq_push(p);
+	ring_push(&pq, &p);
 	free(full);
 	free(flen);
 }
@@ -271,10 +275,8 @@ read_one(struct sr_redis *r)
 {
 	void *rep = NULL;
 
-	if (rbuf_len) {
-		rep = rbuf[rbuf_head];
-		rbuf_head = (rbuf_head + 1) % rbuf_cap;
-		rbuf_len--;
+	if (rbuf.len) {
+		ring_pop(&rbuf, &rep);
 		return rep;
 	}
 	if (r->c->err || redisGetReply(r->c, &rep) != REDIS_OK) {
@@ -298,9 +300,9 @@ sr_redis_reply(struct sr_redis *r)
 	struct pend p;
 	redisReply *rep;
 
-	if (!pq_len)
+	if (!pq.len)
 		return NULL;
-	p = pq_pop();
+	ring_pop(&pq, &p);
 	rep = read_one(r);
 	if (p.script >= 0 && is_noscript(rep)) {
 		freeReplyObject(rep);
@@ -311,18 +313,7 @@ sr_redis_reply(struct sr_redis *r)
 			if (redisGetReply(r->c, &next) != REDIS_OK)
 				break;
 			r->pending--;
-			if (rbuf_len == rbuf_cap) {
-				size_t ncap = rbuf_cap ? rbuf_cap * 2 : 64;
-				redisReply **n = sr_malloc(ncap * sizeof *n);
-
-				for (size_t i = 0; i < rbuf_len; i++)
-					n[i] = rbuf[(rbuf_head + i) % rbuf_cap];
-				free(rbuf);
-				rbuf = n;
-				rbuf_cap = ncap;
-				rbuf_head = 0;
-			}
-			rbuf[(rbuf_head + rbuf_len++) % rbuf_cap] = next;
+			ring_push(&rbuf, &next);
 		}
 		rep = NULL;
 		if (load_scripts(r) == 0) {
@@ -342,7 +333,7 @@ sr_redis_reply(struct sr_redis *r)
 void
 sr_redis_discard(struct sr_redis *r)
 {
-	while (pq_len) {
+	while (pq.len) {
 		redisReply *rep = sr_redis_reply(r);
 
 		if (rep)
