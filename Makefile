@@ -31,7 +31,7 @@ BIN = $(if $(filter 1,$(SAN)),build/san/bin,bin)
 
 TOOLS = sr-enqueue sr-claim sr-exec sr-confirm sr-gwsim
 LUA = share/lua/enqueue.lua share/lua/claim.lua share/lua/gate.lua share/lua/confirm.lua
-LIB = sr_util sr_config sr_redis sr_keys sr_jsonl sr_valid sr_judge sr_task sr_lua_gen
+LIB = sr_util sr_config sr_redis sr_keys sr_jsonl sr_valid sr_judge sr_task sr_command sr_lua_gen
 LIBOBJ = $(LIB:%=$(OUT)/%.o)
 UNIT = test_judge test_valid test_jsonl test_classify
 

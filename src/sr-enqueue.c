@@ -22,7 +22,6 @@
 #include "sr.h"
 
 #define BATCH 2048
-#define GROUP 256 /* cards per enqueue script call */
 
 static const char usage[] =
 "usage: sr-enqueue [--redis URL] [--prefix P] < requests.jsonl > acks.jsonl\n"
@@ -61,9 +60,7 @@ struct req {
 	json_t *obj;
 	struct sr_card_facts cf;
 	struct sr_device_facts df;
-	struct sr_judgment j;
-	const char *ack;
-	long long ver;
+	struct sr_cmd cmd; /* the judged intent, written by sr_command.c */
 	int dev_fetched; /* device facts were read with the card's */
 };
 
@@ -73,7 +70,7 @@ struct req {
 struct batch {
 	struct req reqs[BATCH];
 	int n;
-	int ncalls, callsize[BATCH], callstart[BATCH], order[BATCH];
+	struct sr_cmd_calls *calls; /* the enqueue scripts in flight */
 	int nsadd; /* account registrations sent before the scripts */
 };
 
@@ -385,125 +382,77 @@ append_facts_writes(struct batch *b)
 	}
 }
 
-/* Round 3: one enqueue.lua call per account group, after the facts writes. */
+/* Round 3: judge, then the facts writes and the enqueue scripts in one flush. */
 static void
 append_commands(struct batch *b, long long now)
 {
-	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	struct req *reqs = b->reqs;
-	char interval[24], maxlen[24];
-	int group[BATCH], norder = 0, n = b->n, *order = b->order;
-	char (*keys)[SR_KEY_MAX] = sr_malloc((5 + GROUP) * sizeof *keys);
-	char prio[BATCH][4];
+	struct sr_cmd *cmds[BATCH];
+	int n = 0;
 
-	b->ncalls = 0;
 	append_facts_writes(b);
-	snprintf(interval, sizeof interval, "%ld", cfg.min_interval_ms);
-	snprintf(maxlen, sizeof maxlen, "%ld", cfg.audit_maxlen);
-	for (int i = 0; i < n; i++) {
-		group[i] = 0;
-		if (reqs[i].st != ST_PENDING)
-			continue;
-		reqs[i].j = sr_judge(&reqs[i].cf, reqs[i].cf.device[0] ? &reqs[i].df : NULL, now);
-		snprintf(prio[i], sizeof prio[i], "%d", reqs[i].prio);
-	}
-	/* Group by carrier, keeping input order inside each group. */
-	for (int i = 0; i < n; i++) {
-		if (reqs[i].st != ST_PENDING || group[i])
-			continue;
-		for (int j = i; j < n; j++)
-			if (reqs[j].st == ST_PENDING && !group[j] && !strcmp(reqs[j].carrier, reqs[i].carrier)) {
-				group[j] = 1;
-				order[norder++] = j;
-			}
-	}
-	for (int s = 0; s < norder;) {
-		int e = s;
-		const char *carrier = reqs[order[s]].carrier;
-		const char **argv;
-		int argc = 0, nk;
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
 
-		while (e < norder && e - s < GROUP && !strcmp(reqs[order[e]].carrier, carrier))
-			e++;
-		nk = 5 + (e - s);
-		argv = sr_malloc((size_t)(nk + 2 + 7 * (e - s)) * sizeof *argv);
-		for (int q = 0; q < 3; q++)
-			argv[argc++] = sr_key_account(keys[q], cfg.prefix, carrier, qs[q]);
-		argv[argc++] = sr_key_account(keys[3], cfg.prefix, carrier, "frozen");
-		argv[argc++] = sr_key_account(keys[4], cfg.prefix, carrier, "audit");
-		for (int k = s; k < e; k++)
-			argv[argc++] = sr_key_card(keys[5 + k - s], cfg.prefix, carrier, reqs[order[k]].card);
-		argv[argc++] = interval;
-		argv[argc++] = maxlen;
-		for (int k = s; k < e; k++) {
-			struct req *r = &reqs[order[k]];
-
-			argv[argc++] = r->card;
-			argv[argc++] = sr_want_name(r->j.want);
-			argv[argc++] = r->j.target_stopped ? "stop" : "resume";
-			argv[argc++] = r->j.reason;
-			argv[argc++] = r->scene;
-			argv[argc++] = r->source;
-			argv[argc++] = prio[order[k]];
-		}
-		sr_redis_append_script(&rds, SR_LUA_ENQUEUE, nk, argc, argv, NULL);
-		free(argv);
-		b->callstart[b->ncalls] = s;
-		b->callsize[b->ncalls++] = e - s;
-		s = e;
+		if (r->st != ST_PENDING)
+			continue;
+		r->cmd.card = r->card;
+		r->cmd.carrier = r->carrier;
+		r->cmd.scene = r->scene;
+		r->cmd.source = r->source;
+		r->cmd.prio = r->prio;
+		r->cmd.j = sr_judge(&r->cf, r->cf.device[0] ? &r->df : NULL, now);
+		cmds[n++] = &r->cmd;
 	}
-	free(keys);
+	b->calls = sr_cmds_append(&rds, &cfg, cmds, n);
 	sr_redis_flush(&rds);
 }
 
-/* Collect the enqueue replies of a batch. Returns -1 if Redis failed. */
+/* Collect the replies of a batch's round 3. Returns -1 if Redis failed. */
 static int
 collect_commands(struct batch *b)
 {
 	struct req *reqs = b->reqs;
-	int *order = b->order, *callsize = b->callsize, *callstart = b->callstart;
 	redisReply *rep;
+	int rc = 0;
 
-	for (int i = 0; i < b->n; i++)
+	if (!b->calls)
+		return 0;
+	for (int i = 0; rc == 0 && i < b->n; i++)
 		if (reqs[i].st == ST_PENDING && reqs[i].facts) {
-			if (!(rep = sr_redis_reply(&rds)))
-				return -1;
+			if (!(rep = sr_redis_reply(&rds))) {
+				rc = -1;
+				break;
+			}
 			if (rep->type == REDIS_REPLY_ERROR) {
 				reqs[i].st = ST_ERROR;
 				snprintf(reqs[i].error, sizeof reqs[i].error, "facts not written: %s", rep->str);
 			}
 			freeReplyObject(rep);
 		}
-	for (int i = 0; i < b->nsadd; i++) {
+	for (int i = 0; rc == 0 && i < b->nsadd; i++) {
 		if (!(rep = sr_redis_reply(&rds)))
-			return -1;
-		freeReplyObject(rep);
+			rc = -1;
+		else
+			freeReplyObject(rep);
 	}
-	for (int c = 0; c < b->ncalls; c++) {
-		rep = sr_redis_reply(&rds);
+	/* Always consumes (and frees) the handle; after a failure it only
+	 * finds the connection dead. */
+	if (sr_cmds_collect(&rds, b->calls) < 0)
+		rc = -1;
+	b->calls = NULL;
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &reqs[i];
 
-		if (!rep)
-			return -1; /* the caller turns every line not done into an error */
-		for (int k = 0; k < callsize[c]; k++) {
-			struct req *r = &reqs[order[callstart[c] + k]];
-
-			if (r->st != ST_PENDING)
-				continue; /* its facts write failed */
-			if (rep->type != REDIS_REPLY_ARRAY || rep->elements != (size_t)callsize[c] * 2) {
-				r->st = ST_ERROR;
-				snprintf(r->error, sizeof r->error, "enqueue script failed: %s",
-				    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-				continue;
-			}
-			r->ack = strcmp(rep->element[2 * k]->str, "queued") == 0 ? "queued" :
-				 strcmp(rep->element[2 * k]->str, "unchanged") == 0 ? "unchanged" :
-				 strcmp(rep->element[2 * k]->str, "cancelled") == 0 ? "cancelled" : "noop";
-			r->ver = rep->element[2 * k + 1]->integer;
+		if (r->st != ST_PENDING)
+			continue;
+		if (r->cmd.status)
 			r->st = ST_DONE;
+		else if (r->cmd.error[0]) {
+			r->st = ST_ERROR;
+			snprintf(r->error, sizeof r->error, "%s", r->cmd.error);
 		}
-		freeReplyObject(rep);
 	}
-	return 0;
+	return rc;
 }
 
 static int
@@ -522,13 +471,7 @@ emit_batch(struct req *reqs, int n)
 			json_object_set_new(o, "carrier", json_string(r->carrier));
 		switch (r->st) {
 		case ST_DONE:
-			json_object_set_new(o, "status", json_string(r->ack));
-			json_object_set_new(o, "action", json_string(
-			    !strcmp(r->ack, "cancelled") || !strcmp(r->ack, "noop") ? "none" :
-			    sr_want_name(r->j.want == SR_WANT_NONE ?
-				(r->j.target_stopped ? SR_WANT_STOP : SR_WANT_RESUME) : r->j.want)));
-			json_object_set_new(o, "reason", json_string(r->j.reason));
-			json_object_set_new(o, "ver", json_integer(r->ver));
+			sr_cmd_ack(o, &r->cmd);
 			break;
 		case ST_REJECTED:
 			json_object_set_new(o, "status", json_string("rejected"));
@@ -559,7 +502,7 @@ process(struct batch *b, struct batch *prev)
 	long long now;
 	int status = SR_EX_OK;
 
-	b->ncalls = 0;
+	b->calls = NULL;
 	if (redis_up)
 		append_read_facts(b->reqs, b->n);
 	if (prev) {

@@ -269,6 +269,31 @@ int sr_gateway_running(struct sr_gateway *gw);
 enum sr_outcome sr_classify_http(long http, const char *body, int is_query, char *observed,
     size_t observed_len);
 
+/* -------------------------------------------------------------- sr_command.c */
+
+/* One card's judged intent, written by enqueue.lua (the only writer of
+ * commands: sr-enqueue and dev-eval both go through here). */
+#define SR_CMD_GROUP 256 /* cards per script call */
+struct sr_cmd {
+	const char *card, *carrier, *scene, *source;
+	int prio;
+	struct sr_judgment j;
+	/* out: status queued|unchanged|cancelled|noop, or NULL and error set */
+	const char *status;
+	long long ver;
+	char error[160];
+};
+struct sr_cmd_calls;
+/* Append the script calls for n commands (pipelined, not flushed). The
+ * returned handle is consumed by sr_cmds_collect. */
+struct sr_cmd_calls *sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg,
+    struct sr_cmd **cmds, int n);
+/* Read the replies, fill status/ver (or error) of each command, free the
+ * handle. -1 when the connection failed (commands left without status). */
+int sr_cmds_collect(struct sr_redis *r, struct sr_cmd_calls *c);
+/* Add status, action, reason and ver of a written command to an ack. */
+void sr_cmd_ack(json_t *o, const struct sr_cmd *m);
+
 /* ----------------------------------------------------------------- sr_task.c */
 
 /* Task and result records travel between sr-claim, sr-exec and sr-confirm. */

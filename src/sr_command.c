@@ -1,0 +1,133 @@
+/* sr_command.c - write judged intents to the account queues (enqueue.lua).
+ *
+ * The one code path by which a card's command is written, shared by
+ * sr-enqueue and dev-eval: cards are grouped by account (one script call
+ * per group of up to SR_CMD_GROUP cards, the account being the hash tag
+ * every key of the call shares), and the calls are pipelined. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sr.h"
+
+struct sr_cmd_calls {
+	int ncalls;
+	int *size;            /* cards per call */
+	struct sr_cmd **order; /* cards in call order */
+};
+
+struct sr_cmd_calls *
+sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **cmds, int n)
+{
+	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	struct sr_cmd_calls *c = sr_malloc(sizeof *c);
+	char interval[24], maxlen[24];
+	char (*keys)[SR_KEY_MAX] = sr_malloc((5 + SR_CMD_GROUP) * sizeof *keys);
+	char (*prio)[4] = sr_malloc((size_t)(n + 1) * sizeof *prio);
+	char *taken = sr_malloc((size_t)n + 1);
+	int norder = 0;
+
+	c->ncalls = 0;
+	c->size = sr_malloc((size_t)(n + 1) * sizeof *c->size);
+	c->order = sr_malloc((size_t)(n + 1) * sizeof *c->order);
+	memset(taken, 0, (size_t)n + 1);
+	snprintf(interval, sizeof interval, "%ld", cfg->min_interval_ms);
+	snprintf(maxlen, sizeof maxlen, "%ld", cfg->audit_maxlen);
+	/* Group by carrier, keeping input order inside each group. */
+	for (int i = 0; i < n; i++) {
+		if (taken[i])
+			continue;
+		for (int j = i; j < n; j++)
+			if (!taken[j] && !strcmp(cmds[j]->carrier, cmds[i]->carrier)) {
+				taken[j] = 1;
+				c->order[norder++] = cmds[j];
+			}
+	}
+	for (int s = 0; s < norder;) {
+		const char *carrier = c->order[s]->carrier;
+		const char **argv;
+		int e = s, argc = 0, nk;
+
+		while (e < norder && e - s < SR_CMD_GROUP && !strcmp(c->order[e]->carrier, carrier))
+			e++;
+		nk = 5 + (e - s);
+		argv = sr_malloc((size_t)(nk + 2 + 7 * (e - s)) * sizeof *argv);
+		for (int q = 0; q < 3; q++)
+			argv[argc++] = sr_key_account(keys[q], cfg->prefix, carrier, qs[q]);
+		argv[argc++] = sr_key_account(keys[3], cfg->prefix, carrier, "frozen");
+		argv[argc++] = sr_key_account(keys[4], cfg->prefix, carrier, "audit");
+		for (int k = s; k < e; k++)
+			argv[argc++] = sr_key_card(keys[5 + k - s], cfg->prefix, carrier, c->order[k]->card);
+		argv[argc++] = interval;
+		argv[argc++] = maxlen;
+		for (int k = s; k < e; k++) {
+			struct sr_cmd *m = c->order[k];
+
+			snprintf(prio[k], sizeof prio[k], "%d", m->prio);
+			argv[argc++] = m->card;
+			argv[argc++] = sr_want_name(m->j.want);
+			argv[argc++] = m->j.target_stopped ? "stop" : "resume";
+			argv[argc++] = m->j.reason;
+			argv[argc++] = m->scene;
+			argv[argc++] = m->source;
+			argv[argc++] = prio[k];
+		}
+		sr_redis_append_script(r, SR_LUA_ENQUEUE, nk, argc, argv, NULL);
+		free(argv);
+		c->size[c->ncalls++] = e - s;
+		s = e;
+	}
+	free(keys);
+	free(prio);
+	free(taken);
+	return c;
+}
+
+int
+sr_cmds_collect(struct sr_redis *r, struct sr_cmd_calls *c)
+{
+	static const char *statuses[] = { "queued", "unchanged", "cancelled", "noop" };
+	int at = 0, rc = 0;
+
+	for (int k = 0; k < c->ncalls && rc == 0; k++) {
+		redisReply *rep = sr_redis_reply(r);
+
+		if (!rep) {
+			rc = -1; /* the connection failed: the caller answers the rest */
+			break;
+		}
+		for (int i = 0; i < c->size[k]; i++) {
+			struct sr_cmd *m = c->order[at + i];
+
+			if (rep->type != REDIS_REPLY_ARRAY || rep->elements != (size_t)c->size[k] * 2) {
+				snprintf(m->error, sizeof m->error, "enqueue script failed: %s",
+				    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+				continue;
+			}
+			for (int s = 0; s < 4; s++)
+				if (!strcmp(rep->element[2 * i]->str, statuses[s]))
+					m->status = statuses[s];
+			m->ver = rep->element[2 * i + 1]->integer;
+		}
+		at += c->size[k];
+		freeReplyObject(rep);
+	}
+	free(c->size);
+	free(c->order);
+	free(c);
+	return rc;
+}
+
+void
+sr_cmd_ack(json_t *o, const struct sr_cmd *m)
+{
+	/* A command that was kept or written is reported with its action; a
+	 * "confirming" command turned towards the target carries the target. */
+	int none = !strcmp(m->status, "cancelled") || !strcmp(m->status, "noop");
+	enum sr_want w = m->j.want != SR_WANT_NONE ? m->j.want :
+	    m->j.target_stopped ? SR_WANT_STOP : SR_WANT_RESUME;
+
+	json_object_set_new(o, "status", json_string(m->status));
+	json_object_set_new(o, "action", json_string(none ? "none" : sr_want_name(w)));
+	json_object_set_new(o, "reason", json_string(m->j.reason));
+	json_object_set_new(o, "ver", json_integer(m->ver));
+}
