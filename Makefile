@@ -16,7 +16,7 @@ CFLAGS ?= -g -O2
 override CFLAGS += -std=c11 -Wall -Wextra -Werror -Wstrict-prototypes -Wwrite-strings -Wno-format-truncation \
 	-D_POSIX_C_SOURCE=200809L -Isrc \
 	$(shell $(PKG_CONFIG) --cflags hiredis libcurl jansson)
-LDLIBS = $(shell $(PKG_CONFIG) --libs hiredis libcurl jansson)
+LDLIBS = $(shell $(PKG_CONFIG) --libs hiredis libcurl jansson) -lcsv
 MHD_LIBS = $(shell $(PKG_CONFIG) --libs libmicrohttpd)
 
 # Sanitizer build (make test uses it): separate object dir, same sources.
@@ -29,11 +29,13 @@ else
 endif
 BIN = $(if $(filter 1,$(SAN)),build/san/bin,bin)
 
-TOOLS = sr-enqueue sr-claim sr-exec sr-confirm sr-gwsim
-LUA = share/lua/enqueue.lua share/lua/claim.lua share/lua/gate.lua share/lua/confirm.lua
-LIB = sr_util sr_config sr_redis sr_keys sr_jsonl sr_valid sr_judge sr_task sr_command sr_lua_gen
+TOOLS = sr-enqueue sr-claim sr-exec sr-confirm sr-asset sr-gwsim
+LUA = share/lua/enqueue.lua share/lua/claim.lua share/lua/gate.lua share/lua/confirm.lua \
+	share/lua/device_enqueue.lua share/lua/device_claim.lua share/lua/device_finish.lua \
+	share/lua/unlock.lua share/lua/direct_gate.lua
+LIB = sr_util sr_config sr_redis sr_keys sr_jsonl sr_valid sr_judge sr_task sr_command sr_csv sr_switch sr_lock sr_direct sr_gateway sr_lua_gen
 LIBOBJ = $(LIB:%=$(OUT)/%.o)
-UNIT = test_judge test_valid test_jsonl test_classify
+UNIT = test_judge test_valid test_jsonl test_classify test_csv
 
 all: $(TOOLS:%=$(BIN)/%)
 
@@ -41,7 +43,8 @@ all: $(TOOLS:%=$(BIN)/%)
 src/sr_lua_gen.c: $(LUA) Makefile
 	@{ echo '/* generated from share/lua by make; do not edit */'; \
 	   echo '#include "sr.h"'; \
-	   echo 'const char *const sr_lua_name[SR_LUA_COUNT] = { "enqueue", "claim", "gate", "confirm" };'; \
+	   printf 'const char *const sr_lua_name[SR_LUA_COUNT] = {'; \
+	   for f in $(LUA); do printf ' "%s",' $$(basename $$f .lua); done; echo ' };'; \
 	   echo 'const char *const sr_lua_source[SR_LUA_COUNT] = {'; \
 	   for f in $(LUA); do \
 	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; echo ','; \
@@ -57,10 +60,6 @@ $(OUT)/sr_lua_gen.o: src/sr_lua_gen.c src/sr.h
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BIN)/sr-exec: $(OUT)/sr-exec.o $(OUT)/sr_gateway.o $(LIBOBJ)
-	@mkdir -p $(BIN)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-
 $(BIN)/sr-gwsim: $(OUT)/sr-gwsim.o $(LIBOBJ)
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(MHD_LIBS) -lpthread
@@ -69,7 +68,7 @@ $(BIN)/%: $(OUT)/%.o $(LIBOBJ)
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(OUT)/test_%: tests/unit/test_%.c $(OUT)/sr_gateway.o $(LIBOBJ)
+$(OUT)/test_%: tests/unit/test_%.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 unit: $(UNIT:%=$(OUT)/%)

@@ -24,7 +24,8 @@
 #define BATCH 2048
 
 static const char usage[] =
-"usage: sr-enqueue [--redis URL] [--prefix P] < requests.jsonl > acks.jsonl\n"
+"usage: sr-enqueue [--csv] [--scene S] [--source S] [--redis URL] [--prefix P]\n"
+"                  < requests.jsonl > acks.jsonl\n"
 "\n"
 "Judge stop/resume requests and queue the resulting commands. One request per\n"
 "input line, one ack per output line, in the same order.\n"
@@ -36,11 +37,18 @@ static const char usage[] =
 "         device device_package_expired manual_recheck\n"
 "  facts (optional, upserted before judging): device status stopped_by pkg_expires_at\n"
 "         data_used_kb data_quota_kb refunded polling_paused\n"
-"Ack status: queued unchanged cancelled noop rejected error\n"
+"Device request (evaluate all cards of a device with dev-eval):\n"
+"  {\"device\":\"D42\",\"scene\":\"device_package_expired\",\"facts\":{\"pkg_expires_at\":0}}\n"
+"Ack status: queued unchanged cancelled noop device_queued rejected error;\n"
+"  with the global switch off (sr-admin switch off): direct_ok direct_failed (the\n"
+"  request was executed on the spot; a failed one stays queued for later).\n"
 "\n"
 "Options:\n"
 "  --redis URL    redis://host:port[/db] or unix:///path (env SRQ_REDIS)\n"
 "  --prefix P     key prefix (env SRQ_PREFIX, default polling)\n"
+"  --csv          the input is CSV with a header row: card, carrier (or device),\n"
+"                 scene, source, and any fact as a column; empty cells are left out\n"
+"  --scene S      scene of the requests that name none   --source S   likewise\n"
 "  -h, --help     this help        --version   print the version\n"
 "\n"
 "Environment: SRQ_REDIS_PASSWORD(_FILE), SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_MAXLEN.\n"
@@ -62,6 +70,9 @@ struct req {
 	struct sr_device_facts df;
 	struct sr_cmd cmd; /* the judged intent, written by sr_command.c */
 	int dev_fetched; /* device facts were read with the card's */
+	int is_device;   /* a device request: {"device":...} */
+	char device[65];
+	struct sr_direct *direct; /* switch off: executed on the spot */
 };
 
 /* A batch in flight. Its enqueue scripts are sent without waiting, so Redis
@@ -72,15 +83,18 @@ struct batch {
 	int n;
 	struct sr_cmd_calls *calls; /* the enqueue scripts in flight */
 	int nsadd; /* account registrations sent before the scripts */
+	int ndevices; /* device requests written after the card scripts */
+	int switch_on; /* the global switch, read with the batch's facts */
 };
 
 static struct sr_config cfg;
 static struct sr_redis rds;
+static struct sr_gateway *gw; /* the direct path's, made when first needed */
 static int redis_up;
+static const char *default_scene, *default_source;
 
 static const char *const req_keys[] = { "card", "carrier", "device", "scene", "source", "facts", NULL };
-static const char *const fact_keys[] = { "carrier", "device", "status", "stopped_by",
-	"pkg_expires_at", "data_used_kb", "data_quota_kb", "refunded", "polling_paused", NULL };
+static const char *const request_fields[] = { "card", "carrier", "device", "scene", "source", NULL };
 
 static int
 reject(struct req *r, const char *msg, const char *arg)
@@ -93,50 +107,79 @@ reject(struct req *r, const char *msg, const char *arg)
 static int
 check_facts(struct req *r, json_t *facts)
 {
-	const char *key, *bad;
 	json_t *v;
 
 	if (!json_is_object(facts))
 		return reject(r, "\"facts\" must be an object%s", "");
-	if ((bad = sr_unknown_key(facts, fact_keys)))
-		return reject(r, "unknown fact \"%s\"", bad);
-	json_object_foreach(facts, key, v) {
-		if (!strcmp(key, "carrier") || !strcmp(key, "device")) {
-			if (!json_is_string(v) || !sr_valid_id(json_string_value(v)))
-				return reject(r, "fact \"%s\" must be an id [A-Za-z0-9_.-]{1,64}", key);
-		} else if (!strcmp(key, "status")) {
-			const char *s = json_string_value(v);
-
-			if (!s || (strcmp(s, "active") && strcmp(s, "stopped")))
-				return reject(r, "fact \"status\" must be \"active\" or \"stopped\"%s", "");
-		} else if (!strcmp(key, "stopped_by")) {
-			const char *s = json_string_value(v);
-
-			if (!s || (strcmp(s, "auto") && strcmp(s, "manual")))
-				return reject(r, "fact \"stopped_by\" must be \"auto\" or \"manual\"%s", "");
-		} else if (json_is_boolean(v) && (!strcmp(key, "refunded") || !strcmp(key, "polling_paused"))) {
-			continue;
-		} else if (!json_is_integer(v) || json_integer_value(v) < 0) {
-			return reject(r, "fact \"%s\" must be a non-negative integer", key);
-		}
+	if (sr_check_facts(facts, SR_FACTS_CARD, NULL, r->error, sizeof r->error) < 0) {
+		r->st = ST_REJECTED;
+		return -1;
 	}
 	if ((v = json_object_get(facts, "carrier")) && strcmp(json_string_value(v), r->carrier))
 		return reject(r, "facts name carrier '%s', the request another", json_string_value(v));
 	return 0;
 }
 
-/* Validate one line; fills r or marks it rejected. */
-static void
-parse_line(struct req *r, const char *line)
+/* Common fields of card and device requests. */
+static int
+parse_scene_source(struct req *r)
 {
-	json_error_t jerr;
-	const char *s, *bad;
+	const char *s;
 
-	r->obj = json_loads(line, JSON_REJECT_DUPLICATES, &jerr);
-	if (!r->obj) {
-		reject(r, "malformed JSON: %s", jerr.text);
+	if (!json_object_get(r->obj, "scene") && default_scene)
+		json_object_set_new(r->obj, "scene", json_string(default_scene));
+	if (!json_object_get(r->obj, "source") && default_source)
+		json_object_set_new(r->obj, "source", json_string(default_source));
+	s = sr_jstr(r->obj, "scene");
+	if ((r->prio = sr_scene_prio(s)) < 0)
+		return reject(r, s ? "unknown scene \"%s\"" : "missing \"scene\"%s", s ? s : "");
+	strcpy(r->scene, s);
+	if (json_object_get(r->obj, "source")) {
+		s = sr_jstr(r->obj, "source");
+		if (!s || strlen(s) >= sizeof r->source)
+			return reject(r, "\"source\" must be a string of at most 128 bytes%s", "");
+		strcpy(r->source, s);
+	}
+	return 0;
+}
+
+/* A device request: evaluate every card of the device (dev-eval). */
+static void
+parse_device(struct req *r)
+{
+	const char *s = sr_jstr(r->obj, "device");
+
+	r->is_device = 1;
+	if (!sr_valid_id(s)) {
+		reject(r, "\"device\" must be an id [A-Za-z0-9_.-]{1,64}%s", "");
 		return;
 	}
+	strcpy(r->device, s);
+	if (json_object_get(r->obj, "carrier")) {
+		reject(r, "a device request has no \"carrier\" (its cards have theirs)%s", "");
+		return;
+	}
+	if (parse_scene_source(r) < 0)
+		return;
+	if ((r->facts = json_object_get(r->obj, "facts"))) {
+		if (!json_is_object(r->facts)) {
+			reject(r, "\"facts\" must be an object%s", "");
+			return;
+		}
+		if (sr_check_facts(r->facts, SR_FACTS_DEVICE, NULL, r->error, sizeof r->error) < 0) {
+			r->st = ST_REJECTED;
+			return;
+		}
+	}
+	r->st = ST_PENDING;
+}
+
+/* Validate a request object (r->obj); fills r or marks it rejected. */
+static void
+parse_obj(struct req *r)
+{
+	const char *s, *bad;
+
 	if (!json_is_object(r->obj)) {
 		reject(r, "a request must be a JSON object%s", "");
 		return;
@@ -150,7 +193,11 @@ parse_line(struct req *r, const char *line)
 		return;
 	}
 	if (json_object_get(r->obj, "device") && !json_object_get(r->obj, "card")) {
-		reject(r, "device requests are not supported by this version%s", "");
+		parse_device(r);
+		return;
+	}
+	if (json_object_get(r->obj, "device")) {
+		reject(r, "a card request names its device in \"facts\"%s", "");
 		return;
 	}
 	s = sr_jstr(r->obj, "card");
@@ -163,23 +210,58 @@ parse_line(struct req *r, const char *line)
 		reject(r, "\"carrier\" must be an id [A-Za-z0-9_.-]{1,64}%s", "");
 		return;
 	}
-	s = sr_jstr(r->obj, "scene");
-	if ((r->prio = sr_scene_prio(s)) < 0) {
-		reject(r, s ? "unknown scene \"%s\"" : "missing \"scene\"%s", s ? s : "");
+	if (parse_scene_source(r) < 0)
 		return;
-	}
-	strcpy(r->scene, s);
-	if (json_object_get(r->obj, "source")) {
-		s = sr_jstr(r->obj, "source");
-		if (!s || strlen(s) >= sizeof r->source) {
-			reject(r, "\"source\" must be a string of at most 128 bytes%s", "");
-			return;
-		}
-		strcpy(r->source, s);
-	}
 	if ((r->facts = json_object_get(r->obj, "facts")) && check_facts(r, r->facts) < 0)
 		return;
 	r->st = ST_PENDING;
+}
+
+static void
+parse_line(struct req *r, const char *line)
+{
+	json_error_t jerr;
+
+	if (!(r->obj = json_loads(line, JSON_REJECT_DUPLICATES, &jerr))) {
+		reject(r, "malformed JSON: %s", jerr.text);
+		return;
+	}
+	parse_obj(r);
+}
+
+/* A CSV row: the request's own columns stay, every other column is a fact. */
+static void
+parse_csv_row(struct req *r, json_t *row)
+{
+	json_t *facts = json_object(), *v;
+	const char *key;
+	void *tmp;
+
+	r->obj = row;
+	json_object_foreach_safe(row, tmp, key, v) {
+		int own = 0;
+
+		for (const char *const *f = request_fields; *f; f++)
+			own |= !strcmp(*f, key);
+		if (!strcmp(key, "device") && json_object_get(row, "card"))
+			own = 0; /* a card row's device column is the card's fact */
+		if (!own) {
+			json_object_set(facts, key, v);
+			json_object_del(row, key);
+		}
+	}
+	if (sr_json_integers(facts, sr_numeric_facts, r->error, sizeof r->error) < 0) {
+		json_decref(facts);
+		if ((key = sr_jstr(row, "card")) && strlen(key) < sizeof r->card)
+			strcpy(r->card, key);
+		r->st = ST_REJECTED;
+		return;
+	}
+	if (json_object_size(facts) > 0)
+		json_object_set_new(row, "facts", facts);
+	else
+		json_decref(facts);
+	parse_obj(r);
 }
 
 /* Overlay the request's facts on the stored ones. */
@@ -218,8 +300,8 @@ merge_facts(struct req *r)
 static void
 append_facts_write(struct req *r)
 {
-	const char *argv[2 + 2 * 10];
-	char nums[10][24], key[SR_KEY_MAX];
+	const char *argv[4 + 2 * 10];
+	char vals[10][80], key[SR_KEY_MAX];
 	int argc = 0, k = 0;
 	const char *name;
 	json_t *v;
@@ -229,16 +311,11 @@ append_facts_write(struct req *r)
 	argv[argc++] = "carrier";
 	argv[argc++] = r->carrier;
 	json_object_foreach(r->facts, name, v) {
-		if (!strcmp(name, "carrier"))
+		if (!strcmp(name, "carrier") || k == 10)
 			continue;
+		sr_fact_value(v, vals[k], sizeof vals[k]);
 		argv[argc++] = name;
-		if (json_is_string(v))
-			argv[argc++] = json_string_value(v);
-		else {
-			snprintf(nums[k], sizeof nums[k], "%lld",
-			    json_is_boolean(v) ? (long long)json_is_true(v) : (long long)json_integer_value(v));
-			argv[argc++] = nums[k++];
-		}
+		argv[argc++] = vals[k++];
 	}
 	sr_redis_append(&rds, argc, argv, NULL);
 }
@@ -263,13 +340,15 @@ append_read_facts(struct req *reqs, int n)
 {
 	const char *time_argv[] = { "TIME" };
 	char key[SR_KEY_MAX];
+	const char *switch_argv[] = { "GET", sr_key_switch(key, cfg.prefix) };
 
 	sr_redis_append(&rds, 1, time_argv, NULL);
+	sr_redis_append(&rds, 2, switch_argv, NULL);
 	for (int i = 0; i < n; i++) {
 		struct req *r = &reqs[i];
 		const char *dev = r->facts ? sr_jstr(r->facts, "device") : NULL;
 
-		if (r->st != ST_PENDING)
+		if (r->st != ST_PENDING || r->is_device)
 			continue;
 		{
 			const char *argv[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, r->card) };
@@ -289,20 +368,27 @@ append_read_facts(struct req *reqs, int n)
 /* Read round 1; check ownership; overlay the request's facts. Returns the
  * Redis clock in seconds, or -1 if Redis failed. */
 static long long
-read_facts(struct req *reqs, int n)
+read_facts(struct batch *b)
 {
+	struct req *reqs = b->reqs;
 	long long now = -1;
 	redisReply *rep;
+	int n = b->n;
 
 	if (!(rep = sr_redis_reply(&rds)))
 		return -1;
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
 		now = atoll(rep->element[0]->str);
 	freeReplyObject(rep);
+	if (!(rep = sr_redis_reply(&rds)))
+		return -1;
+	b->switch_on = !(rep->type == REDIS_REPLY_STRING && (!strcmp(rep->str, "0") ||
+	    !strcmp(rep->str, "off") || !strcmp(rep->str, "false")));
+	freeReplyObject(rep);
 	for (int i = 0; i < n; i++) {
 		struct req *r = &reqs[i];
 
-		if (r->st != ST_PENDING)
+		if (r->st != ST_PENDING || r->is_device)
 			continue;
 		if (!(rep = sr_redis_reply(&rds)))
 			return -1;
@@ -334,14 +420,16 @@ read_devices(struct req *reqs, int n)
 	int k = 0;
 
 	for (int i = 0; i < n; i++)
-		if (reqs[i].st == ST_PENDING && reqs[i].cf.device[0] && !reqs[i].dev_fetched) {
+		if (reqs[i].st == ST_PENDING && !reqs[i].is_device && reqs[i].cf.device[0] &&
+		    !reqs[i].dev_fetched) {
 			const char *argv[] = { "HGETALL", sr_key_device_facts(key, cfg.prefix, reqs[i].cf.device) };
 
 			sr_redis_append(&rds, 2, argv, NULL);
 			k++;
 		}
 	for (int i = 0; k > 0 && i < n; i++)
-		if (reqs[i].st == ST_PENDING && reqs[i].cf.device[0] && !reqs[i].dev_fetched) {
+		if (reqs[i].st == ST_PENDING && !reqs[i].is_device && reqs[i].cf.device[0] &&
+		    !reqs[i].dev_fetched) {
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
 			sr_device_facts_load(&reqs[i].df, rep);
@@ -361,13 +449,13 @@ append_facts_writes(struct batch *b)
 
 	b->nsadd = 0;
 	for (int i = 0; i < b->n; i++)
-		if (b->reqs[i].st == ST_PENDING && b->reqs[i].facts)
+		if (b->reqs[i].st == ST_PENDING && !b->reqs[i].is_device && b->reqs[i].facts)
 			append_facts_write(&b->reqs[i]);
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 		size_t k;
 
-		if (r->st != ST_PENDING)
+		if (r->st != ST_PENDING || r->is_device)
 			continue;
 		for (k = 0; k < nknown && strcmp(known[k], r->carrier); k++)
 			;
@@ -382,6 +470,77 @@ append_facts_writes(struct batch *b)
 	}
 }
 
+/* Device requests: their facts, then device_enqueue.lua (merge into the
+ * device's pending evaluation). Two replies each. */
+static void
+append_devices(struct batch *b)
+{
+	char k1[SR_KEY_MAX], k2[SR_KEY_MAX], k3[SR_KEY_MAX];
+
+	b->ndevices = 0;
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+		const char *argv[5];
+		char vals[4][80];
+		const char *hset[2 + 2 * 4], *name;
+		int hc = 0, k = 0;
+		json_t *v;
+
+		if (r->st != ST_PENDING || !r->is_device)
+			continue;
+		hset[hc++] = "HSET";
+		hset[hc++] = sr_key_device_facts(k1, cfg.prefix, r->device);
+		json_object_foreach(r->facts, name, v) {
+			if (k == 4)
+				break;
+			sr_fact_value(v, vals[k], sizeof vals[k]);
+			hset[hc++] = name;
+			hset[hc++] = vals[k++];
+		}
+		if (hc > 2)
+			sr_redis_append(&rds, hc, hset, NULL);
+		else {
+			const char *ping[] = { "PING" }; /* keeps two replies per request */
+
+			sr_redis_append(&rds, 1, ping, NULL);
+		}
+		argv[0] = sr_key_shard(k1, cfg.prefix, sr_device_shard(r->device), "queue");
+		argv[1] = sr_key_device_eval(k2, cfg.prefix, r->device, "");
+		argv[2] = sr_key_device_eval(k3, cfg.prefix, r->device, ":scenes");
+		argv[3] = r->device;
+		argv[4] = r->scene;
+		sr_redis_append_script(&rds, SR_LUA_DEVICE_ENQUEUE, 3, 5, argv, NULL);
+		b->ndevices++;
+	}
+}
+
+static int
+collect_devices(struct batch *b)
+{
+	redisReply *rep;
+
+	for (int i = 0; i < b->n && b->ndevices > 0; i++) {
+		struct req *r = &b->reqs[i];
+
+		if (r->st != ST_PENDING || !r->is_device)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return -1;
+			if (rep->type == REDIS_REPLY_ERROR) {
+				r->st = ST_ERROR;
+				snprintf(r->error, sizeof r->error, "device not queued: %s", rep->str);
+			} else if (k == 1 && r->st == ST_PENDING) {
+				r->cmd.ver = rep->integer;
+				r->st = ST_DONE;
+			}
+			freeReplyObject(rep);
+		}
+	}
+	b->ndevices = 0;
+	return 0;
+}
+
 /* Round 3: judge, then the facts writes and the enqueue scripts in one flush. */
 static void
 append_commands(struct batch *b, long long now)
@@ -393,7 +552,7 @@ append_commands(struct batch *b, long long now)
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 
-		if (r->st != ST_PENDING)
+		if (r->st != ST_PENDING || r->is_device)
 			continue;
 		r->cmd.card = r->card;
 		r->cmd.carrier = r->carrier;
@@ -404,6 +563,7 @@ append_commands(struct batch *b, long long now)
 		cmds[n++] = &r->cmd;
 	}
 	b->calls = sr_cmds_append(&rds, &cfg, cmds, n);
+	append_devices(b);
 	sr_redis_flush(&rds);
 }
 
@@ -418,7 +578,7 @@ collect_commands(struct batch *b)
 	if (!b->calls)
 		return 0;
 	for (int i = 0; rc == 0 && i < b->n; i++)
-		if (reqs[i].st == ST_PENDING && reqs[i].facts) {
+		if (reqs[i].st == ST_PENDING && !reqs[i].is_device && reqs[i].facts) {
 			if (!(rep = sr_redis_reply(&rds))) {
 				rc = -1;
 				break;
@@ -440,10 +600,12 @@ collect_commands(struct batch *b)
 	if (sr_cmds_collect(&rds, b->calls) < 0)
 		rc = -1;
 	b->calls = NULL;
+	if (rc == 0 && collect_devices(b) < 0)
+		rc = -1;
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &reqs[i];
 
-		if (r->st != ST_PENDING)
+		if (r->st != ST_PENDING || r->is_device)
 			continue;
 		if (r->cmd.status)
 			r->st = ST_DONE;
@@ -453,6 +615,24 @@ collect_commands(struct batch *b)
 		}
 	}
 	return rc;
+}
+
+static void
+emit_direct(json_t *o, struct req *r)
+{
+	struct sr_direct *d = r->direct;
+
+	json_object_set_new(o, "status", json_string(d->ok ? "direct_ok" : "direct_failed"));
+	json_object_set_new(o, "action", json_string(d->action));
+	json_object_set_new(o, "reason", json_string(r->cmd.j.reason));
+	json_object_set_new(o, "ver", json_integer(d->ver));
+	json_object_set_new(o, "tries", json_integer(d->tries));
+	if (!d->ok) {
+		json_object_set_new(o, "error", json_string(d->error[0] ? d->error : d->outcome));
+		/* Not lost: kept in the queue for when the switch is on again. */
+		if (r->cmd.status)
+			json_object_set_new(o, "queued_ver", json_integer(r->cmd.ver));
+	}
 }
 
 static int
@@ -469,9 +649,20 @@ emit_batch(struct req *reqs, int n)
 			json_object_set_new(o, "card", json_string(r->card));
 		if (r->carrier[0])
 			json_object_set_new(o, "carrier", json_string(r->carrier));
+		if (r->is_device)
+			json_object_set_new(o, "device", json_string(r->device));
 		switch (r->st) {
 		case ST_DONE:
-			sr_cmd_ack(o, &r->cmd);
+			if (r->is_device) {
+				json_object_set_new(o, "status", json_string("device_queued"));
+				json_object_set_new(o, "scene", json_string(r->scene));
+				json_object_set_new(o, "ver", json_integer(r->cmd.ver));
+			} else if (r->direct) {
+				emit_direct(o, r);
+				if (!r->direct->ok)
+					status = sr_worst(status, SR_EX_BACKEND);
+			} else
+				sr_cmd_ack(o, &r->cmd);
 			break;
 		case ST_REJECTED:
 			json_object_set_new(o, "status", json_string("rejected"));
@@ -488,9 +679,129 @@ emit_batch(struct req *reqs, int n)
 		sr_emit(o);
 		json_decref(r->obj);
 		r->obj = NULL;
+		free(r->direct);
+		r->direct = NULL;
 	}
 	sr_flush();
 	return status;
+}
+
+/* Switch off: the batch's card requests are executed on the spot (the
+ * legacy path, made safe by sr_direct.c), synchronously. A request that
+ * failed is queued for when the switch is on again; device requests are
+ * queued as always (dev-eval claims nothing while the switch is off). */
+static int
+run_direct(struct batch *b, long long now)
+{
+	static struct sr_direct *v[BATCH];
+	struct sr_cmd *retry[BATCH];
+	char key[SR_KEY_MAX], akey[SR_KEY_MAX], maxlen[24];
+	redisReply *rep;
+	int n = 0, nretry = 0, nreplies;
+
+	snprintf(maxlen, sizeof maxlen, "%ld", cfg.audit_maxlen);
+	if (!gw)
+		gw = sr_gateway_new(&cfg);
+	/* The request facts first (the judgment and the next run read them). */
+	append_facts_writes(b);
+	nreplies = b->nsadd;
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+
+		if (r->st != ST_PENDING || r->is_device)
+			continue;
+		nreplies += r->facts != NULL;
+		r->cmd.card = r->card;
+		r->cmd.carrier = r->carrier;
+		r->cmd.scene = r->scene;
+		r->cmd.source = r->source;
+		r->cmd.prio = r->prio;
+		r->cmd.j = sr_judge(&r->cf, r->cf.device[0] ? &r->df : NULL, now);
+		if (r->cmd.j.want == SR_WANT_NONE) {
+			r->cmd.status = "noop"; /* what is queued is kept while off */
+			continue;
+		}
+		/* A fresh version: the request id (card-ver-action) of every
+		 * intent is unique, and a claim of an older one fails its gate. */
+		{
+			const char *argv[] = { "HINCRBY", sr_key_card(key, cfg.prefix, r->carrier, r->card),
+				"ver", "1" };
+
+			sr_redis_append(&rds, 4, argv, NULL);
+		}
+		r->direct = sr_malloc(sizeof *r->direct);
+		memset(r->direct, 0, sizeof *r->direct);
+		r->direct->card = r->card;
+		r->direct->carrier = r->carrier;
+		r->direct->action = sr_want_name(r->cmd.j.want);
+		if (!strcmp(r->cmd.j.reason, "device_disabled") ||
+		    !strcmp(r->cmd.j.reason, "device_package_expired"))
+			r->direct->device = r->cf.device;
+		v[n++] = r->direct;
+	}
+	for (int k = 0; k < nreplies; k++) {
+		if (!(rep = sr_redis_reply(&rds)))
+			return -1;
+		freeReplyObject(rep);
+	}
+	for (int i = 0; i < b->n; i++)
+		if (b->reqs[i].direct) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return -1;
+			b->reqs[i].direct->ver = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
+			freeReplyObject(rep);
+		}
+	if (n > 0 && sr_direct_run(&rds, gw, &cfg, v, n) < 0)
+		return -1;
+	/* Outcomes: the card's status fact and an audit entry; failures queued. */
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+		struct sr_direct *d = r->direct;
+		char ver[24];
+
+		if (r->st != ST_PENDING || r->is_device)
+			continue;
+		if (!d) {
+			r->st = ST_DONE;
+			continue;
+		}
+		snprintf(ver, sizeof ver, "%lld", d->ver);
+		{
+			const char *audit[] = { "XADD", sr_key_account(akey, cfg.prefix, r->carrier, "audit"),
+				"MAXLEN", "~", maxlen, "*", "card", r->card, "ver_before", ver, "ver_after", ver,
+				"event", d->ok ? "direct:ok" : "direct:failed", "action", d->action,
+				"reason", r->cmd.j.reason, "scene", r->scene, "source", r->source,
+				"error", d->error };
+
+			sr_redis_append(&rds, 24, audit, NULL);
+		}
+		if (d->ok) {
+			int stop = !strcmp(d->action, "stop");
+			const char *set[] = { "HSET", sr_key_card_facts(key, cfg.prefix, r->card), "status",
+				stop ? "stopped" : "active", "stopped_by", "auto" };
+
+			sr_redis_append(&rds, stop ? 6 : 4, set, NULL);
+			if (!stop) {
+				const char *del[] = { "HDEL", key, "stopped_by" };
+
+				sr_redis_append(&rds, 3, del, NULL);
+			}
+		} else
+			retry[nretry++] = &r->cmd;
+		r->st = ST_DONE;
+	}
+	while (rds.pending > 0) {
+		if (!(rep = sr_redis_reply(&rds)))
+			return -1;
+		freeReplyObject(rep);
+	}
+	if (nretry > 0) {
+		struct sr_cmd_calls *calls = sr_cmds_append(&rds, &cfg, retry, nretry);
+
+		if (sr_cmds_collect(&rds, calls) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* Rounds 1 and 2 of batch b, then its enqueue scripts are sent; the replies
@@ -517,12 +828,13 @@ process(struct batch *b, struct batch *prev)
 		fail_batch(b->reqs, b->n);
 		return status;
 	}
-	if ((now = read_facts(b->reqs, b->n)) < 0 || read_devices(b->reqs, b->n) < 0) {
+	if ((now = read_facts(b)) < 0 || read_devices(b->reqs, b->n) < 0 ||
+	    (!b->switch_on && run_direct(b, now) < 0)) {
 		sr_redis_discard(&rds);
 		fail_batch(b->reqs, b->n);
 		return status;
 	}
-	append_commands(b, now);
+	append_commands(b, now); /* only what is still pending: all, or device requests */
 	return status;
 }
 
@@ -539,21 +851,77 @@ finish(struct batch *b)
 	return emit_batch(b->reqs, b->n);
 }
 
+/* Read the next request into r: 1 a line (maybe rejected), SR_READ_AGAIN,
+ * SR_READ_EOF, or -2 for a CSV whose header is unusable. */
+static int
+next_request(struct sr_reader *rd, struct sr_csv *c, struct req *r, int block)
+{
+	char *line;
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	if (c) {
+		json_t *row;
+
+		rc = sr_csv_next(c, &row, &r->line, r->error, sizeof r->error);
+		if (rc == 0)
+			return SR_READ_EOF;
+		if (rc == -2)
+			return -2;
+		if (rc == -1)
+			r->st = ST_REJECTED;
+		else
+			parse_csv_row(r, row);
+		return SR_READ_LINE;
+	}
+	rc = sr_reader_next(rd, &line, block);
+	if (rc == SR_READ_AGAIN || rc == SR_READ_EOF)
+		return rc;
+	r->line = rd->lineno;
+	if (rc == SR_READ_TOOLONG)
+		reject(r, "line longer than %s bytes", "65536");
+	else
+		parse_line(r, line);
+	return SR_READ_LINE;
+}
+
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = { SR_COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
+	enum { O_CSV = 1, O_SCENE, O_SOURCE };
+	static const struct option longopts[] = {
+		SR_COMMON_LONGOPTS,
+		{ "csv", no_argument, NULL, O_CSV },
+		{ "scene", required_argument, NULL, O_SCENE },
+		{ "source", required_argument, NULL, O_SOURCE },
+		{ NULL, 0, NULL, 0 },
+	};
 	static struct batch bufs[2];
 	struct batch *cur = &bufs[0], *prev = NULL;
 	struct sr_reader rd;
-	int c, status = SR_EX_OK, rc;
-	char *line;
+	struct sr_csv *csv = NULL;
+	int c, status = SR_EX_OK, rc, use_csv = 0;
 
 	sr_prog = "sr-enqueue";
 	sr_config_init(&cfg);
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
-		if (!sr_config_option(&cfg, c, optarg, usage))
-			sr_usage(SR_EX_USAGE, usage);
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_CSV: use_csv = 1; break;
+		case O_SCENE:
+			if (sr_scene_prio(optarg) < 0)
+				sr_die(SR_EX_USAGE, "--scene: unknown scene '%s'", optarg);
+			default_scene = optarg;
+			break;
+		case O_SOURCE:
+			if (strlen(optarg) > 128)
+				sr_die(SR_EX_USAGE, "--source: at most 128 bytes");
+			default_source = optarg;
+			break;
+		default:
+			if (!sr_config_option(&cfg, c, optarg, usage))
+				sr_usage(SR_EX_USAGE, usage);
+		}
+	}
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s'\n", sr_prog, argv[optind]);
 		sr_usage(SR_EX_USAGE, usage);
@@ -565,21 +933,23 @@ main(int argc, char *argv[])
 		fprintf(stderr, "%s: error: %s; every line is answered with status \"error\"\n",
 		    sr_prog, rds.errstr);
 
-	sr_reader_init(&rd, STDIN_FILENO);
+	if (use_csv)
+		csv = sr_csv_new(STDIN_FILENO);
+	else
+		sr_reader_init(&rd, STDIN_FILENO);
 	for (;;) {
 		/* Block for the first line of a batch, then take what is ready;
-		 * with a batch in flight, never block: answer it first. */
-		rc = sr_reader_next(&rd, &line, cur->n == 0 && !prev);
-		if (rc == SR_READ_LINE || rc == SR_READ_TOOLONG) {
-			struct req *r = &cur->reqs[cur->n++];
-
-			memset(r, 0, sizeof *r);
-			r->line = rd.lineno;
-			if (rc == SR_READ_TOOLONG)
-				reject(r, "line longer than %s bytes", "65536");
-			else
-				parse_line(r, line);
+		 * with a batch in flight, never block: answer it first. (A CSV
+		 * is read whole rows at a time, blocking.) */
+		rc = next_request(&rd, csv, &cur->reqs[cur->n], cur->n == 0 && !prev);
+		if (rc == -2) {
+			fprintf(stderr, "%s: line %ld: %s\n", sr_prog, cur->reqs[cur->n].line,
+			    cur->reqs[cur->n].error);
+			status = sr_worst(status, SR_EX_USAGE);
+			rc = SR_READ_EOF;
 		}
+		if (rc == SR_READ_LINE)
+			cur->n++;
 		if (cur->n > 0 && (cur->n == BATCH || rc == SR_READ_AGAIN || rc == SR_READ_EOF)) {
 			status = sr_worst(status, process(cur, prev));
 			prev = cur;
@@ -593,9 +963,13 @@ main(int argc, char *argv[])
 		if (rc == SR_READ_EOF && !prev)
 			break;
 	}
-	sr_reader_free(&rd);
+	if (csv)
+		sr_csv_free(csv);
+	else
+		sr_reader_free(&rd);
 	if (!redis_up && rds.errstr[0])
 		fprintf(stderr, "%s: error: %s\n", sr_prog, rds.errstr);
+	sr_gateway_free(gw);
 	sr_redis_close(&rds);
 	return sr_finish(status);
 }

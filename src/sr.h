@@ -104,7 +104,12 @@ struct sr_redis {
 };
 
 /* The Lua scripts, embedded at build time from share/lua (sr_lua_gen.c). */
-enum sr_script { SR_LUA_ENQUEUE, SR_LUA_CLAIM, SR_LUA_GATE, SR_LUA_CONFIRM, SR_LUA_COUNT };
+enum sr_script {
+	SR_LUA_ENQUEUE, SR_LUA_CLAIM, SR_LUA_GATE, SR_LUA_CONFIRM, /* the card pipeline */
+	SR_LUA_DEVICE_ENQUEUE, SR_LUA_DEVICE_CLAIM, SR_LUA_DEVICE_FINISH, /* dev-eval */
+	SR_LUA_UNLOCK, SR_LUA_DIRECT_GATE, /* the device lock, the direct path */
+	SR_LUA_COUNT /* (the order of LUA in the Makefile) */
+};
 extern const char *const sr_lua_source[SR_LUA_COUNT];
 extern const char *const sr_lua_name[SR_LUA_COUNT];
 
@@ -142,6 +147,17 @@ char *sr_key_card(char *buf, const char *prefix, const char *carrier, const char
 char *sr_key_card_facts(char *buf, const char *prefix, const char *card);
 char *sr_key_device_facts(char *buf, const char *prefix, const char *device);
 char *sr_key_accounts(char *buf, const char *prefix);
+/* The cards of a device (SET of card ids), kept by sr-asset. */
+char *sr_key_device_cards(char *buf, const char *prefix, const char *device);
+/* Device evaluation keys are sharded: {dN} with N = FNV-1a(device) mod 16. */
+#define SR_DEVICE_SHARDS 16
+int sr_device_shard(const char *device);
+/* "P:device_eval:{dN}:SUFFIX" (e.g. the shard's "queue") */
+char *sr_key_shard(char *buf, const char *prefix, int shard, const char *suffix);
+/* "P:device_eval:{dN}:dev:DEVICE" + suffix ("" for its state, ":scenes") */
+char *sr_key_device_eval(char *buf, const char *prefix, const char *device, const char *suffix);
+char *sr_key_device_lock(char *buf, const char *prefix, const char *device);
+char *sr_key_switch(char *buf, const char *prefix);
 
 /* ---------------------------------------------------------------- sr_jsonl.c */
 
@@ -174,6 +190,39 @@ void sr_emit(json_t *obj);
 const char *sr_jstr(json_t *obj, const char *key);
 long long sr_jint(json_t *obj, const char *key, long long dflt);
 
+/* --------------------------------------------------------------- sr_switch.c */
+
+/* The global switch: 1 on (also when never set), 0 off, -1 Redis failed. */
+int sr_switch_get(struct sr_redis *r, const struct sr_config *cfg);
+/* Set it, audited with who and why in P:admin_audit. 0, or -1. */
+int sr_switch_set(struct sr_redis *r, const struct sr_config *cfg, int on, const char *who,
+    const char *why);
+
+/* ----------------------------------------------------------------- sr_lock.c */
+
+#define SR_TOKEN_MAX 64
+/* Take the device lock for at most hold_ms, waiting up to wait_ms for it.
+ * token (SR_TOKEN_MAX) receives our token. 1 taken, 0 busy, -1 Redis failed. */
+int sr_device_lock(struct sr_redis *r, const struct sr_config *cfg, const char *device, char *token,
+    long hold_ms, long wait_ms);
+/* Release it if it is still ours. 0, or -1 when Redis failed. */
+int sr_device_unlock(struct sr_redis *r, const struct sr_config *cfg, const char *device,
+    const char *token);
+
+/* ------------------------------------------------------------------ sr_csv.c */
+
+struct sr_csv;
+struct sr_csv *sr_csv_new(int fd);
+void sr_csv_free(struct sr_csv *c);
+/* Next data row as a new JSON object of strings keyed by the header (empty
+ * cells left out); *line is the physical line the row starts on.
+ * Returns 1 row, 0 end of input, -1 a bad row (err set; go on), -2 a bad
+ * header (err set; stop). */
+int sr_csv_next(struct sr_csv *c, json_t **row, long *line, char *err, size_t errlen);
+/* Turn the string members named in names (NULL-terminated) into integers;
+ * -1 with err set if one is not a non-negative integer. */
+int sr_json_integers(json_t *obj, const char *const *names, char *err, size_t errlen);
+
 /* ---------------------------------------------------------------- sr_valid.c */
 
 /* Ids become parts of Redis keys and URLs: [A-Za-z0-9_.-]{1,64}. */
@@ -185,6 +234,15 @@ int sr_scene_prio(const char *scene);
 /* Check that every key of obj is in the NULL-terminated list allowed; on
  * failure returns the offending key. */
 const char *sr_unknown_key(json_t *obj, const char *const *allowed);
+/* Facts: check that every member of obj, but those named in skip, is a fact
+ * a card (or a device) may carry, with a valid value. -1 with err set. */
+enum sr_fact_kind { SR_FACTS_CARD, SR_FACTS_DEVICE };
+int sr_check_facts(json_t *obj, enum sr_fact_kind kind, const char *const *skip, char *err,
+    size_t errlen);
+/* The facts whose values are integers (for CSV cells, which are strings). */
+extern const char *const sr_numeric_facts[];
+/* A fact's value as Redis stores it (booleans as 0/1). */
+void sr_fact_value(json_t *v, char *buf, size_t n);
 
 /* ---------------------------------------------------------------- sr_judge.c */
 
@@ -293,6 +351,29 @@ struct sr_cmd_calls *sr_cmds_append(struct sr_redis *r, const struct sr_config *
 int sr_cmds_collect(struct sr_redis *r, struct sr_cmd_calls *c);
 /* Add status, action, reason and ver of a written command to an ack. */
 void sr_cmd_ack(json_t *o, const struct sr_cmd *m);
+
+/* --------------------------------------------------------------- sr_direct.c */
+
+/* One request executed on the spot (switch off). */
+struct sr_direct {
+	/* in */
+	const char *card, *carrier, *action; /* action: stop or resume */
+	const char *device; /* take this device's lock first (device-level reason), or NULL */
+	long long ver;      /* for the request id: card-ver-action */
+	/* out */
+	int ok;             /* the card is in the target state */
+	int tries;          /* state-change calls made */
+	char outcome[16], error[160];
+	/* private */
+	int state, queries, query_next, locked;
+	int64_t wake, started;
+	char token[SR_TOKEN_MAX];
+	struct sr_call call;
+};
+/* Run every request to its end: up to 3 tries 2 s apart, each through
+ * direct_gate.lua; -1 if Redis failed (requests left unfinished). */
+int sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg,
+    struct sr_direct **v, int n);
 
 /* ----------------------------------------------------------------- sr_task.c */
 

@@ -40,3 +40,49 @@ sr_key_accounts(char *buf, const char *prefix)
 	snprintf(buf, SR_KEY_MAX, "%s:accounts", prefix);
 	return buf;
 }
+
+char *
+sr_key_device_cards(char *buf, const char *prefix, const char *device)
+{
+	snprintf(buf, SR_KEY_MAX, "%s:device:%s:cards", prefix, device);
+	return buf;
+}
+
+int
+sr_device_shard(const char *device)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)device; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return (int)(h % SR_DEVICE_SHARDS);
+}
+
+char *
+sr_key_shard(char *buf, const char *prefix, int shard, const char *suffix)
+{
+	snprintf(buf, SR_KEY_MAX, "%s:device_eval:{d%d}:%s", prefix, shard, suffix);
+	return buf;
+}
+
+char *
+sr_key_device_eval(char *buf, const char *prefix, const char *device, const char *suffix)
+{
+	snprintf(buf, SR_KEY_MAX, "%s:device_eval:{d%d}:dev:%s%s", prefix, sr_device_shard(device),
+	    device, suffix);
+	return buf;
+}
+
+char *
+sr_key_device_lock(char *buf, const char *prefix, const char *device)
+{
+	snprintf(buf, SR_KEY_MAX, "%s:device:%s:lock", prefix, device);
+	return buf;
+}
+
+char *
+sr_key_switch(char *buf, const char *prefix)
+{
+	snprintf(buf, SR_KEY_MAX, "%s:config:stop_resume_queue_enabled", prefix);
+	return buf;
+}

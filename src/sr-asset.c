@@ -1,0 +1,378 @@
+/* sr-asset - load card and device facts into the asset mirror the judgment reads.
+ *
+ * A card row has "card" and "carrier" plus any card fact; a device row has
+ * "device" and no "card", plus any device fact. JSONL by default, CSV with a
+ * header row with --csv (an empty cell leaves that fact unchanged). Rows are
+ * validated like sr-enqueue's requests, and each input row gets one output
+ * line, in order.
+ *
+ * Device membership (the cards of a device, which dev-eval evaluates
+ * together) follows the card's "device" fact: a card that moves leaves the
+ * old device's member set. A card stays with its account: a row naming
+ * another carrier than the mirror has is rejected, since the card's command
+ * state lives under its account.
+ *
+ * Batched: each batch is two pipelined round trips (read the cards' current
+ * carrier and device; write facts and membership), so a million rows load in
+ * seconds, not hours.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sr.h"
+
+#define BATCH 2048
+
+static const char usage[] =
+"usage: sr-asset [--csv] [--progress | --no-progress] < facts.jsonl > results.jsonl\n"
+"\n"
+"Load card and device facts into the asset mirror (the facts sr-enqueue, sr-exec\n"
+"and dev-eval judge from). One result line per input row, in order.\n"
+"\n"
+"Rows (JSONL, or CSV with a header row naming the same fields):\n"
+"  {\"card\":\"8986...\",\"carrier\":\"c17\",\"device\":\"D42\",\"pkg_expires_at\":1798675200,\"status\":\"active\"}\n"
+"  {\"device\":\"D42\",\"pkg_expires_at\":0,\"disabled\":0}\n"
+"Card facts: device status stopped_by pkg_expires_at data_used_kb data_quota_kb refunded\n"
+"  polling_paused.  Device facts: pkg_expires_at (0: no device package) disabled.\n"
+"Result: {\"line\":1,\"card\":\"...\",\"carrier\":\"c17\",\"status\":\"loaded\"}; status loaded,\n"
+"  rejected (with \"error\"), error (Redis failed).\n"
+"\n"
+"Options:\n"
+"  --csv            the input is CSV with a header row (quotes, CRLF and a BOM are fine)\n"
+"  --progress       rows and rate on stderr every second (default when stderr is a terminal)\n"
+"  --redis URL, --prefix P, -h/--help, --version\n"
+"Exit: 0 all loaded, 1 some rows rejected, 2 usage, 3 Redis unavailable.\n"
+"Example:\n"
+"  psql --csv -c 'select card, carrier, device, pkg_expires_at from cards' | sr-asset --csv | jq -c 'select(.status != \"loaded\")'\n";
+
+enum { ST_PENDING, ST_REJECTED, ST_ERROR, ST_DONE };
+
+struct row {
+	long line;
+	int st;
+	char error[200];
+	json_t *obj;
+	const char *card, *carrier, *device; /* borrowed from obj */
+	char old_carrier[65], old_device[65];
+};
+
+static struct sr_config cfg;
+static struct sr_redis rds;
+static int redis_up, csv;
+
+static void
+validate(struct row *r)
+{
+	static const char *const card_own[] = { "card", "carrier", NULL };
+	static const char *const dev_own[] = { "device", NULL };
+	json_t *o = r->obj;
+
+	r->st = ST_REJECTED;
+	if (!json_is_object(o)) {
+		snprintf(r->error, sizeof r->error, "a row must be a JSON object");
+		return;
+	}
+	r->card = sr_jstr(o, "card");
+	r->carrier = sr_jstr(o, "carrier");
+	r->device = sr_jstr(o, "device");
+	if (csv && sr_json_integers(o, sr_numeric_facts, r->error, sizeof r->error) < 0)
+		return;
+	if (json_object_get(o, "card")) {
+		if (!sr_valid_id(r->card)) {
+			snprintf(r->error, sizeof r->error, "\"card\" must be an id [A-Za-z0-9_.-]{1,64}");
+			return;
+		}
+		if (!sr_valid_id(r->carrier)) {
+			snprintf(r->error, sizeof r->error, "a card row needs \"carrier\", an id [A-Za-z0-9_.-]{1,64}");
+			return;
+		}
+		if (sr_check_facts(o, SR_FACTS_CARD, card_own, r->error, sizeof r->error) < 0)
+			return;
+	} else if (json_object_get(o, "device")) {
+		if (!sr_valid_id(r->device)) {
+			snprintf(r->error, sizeof r->error, "\"device\" must be an id [A-Za-z0-9_.-]{1,64}");
+			return;
+		}
+		if (sr_check_facts(o, SR_FACTS_DEVICE, dev_own, r->error, sizeof r->error) < 0)
+			return;
+	} else {
+		snprintf(r->error, sizeof r->error, "a row needs \"card\" (a card) or \"device\" (a device)");
+		return;
+	}
+	r->st = ST_PENDING;
+}
+
+static void
+fail_batch(struct row *rows, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (rows[i].st == ST_PENDING) {
+			rows[i].st = ST_ERROR;
+			snprintf(rows[i].error, sizeof rows[i].error, "%s", rds.errstr);
+		}
+	redis_up = 0;
+}
+
+/* HSET key with every member of o but those in skip (+ carrier if given). */
+static void
+append_hset(const char *key, json_t *o, const char *const *skip, const char *carrier)
+{
+	const char *argv[2 + 2 * 12];
+	char vals[12][80];
+	int argc = 0, k = 0;
+	const char *name;
+	json_t *v;
+
+	argv[argc++] = "HSET";
+	argv[argc++] = key;
+	if (carrier) {
+		argv[argc++] = "carrier";
+		argv[argc++] = carrier;
+	}
+	json_object_foreach(o, name, v) {
+		int skipped = 0;
+
+		for (const char *const *s = skip; *s; s++)
+			skipped |= !strcmp(*s, name);
+		if (skipped || k == 12)
+			continue;
+		sr_fact_value(v, vals[k], sizeof vals[k]);
+		argv[argc++] = name;
+		argv[argc++] = vals[k++];
+	}
+	if (argc > 2)
+		sr_redis_append(&rds, argc, argv, NULL);
+}
+
+static int
+process(struct row *rows, int n)
+{
+	static const char *const card_skip[] = { "card", "carrier", NULL };
+	static const char *const dev_skip[] = { "device", NULL };
+	char key[SR_KEY_MAX], key2[SR_KEY_MAX];
+	redisReply *rep;
+
+	if (!redis_up)
+		return -1;
+	/* Round 1: where each card is now (account and device). */
+	for (int i = 0; i < n; i++)
+		if (rows[i].st == ST_PENDING && rows[i].card) {
+			const char *argv[] = { "HMGET", sr_key_card_facts(key, cfg.prefix, rows[i].card),
+				"carrier", "device" };
+
+			sr_redis_append(&rds, 4, argv, NULL);
+		}
+	for (int i = 0; i < n; i++) {
+		struct row *r = &rows[i];
+
+		if (r->st != ST_PENDING || !r->card)
+			continue;
+		if (!(rep = sr_redis_reply(&rds)))
+			return -1;
+		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2) {
+			if (rep->element[0]->type == REDIS_REPLY_STRING)
+				snprintf(r->old_carrier, sizeof r->old_carrier, "%s", rep->element[0]->str);
+			if (rep->element[1]->type == REDIS_REPLY_STRING)
+				snprintf(r->old_device, sizeof r->old_device, "%s", rep->element[1]->str);
+		}
+		freeReplyObject(rep);
+		if (r->old_carrier[0] && strcmp(r->old_carrier, r->carrier)) {
+			r->st = ST_REJECTED;
+			snprintf(r->error, sizeof r->error,
+			    "card belongs to carrier '%s'; moving a card between accounts is not supported",
+			    r->old_carrier);
+		}
+	}
+	/* Round 2: the facts, and membership when a card changes device. Rows
+	 * of one batch that name the same card are applied in input order. */
+	for (int i = 0; i < n; i++) {
+		struct row *r = &rows[i];
+
+		if (r->st != ST_PENDING)
+			continue;
+		if (!r->card) {
+			append_hset(sr_key_device_facts(key, cfg.prefix, r->device), r->obj, dev_skip, NULL);
+			continue;
+		}
+		append_hset(sr_key_card_facts(key, cfg.prefix, r->card), r->obj, card_skip, r->carrier);
+		if (r->device && strcmp(r->device, r->old_device)) {
+			const char *add[] = { "SADD", sr_key_device_cards(key, cfg.prefix, r->device), r->card };
+
+			sr_redis_append(&rds, 3, add, NULL);
+			if (r->old_device[0]) {
+				const char *rem[] = { "SREM", sr_key_device_cards(key2, cfg.prefix, r->old_device),
+					r->card };
+
+				sr_redis_append(&rds, 3, rem, NULL);
+			}
+			/* A later row of this batch for the same card moves from here. */
+			for (int j = i + 1; j < n; j++)
+				if (rows[j].card && !strcmp(rows[j].card, r->card))
+					snprintf(rows[j].old_device, sizeof rows[j].old_device, "%s", r->device);
+		}
+	}
+	while (rds.pending > 0) {
+		if (!(rep = sr_redis_reply(&rds)))
+			return -1;
+		if (rep->type == REDIS_REPLY_ERROR)
+			sr_warn("write failed: %s", rep->str);
+		freeReplyObject(rep);
+	}
+	for (int i = 0; i < n; i++)
+		if (rows[i].st == ST_PENDING)
+			rows[i].st = ST_DONE;
+	return 0;
+}
+
+static int
+emit(struct row *rows, int n)
+{
+	int status = SR_EX_OK;
+
+	for (int i = 0; i < n; i++) {
+		struct row *r = &rows[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "line", json_integer(r->line));
+		if (r->card)
+			json_object_set_new(o, "card", json_string(r->card));
+		else if (r->device)
+			json_object_set_new(o, "device", json_string(r->device));
+		if (r->card && r->carrier)
+			json_object_set_new(o, "carrier", json_string(r->carrier));
+		if (r->st == ST_DONE)
+			json_object_set_new(o, "status", json_string("loaded"));
+		else if (r->st == ST_REJECTED) {
+			fprintf(stderr, "%s: line %ld: %s\n", sr_prog, r->line, r->error);
+			json_object_set_new(o, "status", json_string("rejected"));
+			json_object_set_new(o, "error", json_string(r->error));
+			status = sr_worst(status, SR_EX_REJECTED);
+		} else {
+			json_object_set_new(o, "status", json_string("error"));
+			json_object_set_new(o, "error", json_string(r->error[0] ? r->error : "not loaded"));
+			status = sr_worst(status, SR_EX_BACKEND);
+		}
+		sr_emit(o);
+		json_decref(r->obj);
+		r->obj = NULL;
+	}
+	sr_flush();
+	return status;
+}
+
+/* Read the next row: 1 a row (maybe already rejected), 0 end, -2 fatal. */
+static int
+next_row(struct sr_reader *rd, struct sr_csv *c, struct row *r)
+{
+	memset(r, 0, sizeof *r);
+	if (c) {
+		int rc = sr_csv_next(c, &r->obj, &r->line, r->error, sizeof r->error);
+
+		if (rc == 0 || rc == -2)
+			return rc;
+		if (rc == -1)
+			r->st = ST_REJECTED;
+		else
+			validate(r);
+		return 1;
+	} else {
+		char *line;
+		json_error_t jerr;
+		int rc = sr_reader_next(rd, &line, 1);
+
+		if (rc == SR_READ_EOF)
+			return 0;
+		r->line = rd->lineno;
+		if (rc == SR_READ_TOOLONG) {
+			r->st = ST_REJECTED;
+			snprintf(r->error, sizeof r->error, "line longer than %d bytes", SR_LINE_MAX);
+		} else if (!(r->obj = json_loads(line, JSON_REJECT_DUPLICATES, &jerr))) {
+			r->st = ST_REJECTED;
+			snprintf(r->error, sizeof r->error, "malformed JSON: %s", jerr.text);
+		} else
+			validate(r);
+		return 1;
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	enum { O_CSV = 1, O_PROGRESS, O_NO_PROGRESS };
+	static const struct option longopts[] = {
+		SR_COMMON_LONGOPTS,
+		{ "csv", no_argument, NULL, O_CSV },
+		{ "progress", no_argument, NULL, O_PROGRESS },
+		{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct row rows[BATCH];
+	struct sr_reader rd;
+	struct sr_csv *c = NULL;
+	int opt, rc, n = 0, status = SR_EX_OK, progress = isatty(STDERR_FILENO);
+	long total = 0;
+	int64_t t0 = sr_mono_ms(), last = t0;
+
+	sr_prog = "sr-asset";
+	sr_config_init(&cfg);
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case O_CSV: csv = 1; break;
+		case O_PROGRESS: progress = 1; break;
+		case O_NO_PROGRESS: progress = 0; break;
+		default:
+			if (!sr_config_option(&cfg, opt, optarg, usage))
+				sr_usage(SR_EX_USAGE, usage);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", sr_prog, argv[optind]);
+		sr_usage(SR_EX_USAGE, usage);
+	}
+	if ((rc = sr_redis_connect(&rds, &cfg)) == -2)
+		sr_die(SR_EX_USAGE, "%s", rds.errstr);
+	redis_up = rc == 0;
+	if (!redis_up)
+		fprintf(stderr, "%s: error: %s; every row is answered with status \"error\"\n",
+		    sr_prog, rds.errstr);
+	if (csv)
+		c = sr_csv_new(STDIN_FILENO);
+	else
+		sr_reader_init(&rd, STDIN_FILENO);
+	for (;;) {
+		rc = next_row(&rd, c, &rows[n]);
+		if (rc == -2) {
+			fprintf(stderr, "%s: line %ld: %s\n", sr_prog, rows[n].line, rows[n].error);
+			status = SR_EX_USAGE;
+			break;
+		}
+		if (rc == 1)
+			n++;
+		if (n > 0 && (n == BATCH || rc == 0)) {
+			if (process(rows, n) < 0) {
+				sr_redis_discard(&rds);
+				fail_batch(rows, n);
+			}
+			status = sr_worst(status, emit(rows, n));
+			total += n;
+			n = 0;
+			if (progress && sr_mono_ms() - last >= 1000) {
+				last = sr_mono_ms();
+				fprintf(stderr, "%s: %ld rows, %ld rows/s\n", sr_prog, total,
+				    (long)(total * 1000 / (last - t0 + 1)));
+			}
+		}
+		if (rc == 0)
+			break;
+	}
+	if (progress)
+		fprintf(stderr, "%s: %ld rows in %.1f s\n", sr_prog, total, (sr_mono_ms() - t0) / 1000.0);
+	if (c)
+		sr_csv_free(c);
+	else
+		sr_reader_free(&rd);
+	sr_redis_close(&rds);
+	return sr_finish(status);
+}

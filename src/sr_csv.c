@@ -1,0 +1,196 @@
+/* sr_csv.c - CSV with a header row into JSON objects, one per row (libcsv).
+ *
+ * Quoted fields, embedded commas and newlines, CRLF and a UTF-8 BOM are
+ * handled; each row is an object keyed by the header's names, with empty
+ * cells left out ("an empty cell leaves that fact unchanged"). Rows carry
+ * the physical line they start on, so errors name the line a person sees in
+ * an editor. Input is fed to libcsv line by line for exactly that reason. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <csv.h>
+
+#include "sr.h"
+
+struct sr_csv {
+	struct sr_reader rd;
+	struct csv_parser p;
+	char **hdr;
+	int nhdr;
+	char **fields;     /* the row being assembled */
+	int nfields, capfields;
+	int row_done;      /* a row completed during the last feed */
+	long row_start;    /* physical line where the current row started */
+	int eof;
+};
+
+static void
+on_field(void *s, size_t len, void *data)
+{
+	struct sr_csv *c = data;
+
+	if (c->nfields == c->capfields) {
+		c->capfields = c->capfields ? c->capfields * 2 : 16;
+		c->fields = sr_realloc(c->fields, (size_t)c->capfields * sizeof *c->fields);
+	}
+	c->fields[c->nfields] = sr_malloc(len + 1);
+	if (s)
+		memcpy(c->fields[c->nfields], s, len);
+	c->fields[c->nfields][s ? len : 0] = '\0';
+	c->nfields++;
+}
+
+static void
+on_row(int term, void *data)
+{
+	(void)term;
+	((struct sr_csv *)data)->row_done = 1;
+}
+
+static void
+clear_fields(struct sr_csv *c)
+{
+	for (int i = 0; i < c->nfields; i++)
+		free(c->fields[i]);
+	c->nfields = 0;
+}
+
+struct sr_csv *
+sr_csv_new(int fd)
+{
+	struct sr_csv *c = sr_malloc(sizeof *c);
+
+	memset(c, 0, sizeof *c);
+	sr_reader_init(&c->rd, fd);
+	csv_init(&c->p, CSV_STRICT | CSV_APPEND_NULL);
+	return c;
+}
+
+void
+sr_csv_free(struct sr_csv *c)
+{
+	if (!c)
+		return;
+	clear_fields(c);
+	free(c->fields);
+	for (int i = 0; i < c->nhdr; i++)
+		free(c->hdr[i]);
+	free(c->hdr);
+	csv_free(&c->p);
+	sr_reader_free(&c->rd);
+	free(c);
+}
+
+/* Feed lines until a row completes. 1: row in c->fields; 0: EOF;
+ * -1: error in err (the row is skipped, parsing goes on). */
+static int
+next_fields(struct sr_csv *c, char *err, size_t errlen)
+{
+	char *line;
+	int rc;
+
+	c->row_done = 0;
+	clear_fields(c);
+	while (!c->row_done) {
+		if (c->eof)
+			return 0;
+		rc = sr_reader_next(&c->rd, &line, 1);
+		if (c->p.pstate == 0 && c->nfields == 0)
+			c->row_start = c->rd.lineno; /* a row begins on this line */
+		if (rc == SR_READ_EOF) {
+			c->eof = 1;
+			csv_fini(&c->p, on_field, on_row, c);
+			if (csv_error(&c->p) != CSV_SUCCESS) {
+				snprintf(err, errlen, "%s", csv_strerror(csv_error(&c->p)));
+				return -1;
+			}
+			break;
+		}
+		if (rc == SR_READ_TOOLONG) {
+			/* Drop the row in progress and start afresh on the next line. */
+			csv_free(&c->p);
+			csv_init(&c->p, CSV_STRICT | CSV_APPEND_NULL);
+			clear_fields(c);
+			snprintf(err, errlen, "line longer than %d bytes", SR_LINE_MAX);
+			return -1;
+		}
+		if (csv_parse(&c->p, line, strlen(line), on_field, on_row, c) != strlen(line) ||
+		    csv_parse(&c->p, "\n", 1, on_field, on_row, c) != 1) {
+			snprintf(err, errlen, "malformed CSV: %s", csv_strerror(csv_error(&c->p)));
+			csv_free(&c->p);
+			csv_init(&c->p, CSV_STRICT | CSV_APPEND_NULL);
+			clear_fields(c);
+			return -1;
+		}
+	}
+	return c->row_done ? 1 : 0;
+}
+
+int
+sr_csv_next(struct sr_csv *c, json_t **row, long *line, char *err, size_t errlen)
+{
+	int rc;
+
+	*row = NULL;
+	if (!c->hdr) {
+		if ((rc = next_fields(c, err, errlen)) <= 0) {
+			*line = c->row_start;
+			if (rc == 0)
+				return 0;
+			return -1;
+		}
+		/* The header. A BOM is dropped from the first name. */
+		if (c->nfields > 0 && !strncmp(c->fields[0], "\xEF\xBB\xBF", 3))
+			memmove(c->fields[0], c->fields[0] + 3, strlen(c->fields[0] + 3) + 1);
+		c->hdr = c->fields;
+		c->nhdr = c->nfields;
+		c->fields = NULL;
+		c->nfields = c->capfields = 0;
+		for (int i = 0; i < c->nhdr; i++)
+			if (!c->hdr[i][0]) {
+				*line = c->row_start;
+				snprintf(err, errlen, "header: column %d has no name", i + 1);
+				return -2; /* no header, no rows: fatal */
+			}
+	}
+	rc = next_fields(c, err, errlen);
+	*line = c->row_start;
+	if (rc <= 0)
+		return rc;
+	if (c->nfields != c->nhdr && !(c->nfields == 1 && !c->fields[0][0])) {
+		snprintf(err, errlen, "row has %d fields, the header %d", c->nfields, c->nhdr);
+		return -1;
+	}
+	*row = json_object();
+	for (int i = 0; i < c->nfields; i++)
+		if (c->fields[i][0])
+			json_object_set_new(*row, c->hdr[i], json_string(c->fields[i]));
+	return 1;
+}
+
+int
+sr_json_integers(json_t *obj, const char *const *names, char *err, size_t errlen)
+{
+	for (const char *const *n = names; *n; n++) {
+		json_t *v = json_object_get(obj, *n);
+		const char *s;
+		long long x = 0;
+
+		if (!json_is_string(v))
+			continue;
+		s = json_string_value(v);
+		if (!*s || *s == '-' || *s == '+')
+			goto bad;
+		for (const char *p = s; *p; p++) {
+			if (*p < '0' || *p > '9' || x > (1LL << 53))
+				goto bad;
+			x = x * 10 + (*p - '0');
+		}
+		json_object_set_new(obj, *n, json_integer(x));
+		continue;
+bad:
+		snprintf(err, errlen, "\"%s\" must be a non-negative integer", *n);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,175 @@
+/* sr_direct.c - the direct path: execute requests on the spot (switch off).
+ *
+ * The legacy behaviour, kept safe: each card gets up to 3 state-change tries
+ * 2 s apart, every try through the same per-card interval and account rate
+ * (direct_gate.lua) as the queue, so the direct path never calls a card
+ * inside its interval nor an account over its rate. An unknown result is
+ * settled by a status query before any further try. A device-level reason
+ * takes the device lock first, the one dev-eval takes. All requests of a
+ * batch run concurrently on the gateway client.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sr.h"
+
+#define TRIES 3
+#define TRY_GAP_MS 2000
+#define LOCK_WAIT_MS 5000
+
+enum { D_LOCK, D_GATE, D_CALL, D_DONE };
+
+static int
+target_reached(const struct sr_direct *d, const char *observed)
+{
+	return !strcmp(observed, !strcmp(d->action, "stop") ? "stopped" : "active");
+}
+
+static void
+finish(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d, int ok,
+    const char *error)
+{
+	d->state = D_DONE;
+	d->ok = ok;
+	if (error)
+		snprintf(d->error, sizeof d->error, "%s", error);
+	if (d->locked && sr_device_unlock(r, cfg, d->device, d->token) < 0)
+		sr_warn("card '%s': device lock not released: %s", d->card, r->errstr);
+	d->locked = 0;
+}
+
+/* One gate pass for d. Returns -1 if Redis failed. */
+static int
+gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, struct sr_direct *d)
+{
+	char keys[3][SR_KEY_MAX], interval[24], qps[24], window[24], member[96];
+	const char *argv[8];
+	redisReply *rep;
+	int query = d->query_next;
+
+	snprintf(interval, sizeof interval, "%ld", cfg->min_interval_ms);
+	snprintf(qps, sizeof qps, "%ld", cfg->qps);
+	snprintf(window, sizeof window, "%ld", cfg->rate_window_ms);
+	snprintf(member, sizeof member, "direct:%s:%d:%lld", d->card, d->tries, (long long)sr_mono_ms());
+	argv[0] = sr_key_card(keys[0], cfg->prefix, d->carrier, d->card);
+	argv[1] = sr_key_account(keys[1], cfg->prefix, d->carrier, "sr_rate");
+	argv[2] = sr_key_account(keys[2], cfg->prefix, d->carrier, "limits");
+	argv[3] = query ? "query" : "call";
+	argv[4] = interval;
+	argv[5] = qps;
+	argv[6] = window;
+	argv[7] = member;
+	sr_redis_append_script(r, SR_LUA_DIRECT_GATE, 3, 8, argv, NULL);
+	if (!(rep = sr_redis_reply(r)))
+		return -1;
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1) {
+		finish(r, cfg, d, 0, rep->type == REDIS_REPLY_ERROR ? rep->str : "gate failed");
+	} else if (!strcmp(rep->element[0]->str, "pass")) {
+		memset(&d->call, 0, sizeof d->call);
+		snprintf(d->call.card, sizeof d->call.card, "%s", d->card);
+		snprintf(d->call.carrier, sizeof d->call.carrier, "%s", d->carrier);
+		snprintf(d->call.action, sizeof d->call.action, "%s", query ? "status" : d->action);
+		d->call.ver = d->ver;
+		d->call.user = d;
+		if (!query)
+			d->tries++;
+		d->state = D_CALL;
+		sr_gateway_start(gw, &d->call);
+	} else if (!strcmp(rep->element[0]->str, "rate")) {
+		d->wake = sr_mono_ms() + rep->element[1]->integer;
+	} else {
+		char msg[96];
+
+		snprintf(msg, sizeof msg, "card called too recently; next call allowed at %lld ms",
+		    rep->element[1]->integer);
+		finish(r, cfg, d, 0, msg);
+	}
+	freeReplyObject(rep);
+	return 0;
+}
+
+/* A finished call: decide done, another try, or a query first. */
+static void
+settle(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
+{
+	struct sr_call *c = &d->call;
+
+	d->state = D_GATE;
+	d->wake = sr_mono_ms() + TRY_GAP_MS;
+	snprintf(d->outcome, sizeof d->outcome, "%s", sr_outcome_name(c->outcome));
+	if (c->error[0])
+		snprintf(d->error, sizeof d->error, "%s", c->error);
+	if (!strcmp(c->action, "status")) {
+		d->queries++;
+		if (c->outcome == SR_OUT_OK && target_reached(d, c->observed)) {
+			finish(r, cfg, d, 1, NULL);
+			return;
+		}
+		if (c->outcome == SR_OUT_OK)
+			d->query_next = 0; /* the unknown call did not apply */
+		else if (d->queries >= TRIES) {
+			finish(r, cfg, d, 0, "unknown result, not settled by a status query");
+			return;
+		}
+	} else if (c->outcome == SR_OUT_OK || c->outcome == SR_OUT_ALREADY) {
+		finish(r, cfg, d, 1, NULL);
+		return;
+	} else if (c->outcome == SR_OUT_FAIL) {
+		finish(r, cfg, d, 0, NULL);
+		return;
+	} else if (c->outcome == SR_OUT_UNKNOWN) {
+		d->query_next = 1; /* it may have applied: never re-call before knowing */
+		return;
+	}
+	if (d->tries >= TRIES)
+		finish(r, cfg, d, 0, NULL);
+}
+
+int
+sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg,
+    struct sr_direct **v, int n)
+{
+	int left = n;
+
+	for (int i = 0; i < n; i++) {
+		v[i]->state = v[i]->device ? D_LOCK : D_GATE;
+		v[i]->wake = 0;
+		v[i]->started = sr_mono_ms();
+	}
+	while (left > 0) {
+		int64_t now = sr_mono_ms(), next = now + 100;
+		struct sr_call *c;
+
+		for (int i = 0; i < n; i++) {
+			struct sr_direct *d = v[i];
+
+			if (d->state == D_LOCK && d->wake <= now) {
+				int got = sr_device_lock(r, cfg, d->device, d->token, 60000, 0);
+
+				if (got < 0)
+					return -1;
+				if (got) {
+					d->locked = 1;
+					d->state = D_GATE;
+				} else if (now - d->started > LOCK_WAIT_MS)
+					finish(r, cfg, d, 0, "device lock busy");
+				else
+					d->wake = now + 20;
+			}
+			if (d->state == D_GATE && d->wake <= now && gate(r, gw, cfg, d) < 0)
+				return -1;
+			if ((d->state == D_GATE || d->state == D_LOCK) && d->wake < next)
+				next = d->wake;
+		}
+		if (sr_gateway_running(gw))
+			sr_gateway_poll(gw, (int)(next > now ? next - now : 0), -1);
+		else if (next > now)
+			sr_sleep_ms(next - now);
+		while ((c = sr_gateway_done(gw)))
+			settle(r, cfg, c->user);
+		left = 0;
+		for (int i = 0; i < n; i++)
+			left += v[i]->state != D_DONE;
+	}
+	return 0;
+}

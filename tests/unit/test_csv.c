@@ -1,0 +1,67 @@
+/* test_csv.c - CSV rows into objects: BOM, quotes, embedded commas and
+ * newlines, CRLF, empty cells, bad rows with the line they start on. */
+#include <string.h>
+#include <unistd.h>
+
+#include "sr.h"
+#include "unit.h"
+
+static const char input[] =
+	"\xEF\xBB\xBF" "card,carrier,device,note\r\n"
+	"C1,c17,D1,plain\r\n"
+	"C2,c17,,\"a, b\"\r\n"
+	"\"C3\",c17,D2,\"two\r\nlines\"\r\n"
+	"C4,c17\r\n"
+	"\r\n"
+	"C5,\"c\"\"17\",D3,x\r\n";
+
+int
+main(void)
+{
+	int fds[2];
+	struct sr_csv *c;
+	json_t *row;
+	long line;
+	char err[128];
+
+	if (pipe(fds) < 0 || write(fds[1], input, sizeof input - 1) < 0)
+		return 2;
+	close(fds[1]);
+	c = sr_csv_new(fds[0]);
+
+	CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 1, "row 1");
+	CHECK(line == 2, "row 1 starts on line 2, got %ld", line);
+	CHECK(row && !strcmp(sr_jstr(row, "card"), "C1"), "BOM dropped from the first header name");
+	CHECK(row && !strcmp(sr_jstr(row, "note"), "plain"), "CRLF dropped");
+	json_decref(row);
+
+	CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 1 && line == 3, "row 2 on line 3");
+	CHECK(row && !strcmp(sr_jstr(row, "note"), "a, b"), "embedded comma");
+	CHECK(row && !json_object_get(row, "device"), "empty cell left out");
+	json_decref(row);
+
+	CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 1 && line == 4, "row 3 on line 4");
+	CHECK(row && !strcmp(sr_jstr(row, "card"), "C3"), "quoted id");
+	CHECK(row && !strcmp(sr_jstr(row, "note"), "two\nlines"), "embedded newline");
+	json_decref(row);
+
+	CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == -1 && line == 6, "short row on line 6 rejected, got %ld", line);
+	CHECK(strstr(err, "2 fields") != NULL, "says how many fields: %s", err);
+
+	CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 1 && line == 8, "blank line skipped; row on line 8, got %ld", line);
+	CHECK(row && !strcmp(sr_jstr(row, "carrier"), "c\"17"), "doubled quote");
+	json_decref(row);
+
+	CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 0, "end");
+	sr_csv_free(c);
+
+	{
+		static const char *const ints[] = { "n", "m", NULL };
+		json_t *o = json_pack("{ss ss}", "n", "42", "m", "4x");
+
+		CHECK(sr_json_integers(o, ints, err, sizeof err) == -1, "4x is not an integer");
+		CHECK(json_integer_value(json_object_get(o, "n")) == 42, "42 converted");
+		json_decref(o);
+	}
+	return unit_done("test_csv");
+}
