@@ -29,7 +29,7 @@ else
 endif
 BIN = $(if $(filter 1,$(SAN)),build/san/bin,bin)
 
-TOOLS = sr-enqueue sr-claim sr-exec sr-confirm sr-asset sr-gwsim
+TOOLS = sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-admin sr-gwsim
 LUA = share/lua/enqueue.lua share/lua/claim.lua share/lua/gate.lua share/lua/confirm.lua \
 	share/lua/device_enqueue.lua share/lua/device_claim.lua share/lua/device_finish.lua \
 	share/lua/unlock.lua share/lua/direct_gate.lua

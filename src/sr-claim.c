@@ -162,7 +162,7 @@ main(int argc, char *argv[])
 		{ "batch", required_argument, NULL, O_BATCH },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, follow = 0, until_empty = 0, start = 0, rc;
+	int c, follow = 0, until_empty = 0, start = 0, rc, said_off = 0;
 	long for_s = -1, max = -1, batch = 64, total = 0;
 	int64_t t0 = sr_mono_ms();
 
@@ -206,14 +206,25 @@ main(int argc, char *argv[])
 	for (;;) {
 		long long queued, wait_ms;
 		long got;
+		int on;
 
 		if (for_s >= 0 && sr_mono_ms() - t0 >= for_s * 1000)
 			break;
 		if (max >= 0 && total >= max)
 			break;
-		if (load_accounts() < 0)
+		if ((on = sr_switch_get(&rds, &cfg)) < 0 || load_accounts() < 0)
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		if (ncarriers == 0) {
+		if (!on) {
+			/* The direct path is in charge; what is queued is kept. */
+			if (!said_off++)
+				fprintf(stderr, "%s: the global switch is off: claiming nothing "
+				    "(queued commands are kept)\n", sr_prog);
+			if (!follow || until_empty)
+				break;
+			queued = 1;
+			got = 0;
+			wait_ms = 250;
+		} else if (ncarriers == 0) {
 			queued = 0;
 			got = 0;
 			wait_ms = 250;
@@ -222,6 +233,8 @@ main(int argc, char *argv[])
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 		}
 		total += got;
+		if (on)
+			said_off = 0;
 		if (until_empty && queued == 0)
 			break;
 		if (got > 0)

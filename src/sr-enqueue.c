@@ -82,7 +82,6 @@ struct batch {
 	struct req reqs[BATCH];
 	int n;
 	struct sr_cmd_calls *calls; /* the enqueue scripts in flight */
-	int nsadd; /* account registrations sent before the scripts */
 	int ndevices; /* device requests written after the card scripts */
 	int switch_on; /* the global switch, read with the batch's facts */
 };
@@ -438,36 +437,13 @@ read_devices(struct req *reqs, int n)
 	return 0;
 }
 
-/* Before the scripts, in the same flush: the request facts, and the
- * registration of accounts this process has not seen yet. */
+/* Before the scripts, in the same flush: the request facts. */
 static void
 append_facts_writes(struct batch *b)
 {
-	static char **known;
-	static size_t nknown;
-	char key[SR_KEY_MAX];
-
-	b->nsadd = 0;
 	for (int i = 0; i < b->n; i++)
 		if (b->reqs[i].st == ST_PENDING && !b->reqs[i].is_device && b->reqs[i].facts)
 			append_facts_write(&b->reqs[i]);
-	for (int i = 0; i < b->n; i++) {
-		struct req *r = &b->reqs[i];
-		size_t k;
-
-		if (r->st != ST_PENDING || r->is_device)
-			continue;
-		for (k = 0; k < nknown && strcmp(known[k], r->carrier); k++)
-			;
-		if (k == nknown) {
-			const char *argv[] = { "SADD", sr_key_accounts(key, cfg.prefix), r->carrier };
-
-			known = sr_realloc(known, (nknown + 1) * sizeof *known);
-			known[nknown++] = sr_strdup(r->carrier);
-			sr_redis_append(&rds, 3, argv, NULL);
-			b->nsadd++;
-		}
-	}
 }
 
 /* Device requests: their facts, then device_enqueue.lua (merge into the
@@ -589,12 +565,6 @@ collect_commands(struct batch *b)
 			}
 			freeReplyObject(rep);
 		}
-	for (int i = 0; rc == 0 && i < b->nsadd; i++) {
-		if (!(rep = sr_redis_reply(&rds)))
-			rc = -1;
-		else
-			freeReplyObject(rep);
-	}
 	/* Always consumes (and frees) the handle; after a failure it only
 	 * finds the connection dead. */
 	if (sr_cmds_collect(&rds, b->calls) < 0)
@@ -704,7 +674,7 @@ run_direct(struct batch *b, long long now)
 		gw = sr_gateway_new(&cfg);
 	/* The request facts first (the judgment and the next run read them). */
 	append_facts_writes(b);
-	nreplies = b->nsadd;
+	nreplies = 0;
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 

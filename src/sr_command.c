@@ -10,10 +10,39 @@
 #include "sr.h"
 
 struct sr_cmd_calls {
+	int nsadd;            /* account registrations sent before the scripts */
 	int ncalls;
 	int *size;            /* cards per call */
 	struct sr_cmd **order; /* cards in call order */
 };
+
+/* sr-claim finds accounts in P:accounts: every account that gets a command
+ * is added there (once per process; SADD is idempotent anyway). Returns
+ * how many SADDs were appended. */
+static int
+register_accounts(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **cmds, int n)
+{
+	static char **known;
+	static size_t nknown;
+	char key[SR_KEY_MAX];
+	int added = 0;
+
+	for (int i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; k < nknown && strcmp(known[k], cmds[i]->carrier); k++)
+			;
+		if (k == nknown) {
+			const char *argv[] = { "SADD", sr_key_accounts(key, cfg->prefix), cmds[i]->carrier };
+
+			known = sr_realloc(known, (nknown + 1) * sizeof *known);
+			known[nknown++] = sr_strdup(cmds[i]->carrier);
+			sr_redis_append(r, 3, argv, NULL);
+			added++;
+		}
+	}
+	return added;
+}
 
 struct sr_cmd_calls *
 sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **cmds, int n)
@@ -27,6 +56,7 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 	int norder = 0;
 
 	c->ncalls = 0;
+	c->nsadd = register_accounts(r, cfg, cmds, n);
 	c->size = sr_malloc((size_t)(n + 1) * sizeof *c->size);
 	c->order = sr_malloc((size_t)(n + 1) * sizeof *c->order);
 	memset(taken, 0, (size_t)n + 1);
@@ -88,6 +118,14 @@ sr_cmds_collect(struct sr_redis *r, struct sr_cmd_calls *c)
 	static const char *statuses[] = { "queued", "unchanged", "cancelled", "noop" };
 	int at = 0, rc = 0;
 
+	for (int k = 0; k < c->nsadd && rc == 0; k++) {
+		redisReply *rep = sr_redis_reply(r);
+
+		if (!rep)
+			rc = -1;
+		else
+			freeReplyObject(rep);
+	}
 	for (int k = 0; k < c->ncalls && rc == 0; k++) {
 		redisReply *rep = sr_redis_reply(r);
 

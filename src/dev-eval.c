@@ -1,0 +1,376 @@
+/* dev-eval - device evaluation: all the cards of a device, judged together.
+ *
+ * Device requests (sr-enqueue {"device":...}) merge in a sharded device
+ * queue. dev-eval claims due devices (device_claim.lua: atomic per shard, a
+ * lease per device, so two dev-eval processes never take the same device;
+ * the claim snapshots the device's version and scenes), then for each one:
+ *   1. takes the device lock (sr_lock.c; the direct path takes the same one),
+ *   2. reads the device's facts, its member cards and their facts,
+ *   3. judges every card with the device's facts (device-level reasons apply
+ *      to all its cards, so the device ends consistent) and writes each
+ *      card's command through sr_command.c, the path sr-enqueue uses,
+ *   4. releases the lock (held for those reads and writes only),
+ *   5. finishes (device_finish.lua): removes the processed scenes, and the
+ *      device from the queue only if its version did not move meanwhile;
+ *      otherwise it stays due for exactly one more pass.
+ * One output line per device. With the global switch off it claims nothing.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sr.h"
+
+#define LOCK_WAIT_MS 2000
+#define LOCK_HOLD_MS 10000
+#define RETRY_MS 1000
+
+static const char usage[] =
+"usage: dev-eval [--follow | --until-empty] [--for SECONDS] [--max N] [--batch N]\n"
+"\n"
+"Evaluate due devices: judge all the cards of each device together, under the\n"
+"device lock, and queue their commands. One line per device evaluated.\n"
+"\n"
+"Options:\n"
+"  --follow         keep evaluating, sleeping until the next device is due\n"
+"  --until-empty    follow until no device is queued at all (claimed ones count)\n"
+"  --for SECONDS    stop claiming after SECONDS and exit\n"
+"  --max N          evaluate at most N devices in all\n"
+"  --batch N        claim at most N devices per round (default 64)\n"
+"  --redis URL, --prefix P, -h/--help, --version\n"
+"\n"
+"Output: {\"device\":\"D42\",\"ver\":3,\"scenes\":[\"device\"],\"state\":\"done\",\n"
+"         \"cards\":[{\"card\":\"...\",\"carrier\":\"c17\",\"status\":\"queued\",\"action\":\"stop\",...}]}\n"
+"state: done; again (a request came in meanwhile: one more pass follows);\n"
+"  retry (the device lock was busy: due again in 1 s); lost (lease expired).\n"
+"Environment: SRQ_LEASE_MS, SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_MAXLEN.\n"
+"Exit: 0 done, 2 usage, 3 Redis unavailable.\n"
+"Example (cron, every minute):\n"
+"  flock -n /run/dev-eval.lock dev-eval --follow --for 55\n";
+
+struct claim {
+	char device[65], token[64];
+	long long ver;
+	json_t *scenes; /* array of strings */
+};
+
+static struct sr_config cfg;
+static struct sr_redis rds;
+
+/* The scene the cards' commands carry: the most urgent of the snapshot. */
+static const char *
+urgent_scene(json_t *scenes)
+{
+	const char *best = "device";
+	int bestp = sr_scene_prio(best);
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(scenes, i, v) {
+		int p = sr_scene_prio(json_string_value(v));
+
+		if (p >= 0 && p < bestp) {
+			best = json_string_value(v);
+			bestp = p;
+		}
+	}
+	return best;
+}
+
+static int
+finish(struct claim *c, const char *how, json_t *out)
+{
+	char k1[SR_KEY_MAX], k2[SR_KEY_MAX], k3[SR_KEY_MAX], ver[24], delay[24];
+	size_t nscenes = json_array_size(c->scenes), argc = 0;
+	const char **argv = sr_malloc((8 + nscenes) * sizeof *argv);
+	redisReply *rep;
+	int rc = 0;
+
+	snprintf(ver, sizeof ver, "%lld", c->ver);
+	snprintf(delay, sizeof delay, "%d", RETRY_MS);
+	argv[argc++] = sr_key_shard(k1, cfg.prefix, sr_device_shard(c->device), "queue");
+	argv[argc++] = sr_key_device_eval(k2, cfg.prefix, c->device, "");
+	argv[argc++] = sr_key_device_eval(k3, cfg.prefix, c->device, ":scenes");
+	argv[argc++] = c->device;
+	argv[argc++] = c->token;
+	argv[argc++] = ver;
+	argv[argc++] = how;
+	argv[argc++] = delay;
+	for (size_t i = 0; i < nscenes; i++)
+		argv[argc++] = json_string_value(json_array_get(c->scenes, i));
+	sr_redis_append_script(&rds, SR_LUA_DEVICE_FINISH, 3, (int)argc, argv, NULL);
+	free(argv);
+	if (!(rep = sr_redis_reply(&rds)))
+		return -1;
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
+		json_object_set_new(out, "state", json_string(rep->element[0]->str));
+	else {
+		json_object_set_new(out, "state", json_string("error"));
+		json_object_set_new(out, "error", json_string(rep->type == REDIS_REPLY_ERROR ?
+		    rep->str : "unexpected reply"));
+		rc = 0;
+	}
+	freeReplyObject(rep);
+	return rc;
+}
+
+/* Evaluate one claimed device; prints its line. -1 if Redis failed. */
+static int
+evaluate(struct claim *c)
+{
+	char key[SR_KEY_MAX], token[SR_TOKEN_MAX];
+	json_t *out = json_object(), *cards = json_array();
+	struct sr_device_facts df;
+	struct sr_card_facts *cf = NULL;
+	struct sr_cmd *cmds = NULL, **pcmds = NULL;
+	redisReply *members = NULL, *rep;
+	long long now = 0;
+	size_t n = 0;
+	int got, ncmds = 0, rc = -1;
+
+	json_object_set_new(out, "device", json_string(c->device));
+	json_object_set_new(out, "ver", json_integer(c->ver));
+	json_object_set_new(out, "scenes", json_incref(c->scenes));
+	if ((got = sr_device_lock(&rds, &cfg, c->device, token, LOCK_HOLD_MS, LOCK_WAIT_MS)) < 0)
+		goto out;
+	if (!got) {
+		rc = finish(c, "retry", out);
+		goto print;
+	}
+	/* Under the lock: reads and writes only. */
+	{
+		const char *t[] = { "TIME" };
+		const char *f[] = { "HGETALL", sr_key_device_facts(key, cfg.prefix, c->device) };
+		char mkey[SR_KEY_MAX];
+		const char *m[] = { "SMEMBERS", sr_key_device_cards(mkey, cfg.prefix, c->device) };
+
+		sr_redis_append(&rds, 1, t, NULL);
+		sr_redis_append(&rds, 2, f, NULL);
+		sr_redis_append(&rds, 2, m, NULL);
+		if (!(rep = sr_redis_reply(&rds)))
+			goto unlock;
+		now = rep->type == REDIS_REPLY_ARRAY ? atoll(rep->element[0]->str) : 0;
+		freeReplyObject(rep);
+		if (!(rep = sr_redis_reply(&rds)))
+			goto unlock;
+		sr_device_facts_load(&df, rep);
+		freeReplyObject(rep);
+		if (!(members = sr_redis_reply(&rds)))
+			goto unlock;
+	}
+	n = members->type == REDIS_REPLY_ARRAY ? members->elements : 0;
+	cf = sr_malloc((n + 1) * sizeof *cf);
+	cmds = sr_malloc((n + 1) * sizeof *cmds);
+	pcmds = sr_malloc((n + 1) * sizeof *pcmds);
+	for (size_t i = 0; i < n; i++) {
+		const char *argv[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, members->element[i]->str) };
+
+		sr_redis_append(&rds, 2, argv, NULL);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!(rep = sr_redis_reply(&rds)))
+			goto unlock;
+		sr_card_facts_load(&cf[i], rep);
+		freeReplyObject(rep);
+		memset(&cmds[i], 0, sizeof cmds[i]);
+		/* A member whose facts moved it to another device is not ours. */
+		if (!cf[i].carrier[0] || strcmp(cf[i].device, c->device))
+			continue;
+		cmds[i].card = members->element[i]->str;
+		cmds[i].carrier = cf[i].carrier;
+		cmds[i].scene = urgent_scene(c->scenes);
+		cmds[i].source = "dev-eval";
+		cmds[i].prio = sr_scene_prio(cmds[i].scene);
+		cmds[i].j = sr_judge(&cf[i], &df, now);
+		pcmds[ncmds++] = &cmds[i];
+	}
+	if (ncmds > 0 && sr_cmds_collect(&rds, sr_cmds_append(&rds, &cfg, pcmds, ncmds)) < 0)
+		goto unlock;
+	if (sr_device_unlock(&rds, &cfg, c->device, token) < 0)
+		goto out;
+	for (int i = 0; i < ncmds; i++) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "card", json_string(pcmds[i]->card));
+		json_object_set_new(o, "carrier", json_string(pcmds[i]->carrier));
+		if (pcmds[i]->status)
+			sr_cmd_ack(o, pcmds[i]);
+		else {
+			json_object_set_new(o, "status", json_string("error"));
+			json_object_set_new(o, "error", json_string(pcmds[i]->error));
+		}
+		json_array_append_new(cards, o);
+	}
+	json_object_set_new(out, "cards", cards);
+	cards = NULL;
+	rc = finish(c, "done", out);
+	goto print;
+unlock:
+	sr_device_unlock(&rds, &cfg, c->device, token);
+	goto out;
+print:
+	if (rc == 0)
+		sr_emit(json_incref(out));
+out:
+	json_decref(cards);
+	json_decref(out);
+	if (members)
+		freeReplyObject(members);
+	free(cf);
+	free(cmds);
+	free(pcmds);
+	return rc;
+}
+
+/* One claim round over every shard. Returns devices claimed (in *claims),
+ * or -1. *queued: devices in the queues; *wait_ms: until the next is due. */
+static int
+claim_round(long budget, long batch, struct claim **claims, long long *queued, long long *wait_ms)
+{
+	char key[SR_KEY_MAX], prefix[SR_KEY_MAX], max[24], lease[24];
+	long share = budget / SR_DEVICE_SHARDS, extra = budget % SR_DEVICE_SHARDS;
+	int n = 0;
+
+	*queued = 0;
+	*wait_ms = 250;
+	*claims = NULL;
+	snprintf(lease, sizeof lease, "%ld", cfg.lease_ms);
+	for (int s = 0; s < SR_DEVICE_SHARDS; s++) {
+		long mine = share + (s < extra);
+		const char *argv[4];
+
+		snprintf(max, sizeof max, "%ld", mine < batch ? mine : batch);
+		snprintf(prefix, sizeof prefix, "%s:device_eval:{d%d}:dev:", cfg.prefix, s);
+		argv[0] = sr_key_shard(key, cfg.prefix, s, "queue");
+		argv[1] = prefix;
+		argv[2] = max;
+		argv[3] = lease;
+		sr_redis_append_script(&rds, SR_LUA_DEVICE_CLAIM, 1, 4, argv, NULL);
+	}
+	for (int s = 0; s < SR_DEVICE_SHARDS; s++) {
+		redisReply *rep = sr_redis_reply(&rds), *list;
+
+		if (!rep)
+			return -1;
+		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 4) {
+			sr_warn("device claim failed on shard %d: %s", s,
+			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+			freeReplyObject(rep);
+			continue;
+		}
+		list = rep->element[0];
+		*claims = sr_realloc(*claims, (size_t)(n + (int)list->elements + 1) * sizeof **claims);
+		for (size_t i = 0; i < list->elements; i++) {
+			redisReply *e = list->element[i];
+			struct claim *c = &(*claims)[n++];
+
+			snprintf(c->device, sizeof c->device, "%s", e->element[0]->str);
+			c->ver = e->element[1]->integer;
+			snprintf(c->token, sizeof c->token, "%s", e->element[2]->str);
+			c->scenes = json_array();
+			for (size_t k = 0; k < e->element[3]->elements; k++)
+				json_array_append_new(c->scenes, json_string(e->element[3]->element[k]->str));
+		}
+		*queued += rep->element[2]->integer;
+		if (rep->element[1]->integer >= 0 && rep->element[1]->integer - rep->element[3]->integer < *wait_ms)
+			*wait_ms = rep->element[1]->integer - rep->element[3]->integer;
+		freeReplyObject(rep);
+	}
+	return n;
+}
+
+int
+main(int argc, char *argv[])
+{
+	enum { O_FOLLOW = 1, O_UNTIL_EMPTY, O_FOR, O_MAX, O_BATCH };
+	static const struct option longopts[] = {
+		SR_COMMON_LONGOPTS,
+		{ "follow", no_argument, NULL, O_FOLLOW },
+		{ "until-empty", no_argument, NULL, O_UNTIL_EMPTY },
+		{ "for", required_argument, NULL, O_FOR },
+		{ "max", required_argument, NULL, O_MAX },
+		{ "batch", required_argument, NULL, O_BATCH },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, follow = 0, until_empty = 0, rc, said_off = 0;
+	long for_s = -1, max = -1, batch = 64, total = 0;
+	int64_t t0 = sr_mono_ms();
+
+	sr_prog = "dev-eval";
+	sr_config_init(&cfg);
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_FOLLOW: follow = 1; break;
+		case O_UNTIL_EMPTY: until_empty = follow = 1; break;
+		case O_FOR:
+			if ((for_s = sr_parse_long(optarg)) < 0)
+				sr_die(SR_EX_USAGE, "--for: '%s' is not a number of seconds", optarg);
+			break;
+		case O_MAX:
+			if ((max = sr_parse_long(optarg)) < 0)
+				sr_die(SR_EX_USAGE, "--max: '%s' is not a count", optarg);
+			break;
+		case O_BATCH:
+			if ((batch = sr_parse_long(optarg)) < 1)
+				sr_die(SR_EX_USAGE, "--batch: '%s' is not a positive count", optarg);
+			break;
+		default:
+			if (!sr_config_option(&cfg, c, optarg, usage))
+				sr_usage(SR_EX_USAGE, usage);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", sr_prog, argv[optind]);
+		sr_usage(SR_EX_USAGE, usage);
+	}
+	if ((rc = sr_redis_connect(&rds, &cfg)) < 0)
+		sr_die(rc == -2 ? SR_EX_USAGE : SR_EX_BACKEND, "%s", rds.errstr);
+
+	for (;;) {
+		long long queued = 0, wait_ms = 250;
+		struct claim *claims = NULL;
+		int on, got = 0;
+
+		if (for_s >= 0 && sr_mono_ms() - t0 >= for_s * 1000)
+			break;
+		if (max >= 0 && total >= max)
+			break;
+		if ((on = sr_switch_get(&rds, &cfg)) < 0)
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if (!on) {
+			if (!said_off++)
+				fprintf(stderr, "%s: the global switch is off: claiming nothing "
+				    "(queued devices are kept)\n", sr_prog);
+			if (!follow || until_empty)
+				break;
+		} else {
+			said_off = 0;
+			if ((got = claim_round(max >= 0 ? max - total : batch * SR_DEVICE_SHARDS, batch,
+			    &claims, &queued, &wait_ms)) < 0)
+				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+			for (int i = 0; i < got; i++) {
+				if (evaluate(&claims[i]) < 0)
+					sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+				json_decref(claims[i].scenes);
+			}
+			free(claims);
+			sr_flush();
+			total += got;
+			if (until_empty && queued == 0)
+				break;
+			if (got > 0)
+				continue;
+			if (!follow)
+				break;
+		}
+		if (wait_ms > 250)
+			wait_ms = 250;
+		if (wait_ms < 5)
+			wait_ms = 5;
+		if (for_s >= 0 && sr_mono_ms() + wait_ms > t0 + for_s * 1000)
+			wait_ms = t0 + for_s * 1000 - sr_mono_ms();
+		sr_sleep_ms(wait_ms);
+	}
+	sr_redis_close(&rds);
+	return sr_finish(SR_EX_OK);
+}
