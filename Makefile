@@ -85,7 +85,7 @@ test: deps
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)/lua
-	install -m0755 $(TOOLS:%=bin/%) cron/srq-drain $(DESTDIR)$(BINDIR)
+	install -m0755 $(TOOLS:%=bin/%) cron/srq-drain cron/srq-expiry-scan $(DESTDIR)$(BINDIR)
 	install -m0644 $(LUA) $(DESTDIR)$(SHAREDIR)/lua
 
 demo: deps

@@ -146,9 +146,22 @@ append_hset(const char *key, json_t *o, const char *const *skip, const char *car
 		sr_redis_append(&rds, argc, argv, NULL);
 }
 
+#define SEEN (2 * BATCH)
+
+static size_t
+hash(const char *s)
+{
+	size_t h = 5381;
+
+	while (*s)
+		h = h * 33 + (unsigned char)*s++;
+	return h % SEEN;
+}
+
 static int
 process(struct row *rows, int n)
 {
+	static struct row *seen[SEEN]; /* card -> its last row in this batch */
 	static const char *const card_skip[] = { "card", "carrier", NULL };
 	static const char *const dev_skip[] = { "device", NULL };
 	char key[SR_KEY_MAX], key2[SR_KEY_MAX];
@@ -178,12 +191,32 @@ process(struct row *rows, int n)
 				snprintf(r->old_device, sizeof r->old_device, "%s", rep->element[1]->str);
 		}
 		freeReplyObject(rep);
+	}
+	/* Rows of one batch that name the same card see each other's effect, as
+	 * if applied one by one: a later row starts from the earlier row's
+	 * account and device. */
+	memset(seen, 0, sizeof seen);
+	for (int i = 0; i < n; i++) {
+		struct row *r = &rows[i], *prev;
+		size_t h;
+
+		if (r->st != ST_PENDING || !r->card)
+			continue;
+		for (h = hash(r->card); seen[h] && strcmp(seen[h]->card, r->card); h = (h + 1) % SEEN)
+			;
+		if ((prev = seen[h])) {
+			snprintf(r->old_carrier, sizeof r->old_carrier, "%s", prev->carrier);
+			snprintf(r->old_device, sizeof r->old_device, "%s",
+			    prev->device ? prev->device : prev->old_device);
+		}
 		if (r->old_carrier[0] && strcmp(r->old_carrier, r->carrier)) {
 			r->st = ST_REJECTED;
 			snprintf(r->error, sizeof r->error,
 			    "card belongs to carrier '%s'; moving a card between accounts is not supported",
 			    r->old_carrier);
+			continue;
 		}
+		seen[h] = r;
 	}
 	/* Round 2: the facts, and membership when a card changes device. Rows
 	 * of one batch that name the same card are applied in input order. */
@@ -207,10 +240,6 @@ process(struct row *rows, int n)
 
 				sr_redis_append(&rds, 3, rem, NULL);
 			}
-			/* A later row of this batch for the same card moves from here. */
-			for (int j = i + 1; j < n; j++)
-				if (rows[j].card && !strcmp(rows[j].card, r->card))
-					snprintf(rows[j].old_device, sizeof rows[j].old_device, "%s", r->device);
 		}
 	}
 	while (rds.pending > 0) {

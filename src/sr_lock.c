@@ -6,7 +6,7 @@
  * it acts on a card for a device-level reason. The two never hold one device
  * at once.
  *
- * SRQ_LOCK_TRACE=FILE appends "acquire|release DEVICE PID NS" lines, taken
+ * SRQ_LOCK_TRACE=FILE appends "acquire|release DEVICE TOOL PID NS" lines, taken
  * right after acquiring and right before releasing (so each traced interval
  * lies inside the real one): tests check that no two intervals overlap. */
 #include <fcntl.h>
@@ -28,7 +28,7 @@ trace(const char *what, const char *device)
 	if (!path || !*path)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	n = snprintf(line, sizeof line, "%s %s %ld %lld\n", what, device, (long)getpid(),
+	n = snprintf(line, sizeof line, "%s %s %s %ld %lld\n", what, device, sr_prog, (long)getpid(),
 	    (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
 	/* O_APPEND: one write per line, whole lines from concurrent writers. */
 	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644)) >= 0) {

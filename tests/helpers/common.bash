@@ -61,6 +61,7 @@ rcli() {
 
 # gwsim_start [sr-gwsim options...]: log in $T/gw.log, URL in SRQ_GATEWAY.
 gwsim_start() {
+	gwsim_stop # one simulator per test: a second start replaces the first
 	rm -f "$T/gw.port"
 	sr-gwsim --port 0 --port-file "$T/gw.port" --log "$T/gw.log" \
 		--interval-ms "$GW_INTERVAL_MS" "$@" 2>>"$T/gw.err" &

@@ -1,0 +1,65 @@
+#!/usr/bin/env bats
+# sr-asset.bats - the asset mirror: JSONL and CSV rows, validation, device membership.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+}
+
+teardown() {
+	srq_teardown
+}
+
+@test "CSV with a BOM, CRLF, quoted fields, embedded commas and newlines; bad rows rejected with their line numbers" {
+	printf '\xEF\xBB\xBFcard,carrier,device,pkg_expires_at,status,stopped_by\r\n' >"$T/in.csv"
+	printf 'A1,c1,D1,1800000000,active,\r\n' >>"$T/in.csv"                      # line 2
+	printf '"A2","c1","D1","1800000000","stopped","manual"\r\n' >>"$T/in.csv"   # line 3
+	printf 'A3,c1,"D,2",1,active,\r\n' >>"$T/in.csv"                            # line 4: bad device id
+	printf '"A4",c1,D2,"1800\r\n000",active,\r\n' >>"$T/in.csv"                 # lines 5-6: bad number across lines
+	printf 'A5,c1,D2,soon,active,\r\n' >>"$T/in.csv"                            # line 7: bad number
+	printf 'A6,c1,D2,,,\r\n' >>"$T/in.csv"                                      # line 8: empty cells
+	printf 'A7,"c1",D2\r\n' >>"$T/in.csv"                                       # line 9: short row
+	printf '{"card":"A6","carrier":"c1","status":"active"}\n' >"$T/pre.jsonl"
+	run -0 sr-asset <"$T/pre.jsonl"
+	run -1 --separate-stderr sr-asset --csv <"$T/in.csv"
+	assert_equal "$(echo "$output" | jq -r '"\(.line) \(.status)"' | tr '\n' ',')" \
+		"2 loaded,3 loaded,4 rejected,5 rejected,7 rejected,8 loaded,9 rejected,"
+	[[ $stderr == *'line 4: fact "device" must be an id'* ]]
+	[[ $stderr == *'line 5: "pkg_expires_at" must be a non-negative integer'* ]]
+	[[ $stderr == *'line 9: row has 3 fields, the header 6'* ]]
+	assert_equal "$(rcli HGET t:card:A2:facts stopped_by)" manual
+	# An empty cell leaves the fact as it was.
+	assert_equal "$(rcli HGET t:card:A6:facts status)" active
+	assert_equal "$(rcli SMEMBERS t:device:D1:cards | sort | tr '\n' ' ')" "A1 A2 "
+}
+
+@test "a card that moves to another device leaves the old device's member set" {
+	printf '{"card":"M1","carrier":"c1","device":"D1"}\n{"card":"M2","carrier":"c1","device":"D1"}\n' |
+		sr-asset >/dev/null
+	assert_equal "$(rcli SMEMBERS t:device:D1:cards | sort | tr '\n' ' ')" "M1 M2 "
+	printf 'card,carrier,device\nM1,c1,D2\n' | sr-asset --csv >/dev/null
+	assert_equal "$(rcli SMEMBERS t:device:D1:cards)" M2
+	assert_equal "$(rcli SMEMBERS t:device:D2:cards)" M1
+	# Within one batch too: the last row wins and no stale membership is left.
+	printf '{"card":"M2","carrier":"c1","device":"D3"}\n{"card":"M2","carrier":"c1","device":"D4"}\n' | sr-asset >/dev/null
+	assert_equal "$(rcli EXISTS t:device:D1:cards t:device:D3:cards)" 0
+	assert_equal "$(rcli SMEMBERS t:device:D4:cards)" M2
+}
+
+@test "device rows, unknown fields, a card changing account, Redis down" {
+	run -1 --separate-stderr sr-asset <<-'EOF'
+	{"device":"D9","pkg_expires_at":1800000000,"disabled":1}
+	{"device":"D9","colour":"red"}
+	{"card":"X1","carrier":"c1"}
+	{"card":"X1","carrier":"c2"}
+	{"status":"active"}
+	EOF
+	assert_equal "$(echo "$output" | jq -r .status | tr '\n' ' ')" "loaded rejected loaded rejected rejected "
+	[[ $stderr == *'line 2: unknown device fact "colour"'* ]]
+	[[ $stderr == *"line 4: card belongs to carrier 'c1'"* ]]
+	assert_equal "$(rcli HGET t:device:D9:facts disabled)" 1
+	SRQ_REDIS="unix://$T/none.sock" run -3 sr-asset <<<'{"card":"X2","carrier":"c1"}'
+	assert_output --partial '"status":"error"'
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env bats
+# switch.bats - the global switch: the direct path when off, nothing claimed,
+# the queue kept and re-judged when on again, and the device lock shared.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+	NOW=$(date +%s)
+	FUTURE=$((NOW + 86400))
+	PAST=$((NOW - 60))
+}
+
+teardown() {
+	srq_teardown
+}
+
+req() { # req CARD PKG_EXPIRES_AT [STATUS]
+	printf '{"card":"%s","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"%s"}}\n' \
+		"$1" "$2" "${3:-active}"
+}
+
+@test "switch off: requests run directly, the dispatchers claim nothing, the queue keeps its commands" {
+	gwsim_start
+	run -0 sr-enqueue < <(req Q1 "$PAST")
+	assert_output --partial '"status":"queued"'
+	run -0 sr-admin switch off --reason "test"
+	assert_output '{"switch":"off"}'
+	run -0 --separate-stderr sr-claim
+	assert_output ''
+	[[ $stderr == *"switch is off"* ]]
+	run -0 --separate-stderr dev-eval
+	[[ $stderr == *"switch is off"* ]]
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:stop_resume:high' 0 -1)" Q1
+	# A request is executed on the spot, and the facts follow.
+	run -0 sr-enqueue < <(req P1 "$PAST")
+	assert_output --partial '"status":"direct_ok","action":"stop","reason":"package_expired"'
+	assert_output --partial '"tries":1'
+	assert_equal "$(rcli HGET t:card:P1:facts status)" stopped
+	assert_equal "$(jq -r '"\(.card) \(.kind) \(.code)"' "$T/gw.log")" "P1 stop OK"
+	# Renewed right away: the resume would be inside the card's interval, so
+	# it is not called; it fails and stays queued for when the switch is on.
+	run -3 sr-enqueue < <(req P1 "$FUTURE" stopped)
+	assert_output --partial '"status":"direct_failed","action":"resume"'
+	assert_output --partial 'too recently'
+	assert_output --partial '"queued_ver"'
+	assert_equal "$(wc -l <"$T/gw.log")" 1
+	# The audit has who changed the switch and why.
+	run rcli XRANGE t:admin_audit - +
+	assert_line test
+}
+
+@test "switch off: at most 3 tries, 2 s apart, each outside the card's interval" {
+	gwsim_start --fault-429 1 --retry-after 0
+	sr-admin switch off >/dev/null
+	run -3 sr-enqueue < <(req R1 "$PAST")
+	assert_output --partial '"status":"direct_failed"'
+	assert_output --partial '"tries":3'
+	assert_equal "$(jq -r .kind "$T/gw.log" | tr '\n' ' ')" "stop stop stop "
+	# 2 s apart (a little scheduling slack below, none above the interval).
+	jq -s -e 'map(.t) | [range(1; length) as $i | .[$i] - .[$i-1]] | all(. >= 1990)' "$T/gw.log"
+	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+}
+
+@test "switch on again: queued commands whose facts changed meanwhile are superseded, not executed" {
+	gwsim_start
+	run -0 sr-enqueue < <(req Q1 "$PAST"; req Q2 "$PAST")
+	sr-admin switch off >/dev/null
+	# While off, Q1 is renewed in the asset mirror.
+	printf '{"card":"Q1","carrier":"c1","pkg_expires_at":%d}\n' "$FUTURE" | sr-asset >/dev/null
+	sr-admin switch on >/dev/null
+	run -0 bash -c 'sr-claim --until-empty --for 20 | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r '"\(.card) \(.outcome)"' "$T/results" | sort | tr '\n' ',')" "Q1 superseded,Q2 ok,"
+	assert_equal "$(jq -r .card "$T/gw.log")" Q2
+}
+
+@test "the direct path and dev-eval never hold the same device at once" {
+	export SRQ_LOCK_TRACE="$T/locks"
+	# A disabled device: each of its cards is stopped for a device-level
+	# reason, so the direct path takes the device lock for the call.
+	for k in 1 2 3 4 5 6; do
+		printf '{"card":"L%d","carrier":"c1","device":"D1","pkg_expires_at":%d,"status":"active"}\n' "$k" "$FUTURE"
+	done | sr-asset >/dev/null
+	printf '{"device":"D1","disabled":1}\n' | sr-asset >/dev/null
+	gwsim_start --latency-ms 300
+	# Race them, several rounds: the switch flips while both are at work.
+	for k in 1 2 3; do
+		sr-admin switch off >/dev/null
+		printf '{"card":"L%d","carrier":"c1","scene":"device"}\n{"card":"L%d","carrier":"c1","scene":"device"}\n' \
+			"$k" $((k + 3)) | sr-enqueue >>"$T/direct" &
+		direct=$!
+		sleep 0.1
+		sr-admin switch on >/dev/null
+		printf '{"device":"D1","scene":"device"}\n' | sr-enqueue >/dev/null
+		dev-eval --until-empty --for 10 >>"$T/deveval"
+		wait "$direct" || true
+	done
+	# Both really took the lock, more than once each...
+	[ "$(grep -c '^acquire D1 sr-enqueue' "$T/locks")" -ge 3 ]
+	[ "$(grep -c '^acquire D1 dev-eval' "$T/locks")" -ge 3 ]
+	# ...and no two holds overlap: sorted by time, acquire and release alternate.
+	run bash -c "sort -k5,5n '$T/locks' | awk '{print \$1}' | uniq -d"
+	assert_output ''
+	assert_equal "$(sort -k5,5n "$T/locks" | head -1 | cut -d' ' -f1)" acquire
+	# dev-eval waited for the lock instead of giving up or overlapping.
+	assert_equal "$(jq -r .state "$T/deveval" | sort -u)" done
+}
