@@ -94,6 +94,7 @@ demo: deps
 
 bench: all
 	./bench/core.sh
+	./bench/asset.sh
 
 clean:
 	rm -rf build bin src/sr_lua_gen.c

@@ -1,0 +1,42 @@
+#!/bin/bash
+# bench/asset.sh - sr-asset loading N card rows (JSONL and CSV), as a ratio
+# to a baseline measured in the same run on the same Redis: redis-benchmark
+# HSET of a 5-field facts hash, pipelined 16 deep (sr-asset also reads each
+# card's account and device, and keeps device membership).
+# Usage: bench/asset.sh [N]     (default 1000000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-1000000}
+BIN=${SRQ_BIN:-$PWD/bin}
+T=$(mktemp -d)
+trap '[ -f "$T/redis.pid" ] && kill "$(cat "$T/redis.pid")"; rm -rf "$T"' EXIT
+redis-server --port 0 --unixsocket "$T/redis.sock" --save '' --appendonly no \
+	--daemonize yes --pidfile "$T/redis.pid" --dir "$T" --logfile "$T/redis.log"
+for _ in $(seq 100); do [ -S "$T/redis.sock" ] && break; sleep 0.05; done
+export SRQ_REDIS="unix://$T/redis.sock" SRQ_PREFIX=bench
+R() { redis-cli -s "$T/redis.sock" "$@"; }
+now_ms() { date +%s%3N; }
+
+awk -v n="$N" 'BEGIN { for (i = 0; i < n; i++)
+	printf "{\"card\":\"8986%016d\",\"carrier\":\"c%d\",\"device\":\"D%d\",\"pkg_expires_at\":1800000000,\"status\":\"active\"}\n", i, i % 8, i / 2 }' >"$T/rows.jsonl"
+{ echo card,carrier,device,pkg_expires_at,status
+  awk -v n="$N" 'BEGIN { for (i = 0; i < n; i++) printf "8986%016d,c%d,D%d,1800000000,active\n", i, i % 8, i / 2 }'; } >"$T/rows.csv"
+
+base=$(redis-benchmark -s "$T/redis.sock" -n "$N" -P 16 -r 100000000 -q \
+	HSET 'bk:card:__rand_int__:facts' carrier c1 device D1 pkg_expires_at 1800000000 status active x 1 |
+	tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1 | cut -d' ' -f1 | cut -d. -f1)
+R FLUSHALL >/dev/null
+for fmt in jsonl csv; do
+	flag=; [ $fmt = csv ] && flag=--csv
+	t0=$(now_ms)
+	"$BIN/sr-asset" $flag --no-progress <"$T/rows.$fmt" >"$T/out"
+	t1=$(now_ms)
+	loaded=$(grep -c '"status":"loaded"' "$T/out")
+	members=$(R EVAL "return #redis.call('KEYS', ARGV[1])" 0 'bench:device:*:cards')
+	per_s=$(( N * 1000 / (t1 - t0) ))
+	printf '{"bench":"asset","format":"%s","n":%d,"loaded":%d,"devices":%d,"seconds":%s,"per_s":%d,"ratio":%s}\n' \
+		$fmt "$N" "$loaded" "$members" "$(awk -v ms=$((t1 - t0)) 'BEGIN { printf "%.1f", ms / 1000 }')" \
+		"$per_s" "$(awk -v a="$per_s" -v b="$base" 'BEGIN { printf "%.2f", a / b }')"
+	R FLUSHALL >/dev/null
+done
+printf '{"bench":"baseline","what":"HSET 5 fields, -P 16","per_s":%d}\n' "$base"
