@@ -91,7 +91,7 @@ static long
 round_robin(int start, long budget, long batch, long long *queued, long long *wait_ms)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char keys[6][SR_KEY_MAX], prefix[SR_KEY_MAX], max[24], lease[24], running[24], interval[24];
+	char keys[7][SR_KEY_MAX], prefix[SR_KEY_MAX], max[24], lease[24], running[24], interval[24];
 	long share = budget / ncarriers, extra = budget % ncarriers;
 	long claimed = 0;
 
@@ -102,7 +102,7 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 	snprintf(interval, sizeof interval, "%ld", cfg.min_interval_ms);
 	for (int k = 0; k < ncarriers; k++) {
 		const char *c = carriers[(start + k) % ncarriers];
-		const char *argv[11];
+		const char *argv[12];
 		/* A limited budget (--max) is shared evenly, the remainder going
 		 * to the accounts first in this round's rotation. */
 		long mine = share + (k < extra);
@@ -113,12 +113,13 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 		argv[3] = sr_key_account(keys[3], cfg.prefix, c, "sr_running");
 		argv[4] = sr_key_account(keys[4], cfg.prefix, c, "limits");
 		argv[5] = sr_key_account(keys[5], cfg.prefix, c, "seq");
-		argv[6] = sr_key_account(prefix, cfg.prefix, c, "card:");
-		argv[7] = max;
-		argv[8] = lease;
-		argv[9] = running;
-		argv[10] = interval;
-		sr_redis_append_script(&rds, SR_LUA_CLAIM, 6, 11, argv, NULL);
+		argv[6] = sr_key_account(keys[6], cfg.prefix, c, "confirming");
+		argv[7] = sr_key_account(prefix, cfg.prefix, c, "card:");
+		argv[8] = max;
+		argv[9] = lease;
+		argv[10] = running;
+		argv[11] = interval;
+		sr_redis_append_script(&rds, SR_LUA_CLAIM, 7, 12, argv, NULL);
 	}
 	for (int k = 0; k < ncarriers; k++) {
 		const char *c = carriers[(start + k) % ncarriers];

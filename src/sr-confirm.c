@@ -124,9 +124,9 @@ static void
 append_confirm(struct res *r)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char keys[8][SR_KEY_MAX], ver[24], http[24], ra[24], interval[24], alert[24], freeze[24],
+	char keys[12][SR_KEY_MAX], ver[24], http[24], ra[24], interval[24], alert[24], freeze[24],
 	    maxlen[24], jitter[24], delay[24];
-	const char *argv[24];
+	const char *argv[28];
 	const char *observed = sr_jstr(r->obj, "observed"), *gate = sr_jstr(r->obj, "gate");
 	const char *error = sr_jstr(r->obj, "error");
 
@@ -146,23 +146,27 @@ append_confirm(struct res *r)
 	argv[5] = sr_key_account(keys[5], cfg.prefix, r->t.carrier, "sr_running");
 	argv[6] = sr_key_account(keys[6], cfg.prefix, r->t.carrier, "audit");
 	argv[7] = sr_key_account(keys[7], cfg.prefix, r->t.carrier, "alerts");
-	argv[8] = r->t.card;
-	argv[9] = r->t.token;
-	argv[10] = ver;
-	argv[11] = r->t.kind;
-	argv[12] = r->outcome;
-	argv[13] = http;
-	argv[14] = error ? error : "";
-	argv[15] = observed ? observed : "";
-	argv[16] = ra;
-	argv[17] = interval;
-	argv[18] = alert;
-	argv[19] = freeze;
-	argv[20] = maxlen;
-	argv[21] = jitter;
-	argv[22] = delay;
-	argv[23] = gate ? gate : "";
-	sr_redis_append_script(&rds, SR_LUA_CONFIRM, 8, 24, argv, NULL);
+	argv[8] = sr_key_account(keys[8], cfg.prefix, r->t.carrier, "confirming");
+	argv[9] = sr_key_account(keys[9], cfg.prefix, r->t.carrier, "flapping");
+	argv[10] = sr_key_account(keys[10], cfg.prefix, r->t.carrier, "alerts_open");
+	argv[11] = r->t.card;
+	argv[12] = r->t.token;
+	argv[13] = ver;
+	argv[14] = r->t.kind;
+	argv[15] = r->outcome;
+	argv[16] = http;
+	argv[17] = error ? error : "";
+	argv[18] = observed ? observed : "";
+	argv[19] = ra;
+	argv[20] = interval;
+	argv[21] = alert;
+	argv[22] = freeze;
+	argv[23] = maxlen;
+	argv[24] = jitter;
+	argv[25] = delay;
+	argv[26] = gate ? gate : "";
+	argv[27] = sr_key_account(keys[11], cfg.prefix, r->t.carrier, "stats:");
+	sr_redis_append_script(&rds, SR_LUA_CONFIRM, 11, 28, argv, NULL);
 }
 
 static void

@@ -165,7 +165,7 @@ static int
 gate(struct item **batch, int n)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char keys[7][SR_KEY_MAX], ver[24], interval[24], qps[24], window[24], lease[24];
+	char keys[8][SR_KEY_MAX], ver[24], interval[24], qps[24], window[24], lease[24];
 
 	snprintf(interval, sizeof interval, "%ld", cfg.min_interval_ms);
 	snprintf(qps, sizeof qps, "%ld", cfg.qps);
@@ -173,7 +173,7 @@ gate(struct item **batch, int n)
 	snprintf(lease, sizeof lease, "%ld", cfg.lease_ms);
 	for (int i = 0; i < n; i++) {
 		struct sr_task *t = &batch[i]->t;
-		const char *argv[15];
+		const char *argv[16];
 
 		snprintf(ver, sizeof ver, "%lld", t->ver);
 		argv[0] = sr_key_card(keys[0], cfg.prefix, t->carrier, t->card);
@@ -190,7 +190,8 @@ gate(struct item **batch, int n)
 		argv[12] = window;
 		argv[13] = lease;
 		argv[14] = t->card;
-		sr_redis_append_script(&rds, SR_LUA_GATE, 7, 15, argv, NULL);
+		argv[15] = sr_key_account(keys[7], cfg.prefix, t->carrier, "stats:");
+		sr_redis_append_script(&rds, SR_LUA_GATE, 7, 16, argv, NULL);
 	}
 	for (int i = 0; i < n; i++) {
 		struct item *it = batch[i];

@@ -17,6 +17,7 @@
     KEYS[4]     running claims (ZSET token -> lease expiry ms)
     KEYS[5]     account limits (HASH qps, running)
     KEYS[6]     token sequence (STRING counter)
+    KEYS[7]     confirming commands (SET card)
     ARGV[1]     command hash key prefix, e.g. "polling:carrier:{c17}:card:"
     ARGV[2]     max commands to claim now
     ARGV[3]     lease ms
@@ -68,6 +69,7 @@ local function take(q, n)
           -- The previous holder passed the gate and vanished: unknown result.
           rcall('HSET', key, 'confirming', 1)
           rcall('HDEL', key, 'called')
+          rcall('SADD', KEYS[7], card)
           confirming = true
         end
         local lastCall = tonumber(h[4]) or 0

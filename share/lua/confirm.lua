@@ -23,6 +23,10 @@
     KEYS[5]     frozen commands (ZSET card -> ms)
     KEYS[6]     running claims (ZSET token -> lease expiry)
     KEYS[7]     audit stream       KEYS[8] alert stream
+    KEYS[9]     confirming commands (SET card)
+    KEYS[10]    flapping cards (ZSET card -> last direction change ms)
+    KEYS[11]    open alerts (HASH cause -> alert id): one alert per cause until
+                acknowledged (sr-admin alerts --ack) or resolved (the command finishes)
     ARGV[1] card      ARGV[2] token      ARGV[3] version    ARGV[4] kind (call|query)
     ARGV[5] outcome   ARGV[6] http       ARGV[7] error      ARGV[8] observed
     ARGV[9] retry_after ms               ARGV[10] min interval ms
@@ -30,6 +34,8 @@
     ARGV[13] audit cap                   ARGV[14] jitter in [0,1000)
     ARGV[15] confirm delay ms (wait before the status query of an unknown result)
     ARGV[16] blocked reason (interval|lost|rate) for outcome blocked
+    ARGV[17] stats bucket prefix (a HASH per minute, kept 2 h: out_<outcome>,
+             finishes, conflicts)
   Output:
     { state, version now }
     state: done | requeued | confirming | alerted | frozen | stale
@@ -45,14 +51,32 @@ local http, err, observed = ARGV[6], ARGV[7], ARGV[8]
 local retryAfter, interval = tonumber(ARGV[9]) or 0, tonumber(ARGV[10])
 local alertAfter, freezeAfter, maxlen = tonumber(ARGV[11]), tonumber(ARGV[12]), ARGV[13]
 local jitter, confirmDelay, blockedWhy = tonumber(ARGV[14]), tonumber(ARGV[15]), ARGV[16]
+local confirmingKey, flappingKey, openKey = KEYS[9], KEYS[10], KEYS[11]
+local bucket = ARGV[17] .. math.floor(now / 60000)
 
 local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'fails', 'last_call', 'prio',
-  'reason', 'scene', 'source', 'called', 'first_fail')
+  'reason', 'scene', 'source', 'called', 'first_fail', 'last_dir', 'dir_changes')
 local action, curVer, claim = h[1], h[2], h[3]
 local fails, lastCall, prio = tonumber(h[4]) or 0, tonumber(h[5]) or 0, tonumber(h[6]) or 1
 local mine = claim == token
 
 rcall('ZREM', runningKey, token)
+rcall('HINCRBY', bucket, 'out_' .. outcome, 1)
+rcall('HINCRBY', bucket, 'finishes', 1)
+rcall('EXPIRE', bucket, 7200)
+
+-- One alert per cause until it is acknowledged or resolved: no storms.
+local function alert(kindOf, fails, extra)
+  local cause = kindOf .. ':' .. card
+  if rcall('HEXISTS', openKey, cause) == 1 then return end
+  local id = rcall('XADD', alertKey, 'MAXLEN', '~', 10000, '*', 'card', card, 'ver', curVer or ver,
+    'alert', kindOf, 'action', action or '', 'fails', fails or 0, 'error', err, 'http', http,
+    'detail', extra or '')
+  rcall('HSET', openKey, cause, id)
+end
+local function resolveAlerts()
+  rcall('HDEL', openKey, 'failures:' .. card, 'frozen:' .. card, 'permanent:' .. card)
+end
 
 local function audit(state, vAfter)
   rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', card, 'ver_before', ver,
@@ -78,6 +102,7 @@ if not action then
   return { 'stale', tonumber(curVer) or 0 } -- finished or cancelled meanwhile
 end
 if curVer ~= ver then
+  rcall('HINCRBY', bucket, 'conflicts', 1) -- a newer version was found
   if mine then requeue(afterInterval(now)) end
   audit('stale')
   return { 'stale', tonumber(curVer) }
@@ -98,6 +123,25 @@ if finished then
   rcall('HDEL', key, 'action', 'reason', 'scene', 'source', 'prio', 'fails', 'first_fail',
     'last_error', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called')
   for q = 1, 3 do rcall('ZREM', queues[q], card) end
+  rcall('SREM', confirmingKey, card)
+  resolveAlerts()
+  -- Flapping: the executed direction changed 3 or more times within an hour.
+  if outcome == 'ok' or (kind == 'query' and observed == target) then
+    if h[12] and h[12] ~= action then
+      local kept = {}
+      for t in string.gmatch(h[13] or '', '%d+') do
+        if tonumber(t) > now - 3600000 then kept[#kept + 1] = t end
+      end
+      kept[#kept + 1] = tostring(now)
+      rcall('HSET', key, 'dir_changes', table.concat(kept, ' '))
+      if #kept >= 3 then
+        rcall('ZADD', flappingKey, now, card)
+        alert('flapping', 0, #kept .. ' direction changes in an hour')
+      end
+    end
+    rcall('HSET', key, 'last_dir', action)
+  end
+  rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', now - 3600000)
   audit('done')
   return { 'done', tonumber(curVer) }
 end
@@ -105,6 +149,7 @@ end
 if kind == 'query' and outcome == 'ok' then
   -- The card is not in the target state: the unknown call did not apply.
   rcall('HSET', key, 'confirming', 0)
+  rcall('SREM', confirmingKey, card)
   requeue(afterInterval(now))
   audit('requeued')
   return { 'requeued', tonumber(curVer) }
@@ -125,17 +170,14 @@ fails = fails + 1
 rcall('HSET', key, 'fails', fails, 'last_error', (http ~= '' and http .. ' ' or '') .. err)
 if not h[11] then rcall('HSET', key, 'first_fail', now) end
 
-local function alert(kindOf)
-  rcall('XADD', alertKey, 'MAXLEN', '~', 10000, '*', 'card', card, 'ver', curVer,
-    'alert', kindOf, 'action', action, 'fails', fails, 'error', err, 'http', http)
-end
 
 if outcome == 'fail' or fails >= freezeAfter then
   release()
   rcall('HSET', key, 'frozen', 1)
   for q = 1, 3 do rcall('ZREM', queues[q], card) end
   rcall('ZADD', frozenKey, now, card)
-  alert(outcome == 'fail' and 'permanent' or 'frozen')
+  rcall('SREM', confirmingKey, card)
+  alert(outcome == 'fail' and 'permanent' or 'frozen', fails)
   audit('frozen')
   return { 'frozen', tonumber(curVer) }
 end
@@ -143,6 +185,7 @@ end
 local state
 if outcome == 'unknown' and kind == 'call' then
   rcall('HSET', key, 'confirming', 1)
+  rcall('SADD', confirmingKey, card)
   requeue(now + confirmDelay)
   state = 'confirming'
 else
@@ -155,7 +198,7 @@ else
   state = 'requeued'
 end
 if fails == alertAfter then
-  alert('failures')
+  alert('failures', fails)
   state = 'alerted'
 end
 audit(state)

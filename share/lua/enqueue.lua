@@ -18,7 +18,8 @@
     KEYS[1..3]  queues (ZSET card -> due ms): high, normal, bulk priority
     KEYS[4]     frozen commands (ZSET card -> frozen at ms)
     KEYS[5]     audit stream of the account
-    KEYS[5+i]   command hash of card i (see README "Redis layout")
+    KEYS[6]     confirming commands (SET card)
+    KEYS[6+i]   command hash of card i (see README "Redis layout")
     ARGV[1]     min interval between state-change calls of a card, ms
     ARGV[2]     audit stream cap (approximate MAXLEN)
     then 7 ARGV per card i, in KEYS order:
@@ -35,7 +36,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local interval = tonumber(ARGV[1])
 local maxlen = ARGV[2]
 local queues = { KEYS[1], KEYS[2], KEYS[3] }
-local frozenKey, auditKey = KEYS[4], KEYS[5]
+local frozenKey, auditKey, confirmingKey = KEYS[4], KEYS[5], KEYS[6]
 local cmdFields = { 'action', 'reason', 'scene', 'source', 'prio', 'fails', 'first_fail',
   'last_error', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called' }
 local out = {}
@@ -46,8 +47,8 @@ local function audit(card, vb, va, event, action, reason, scene, source)
     'source', source)
 end
 
-for i = 1, #KEYS - 5 do
-  local key = KEYS[5 + i]
+for i = 1, #KEYS - 6 do
+  local key = KEYS[6 + i]
   local a = 2 + (i - 1) * 7
   local card, want, target, reason, scene, source, prio =
     ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], tonumber(ARGV[a + 7])
@@ -65,6 +66,7 @@ for i = 1, #KEYS - 5 do
       rcall('HDEL', key, unpack(cmdFields))
       for q = 1, 3 do rcall('ZREM', queues[q], card) end
       rcall('ZREM', frozenKey, card)
+      rcall('SREM', confirmingKey, card)
       audit(card, ver, nv, 'cancelled', action, reason, scene, source)
       out[#out + 1] = 'cancelled'; out[#out + 1] = nv
     else

@@ -21,6 +21,8 @@
     ARGV[4]     min interval ms                   ARGV[5] default qps (0 = unlimited)
     ARGV[6]     rate window ms                    ARGV[7] lease ms
     ARGV[8]     card id (queue member)
+    ARGV[9]     stats bucket prefix, e.g. "polling:carrier:{c17}:stats:" (a HASH per
+                minute, kept 2 h: calls, queries, and cmds, the distinct commands called)
   Output:
     { 'pass' }             go ahead: call now
     { 'lost' }             the claim is no longer ours (lease expired and re-claimed, or done)
@@ -36,7 +38,7 @@ local token, ver, kind = ARGV[1], ARGV[2], ARGV[3]
 local interval, window, leaseMs = tonumber(ARGV[4]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local qps = tonumber(rcall('HGET', limitsKey, 'qps') or ARGV[5])
 
-local h = rcall('HMGET', key, 'claim', 'ver', 'last_call', 'prio')
+local h = rcall('HMGET', key, 'claim', 'ver', 'last_call', 'prio', 'counted_ver')
 if h[1] ~= token then return { 'lost' } end
 if h[2] ~= ver then return { 'stale', tonumber(h[2]) } end
 if kind == 'call' then
@@ -54,9 +56,19 @@ if qps > 0 then
   rcall('ZADD', rateKey, now, token .. ':' .. kind .. ':' .. now)
   rcall('PEXPIRE', rateKey, window * 2)
 end
+local bucket = ARGV[9] .. math.floor(now / 60000)
 if kind == 'call' then
   rcall('HSET', key, 'last_call', now, 'called', token)
+  rcall('HINCRBY', bucket, 'calls', 1)
+  if h[5] ~= ver then
+    -- The first call of this command: retry amplification is calls / cmds.
+    rcall('HSET', key, 'counted_ver', ver)
+    rcall('HINCRBY', bucket, 'cmds', 1)
+  end
+else
+  rcall('HINCRBY', bucket, 'queries', 1)
 end
+rcall('EXPIRE', bucket, 7200)
 local lease = now + leaseMs
 local q = KEYS[4 + (tonumber(h[4]) or 1)]
 rcall('HSET', key, 'lease_until', lease)
