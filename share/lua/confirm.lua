@@ -34,7 +34,8 @@
     ARGV[13] audit cap                   ARGV[14] jitter in [0,1000)
     ARGV[15] confirm delay ms (wait before the status query of an unknown result)
     ARGV[16] blocked reason (interval|lost|rate) for outcome blocked
-    ARGV[17] stats bucket prefix (a HASH per minute, kept 2 h: out_<outcome>,
+    ARGV[17] stats bucket prefix (a HASH per minute, kept 2 h: out_<outcome> of calls,
+             query_<outcome> of queries,
              finishes, conflicts)
   Output:
     { state, version now }
@@ -61,7 +62,7 @@ local fails, lastCall, prio = tonumber(h[4]) or 0, tonumber(h[5]) or 0, tonumber
 local mine = claim == token
 
 rcall('ZREM', runningKey, token)
-rcall('HINCRBY', bucket, 'out_' .. outcome, 1)
+rcall('HINCRBY', bucket, (kind == 'query' and 'query_' or 'out_') .. outcome, 1)
 rcall('HINCRBY', bucket, 'finishes', 1)
 rcall('EXPIRE', bucket, 7200)
 

@@ -1,0 +1,57 @@
+--[[
+  stat - a snapshot of ONE account for sr-stat (read only).
+
+  Input:
+    KEYS[1..3]  queues high, normal, bulk     KEYS[4] running claims (ZSET)
+    KEYS[5]     frozen (ZSET)                 KEYS[6] confirming (SET)
+    KEYS[7]     flapping cards (ZSET)         KEYS[8] open alerts (HASH)
+    KEYS[9]     account limits (HASH qps, running)
+    ARGV[1]     stats bucket prefix ("…:stats:")   ARGV[2] window in minutes
+    ARGV[3]     default qps                        ARGV[4] default max running
+  Output:
+    flat array of name, value pairs (values are integers): queued, due,
+    claimed, confirming, frozen, oldest_due_ms, running, max_running, qps,
+    flapping, alerts_open, and the window's sums of every counter
+    (calls, queries, cmds, finishes, conflicts, out_<outcome>)
+  Bucket keys are named from ARGV[1]; they carry the account's hash tag.
+]]
+local rcall = redis.call
+local t = rcall('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {}
+local function put(k, v) out[#out + 1] = k; out[#out + 1] = v end
+
+local queued, due, oldest = 0, 0, -1
+for q = 1, 3 do
+  queued = queued + rcall('ZCARD', KEYS[q])
+  due = due + rcall('ZCOUNT', KEYS[q], '-inf', now)
+  local first = rcall('ZRANGE', KEYS[q], 0, 0, 'WITHSCORES')
+  if #first == 2 and tonumber(first[2]) <= now then
+    local age = now - tonumber(first[2])
+    if age > oldest then oldest = age end
+  end
+end
+put('queued', queued)
+put('due', due)
+put('claimed', rcall('ZCOUNT', KEYS[4], now, '+inf'))
+put('confirming', rcall('SCARD', KEYS[6]))
+put('frozen', rcall('ZCARD', KEYS[5]))
+put('oldest_due_ms', math.max(oldest, 0))
+put('running', rcall('ZCOUNT', KEYS[4], now, '+inf'))
+put('max_running', tonumber(rcall('HGET', KEYS[9], 'running') or ARGV[4]))
+put('qps', tonumber(rcall('HGET', KEYS[9], 'qps') or ARGV[3]))
+put('flapping', rcall('ZCOUNT', KEYS[7], now - 3600000, '+inf'))
+put('alerts_open', rcall('HLEN', KEYS[8]))
+
+local sums, names = {}, {}
+local minute = math.floor(now / 60000)
+for m = minute - tonumber(ARGV[2]) + 1, minute do
+  local h = rcall('HGETALL', ARGV[1] .. m)
+  for i = 1, #h, 2 do
+    if not sums[h[i]] then sums[h[i]] = 0; names[#names + 1] = h[i] end
+    sums[h[i]] = sums[h[i]] + tonumber(h[i + 1])
+  end
+end
+table.sort(names)
+for _, n in ipairs(names) do put(n, sums[n]) end
+return out

@@ -1,0 +1,398 @@
+/* sr-stat - queue and health snapshot: JSONL, Prometheus text, or a table.
+ *
+ * One record per account and a total ("account":"*"). Every figure comes
+ * from counters the Lua scripts keep atomically with the transitions (a hash
+ * per account per minute, kept 2 hours) and from the queues' own sizes:
+ * nothing scans the keyspace, and the cost does not grow with the number of
+ * commands ever processed.
+ *
+ * Thresholds worth paging on (see README): retry_amplification > 1.5,
+ * version_conflict_rate > 0.10, frozen > 0, oldest_due_s growing, flapping > 0.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sr.h"
+
+static const char usage[] =
+"usage: sr-stat [--window DURATION] [--prom [--output FILE] | --table] [--carrier ID]...\n"
+"\n"
+"A snapshot of every account (or --carrier) and a total (\"account\":\"*\"):\n"
+"queued, due, claimed, confirming, frozen, oldest_due_s, running, max_running,\n"
+"qps; over the window: calls, queries, commands (distinct commands called),\n"
+"outcomes, success_rate, retry_amplification (calls / commands; page over 1.5),\n"
+"version_conflict_rate (finishes that found a newer version; page over 0.10),\n"
+"flapping (cards whose direction changed 3+ times in an hour), alerts_open;\n"
+"and, in the total, device_queue and device_oldest_s.\n"
+"\n"
+"Options:\n"
+"  --window D    10m (default), 90s, 2h: counters are per minute, kept 2 hours\n"
+"  --prom        Prometheus text format (metrics srq_*, label account)\n"
+"  --output F    write to F atomically (temp file + rename), for node_exporter's\n"
+"                textfile collector\n"
+"  --table       a table for people\n"
+"  --carrier ID  only this account (repeatable)\n"
+"  --redis URL, --prefix P, -h/--help, --version\n"
+"Exit: 0 done, 2 usage, 3 Redis unavailable.\n"
+"Example (cron, every minute):\n"
+"  sr-stat --prom --output /var/lib/node_exporter/textfile/srq.prom\n";
+
+static struct sr_config cfg;
+static struct sr_redis rds;
+
+static long
+parse_window(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (v <= 0 || end == s)
+		return -1;
+	if (!strcmp(end, "s"))
+		return v;
+	if (!strcmp(end, "m") || !*end)
+		return v * 60;
+	if (!strcmp(end, "h"))
+		return v * 3600;
+	return -1;
+}
+
+static long long
+num(json_t *o, const char *k)
+{
+	return sr_jint(o, k, 0);
+}
+
+/* Rates from the raw counters (also for the total). */
+static void
+derive(json_t *o)
+{
+	long long calls = num(o, "calls"), cmds = num(o, "commands"), fin = num(o, "finishes");
+	json_t *out = json_object_get(o, "outcomes");
+	long long good = sr_jint(out, "ok", 0) + sr_jint(out, "already", 0), done = 0;
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(out, k, v)
+		if (strcmp(k, "superseded") && strcmp(k, "blocked"))
+			done += json_integer_value(v);
+	json_object_set_new(o, "success_rate", done ? json_real((double)good / done) : json_null());
+	json_object_set_new(o, "retry_amplification", cmds ? json_real((double)calls / cmds) : json_null());
+	json_object_set_new(o, "version_conflict_rate",
+	    fin ? json_real((double)num(o, "conflicts") / fin) : json_null());
+}
+
+static json_t *
+account_stat(const char *carrier, long window_s, redisReply *rep)
+{
+	json_t *o = json_object(), *outcomes = json_object(), *queries = json_object();
+
+	json_object_set_new(o, "account", json_string(carrier));
+	json_object_set_new(o, "window_s", json_integer(window_s));
+	for (size_t i = 0; i + 1 < rep->elements; i += 2) {
+		const char *k = rep->element[i]->str;
+		long long v = rep->element[i + 1]->integer;
+
+		if (!strncmp(k, "out_", 4))
+			json_object_set_new(outcomes, k + 4, json_integer(v));
+		else if (!strncmp(k, "query_", 6))
+			json_object_set_new(queries, k + 6, json_integer(v));
+		else if (!strcmp(k, "oldest_due_ms"))
+			json_object_set_new(o, "oldest_due_s", json_integer(v / 1000));
+		else if (!strcmp(k, "cmds"))
+			json_object_set_new(o, "commands", json_integer(v));
+		else
+			json_object_set_new(o, k, json_integer(v));
+	}
+	for (const char **k = (const char *[]){ "calls", "queries", "commands", "finishes", "conflicts", NULL }; *k; k++)
+		if (!json_object_get(o, *k))
+			json_object_set_new(o, *k, json_integer(0));
+	json_object_set_new(o, "outcomes", outcomes);
+	json_object_set_new(o, "query_outcomes", queries);
+	derive(o);
+	return o;
+}
+
+/* Add every integer member of a into t (recursively for objects). */
+static void
+add_into(json_t *t, json_t *a)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(a, k, v) {
+		json_t *cur = json_object_get(t, k);
+
+		if (json_is_integer(v) && strcmp(k, "window_s") && strcmp(k, "oldest_due_s"))
+			json_object_set_new(t, k, json_integer(sr_jint(t, k, 0) + json_integer_value(v)));
+		else if (!strcmp(k, "oldest_due_s"))
+			json_object_set_new(t, k, json_integer(json_integer_value(v) > sr_jint(t, k, 0) ?
+			    json_integer_value(v) : sr_jint(t, k, 0)));
+		else if (json_is_object(v)) {
+			if (!cur) {
+				cur = json_object();
+				json_object_set_new(t, k, cur);
+			}
+			add_into(cur, v);
+		}
+	}
+}
+
+struct metric {
+	const char *field, *name, *help;
+};
+static const struct metric metrics[] = {
+	{ "queued", "srq_queued", "Commands in the account's queues (claimed included, frozen excluded)." },
+	{ "due", "srq_due", "Commands due now." },
+	{ "claimed", "srq_claimed", "Commands claimed by a live lease." },
+	{ "confirming", "srq_confirming", "Commands whose last call had an unknown result, being confirmed." },
+	{ "frozen", "srq_frozen", "Commands frozen after failures; they need an operator (sr-admin retry)." },
+	{ "oldest_due_s", "srq_oldest_due_seconds", "Age of the oldest due command." },
+	{ "running", "srq_running", "Claims in flight." },
+	{ "max_running", "srq_max_running", "The account's max-running limit." },
+	{ "qps", "srq_qps_limit", "The account's calls per second limit." },
+	{ "calls", "srq_calls_window", "State-change calls in the window." },
+	{ "queries", "srq_queries_window", "Status queries in the window." },
+	{ "commands", "srq_commands_window", "Distinct commands called in the window." },
+	{ "finishes", "srq_finishes_window", "Results applied in the window." },
+	{ "conflicts", "srq_version_conflicts_window", "Results that found a newer version, in the window." },
+	{ "success_rate", "srq_success_ratio", "Calls that ended ok or already, of the calls with an outcome." },
+	{ "retry_amplification", "srq_retry_amplification", "Calls per distinct command in the window (page over 1.5)." },
+	{ "version_conflict_rate", "srq_version_conflict_ratio", "Version conflicts per finish in the window (page over 0.10)." },
+	{ "flapping", "srq_flapping_cards", "Cards whose executed direction changed 3 or more times in an hour." },
+	{ "alerts_open", "srq_alerts_open", "Alerts open (not acknowledged, not resolved)." },
+	{ "device_queue", "srq_device_queue", "Devices waiting for evaluation." },
+	{ "device_oldest_s", "srq_device_oldest_seconds", "Age of the oldest due device." },
+};
+
+static void
+prom_value(FILE *f, const char *name, const char *labels, json_t *v)
+{
+	if (json_is_integer(v))
+		fprintf(f, "%s{%s} %lld\n", name, labels, (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		fprintf(f, "%s{%s} %.6g\n", name, labels, json_real_value(v));
+}
+
+static void
+write_prom(FILE *f, json_t *records)
+{
+	size_t i;
+	json_t *r;
+
+	for (size_t m = 0; m < sizeof metrics / sizeof metrics[0]; m++) {
+		int any = 0;
+
+		json_array_foreach(records, i, r)
+			any |= json_object_get(r, metrics[m].field) != NULL;
+		if (!any)
+			continue;
+		fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", metrics[m].name, metrics[m].help, metrics[m].name);
+		json_array_foreach(records, i, r) {
+			char labels[128];
+
+			snprintf(labels, sizeof labels, "account=\"%s\"", sr_jstr(r, "account"));
+			prom_value(f, metrics[m].name, labels, json_object_get(r, metrics[m].field));
+		}
+	}
+	fprintf(f, "# HELP srq_outcomes_window Call outcomes in the window.\n"
+		   "# TYPE srq_outcomes_window gauge\n");
+	json_array_foreach(records, i, r) {
+		const char *k;
+		json_t *v;
+
+		json_object_foreach(json_object_get(r, "outcomes"), k, v) {
+			char labels[160];
+
+			snprintf(labels, sizeof labels, "account=\"%s\",outcome=\"%s\"", sr_jstr(r, "account"), k);
+			prom_value(f, "srq_outcomes_window", labels, v);
+		}
+	}
+}
+
+static void
+write_table(FILE *f, json_t *records)
+{
+	size_t i;
+	json_t *r;
+
+	fprintf(f, "%-12s %8s %8s %8s %8s %8s %8s %8s %8s %8s %6s %6s\n", "account", "queued", "due",
+	    "claimed", "confirm", "frozen", "oldest_s", "calls", "success", "amplif", "confl", "alerts");
+	json_array_foreach(records, i, r) {
+		json_t *s = json_object_get(r, "success_rate"), *a = json_object_get(r, "retry_amplification"),
+		       *c = json_object_get(r, "version_conflict_rate");
+
+		fprintf(f, "%-12s %8lld %8lld %8lld %8lld %8lld %8lld %8lld %8.2f %8.2f %6.2f %6lld\n",
+		    sr_jstr(r, "account"), num(r, "queued"), num(r, "due"), num(r, "claimed"),
+		    num(r, "confirming"), num(r, "frozen"), num(r, "oldest_due_s"), num(r, "calls"),
+		    json_is_real(s) ? json_real_value(s) : 0.0, json_is_real(a) ? json_real_value(a) : 0.0,
+		    json_is_real(c) ? json_real_value(c) : 0.0, num(r, "alerts_open"));
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	enum { O_WINDOW = 1, O_PROM, O_OUTPUT, O_TABLE, O_CARRIER };
+	static const struct option longopts[] = {
+		SR_COMMON_LONGOPTS,
+		{ "window", required_argument, NULL, O_WINDOW },
+		{ "prom", no_argument, NULL, O_PROM },
+		{ "output", required_argument, NULL, O_OUTPUT },
+		{ "table", no_argument, NULL, O_TABLE },
+		{ "carrier", required_argument, NULL, O_CARRIER },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	const char **carriers = NULL, *output = NULL;
+	int c, rc, ncarriers = 0, prom = 0, table = 0;
+	long window_s = 600;
+	json_t *records = json_array(), *total = json_object();
+	char key[SR_KEY_MAX], minutes[24], qps[24], running[24];
+	redisReply *rep;
+	long long dq = 0, doldest = 0, now_ms;
+	FILE *f = stdout;
+	char tmp[4096];
+
+	sr_prog = "sr-stat";
+	sr_config_init(&cfg);
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_WINDOW:
+			if ((window_s = parse_window(optarg)) < 0 || window_s > 7200)
+				sr_die(SR_EX_USAGE, "--window: '%s' is not a duration up to 2h (90s, 10m, 2h)", optarg);
+			break;
+		case O_PROM: prom = 1; break;
+		case O_OUTPUT: output = optarg; break;
+		case O_TABLE: table = 1; break;
+		case O_CARRIER:
+			if (!sr_valid_id(optarg))
+				sr_die(SR_EX_USAGE, "--carrier: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);
+			carriers = sr_realloc(carriers, (size_t)(ncarriers + 1) * sizeof *carriers);
+			carriers[ncarriers++] = sr_strdup(optarg);
+			break;
+		default:
+			if (!sr_config_option(&cfg, c, optarg, usage))
+				sr_usage(SR_EX_USAGE, usage);
+		}
+	}
+	if (optind < argc || (prom && table)) {
+		fprintf(stderr, "%s: %s\n", sr_prog, prom && table ? "--prom and --table exclude each other" :
+		    "unexpected argument");
+		sr_usage(SR_EX_USAGE, usage);
+	}
+	if ((rc = sr_redis_connect(&rds, &cfg)) < 0)
+		sr_die(rc == -2 ? SR_EX_USAGE : SR_EX_BACKEND, "%s", rds.errstr);
+	if (!ncarriers) {
+		const char *argv2[] = { "SMEMBERS", sr_key_accounts(key, cfg.prefix) };
+
+		if (!(rep = sr_redis_cmd(&rds, 2, argv2)))
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
+			carriers = sr_realloc(carriers, (size_t)(ncarriers + 1) * sizeof *carriers);
+			carriers[ncarriers++] = sr_strdup(rep->element[i]->str);
+		}
+		freeReplyObject(rep);
+	}
+	snprintf(minutes, sizeof minutes, "%ld", (window_s + 59) / 60);
+	snprintf(qps, sizeof qps, "%ld", cfg.qps);
+	snprintf(running, sizeof running, "%ld", cfg.max_running);
+	for (int k = 0; k < ncarriers; k++) {
+		char keys[10][SR_KEY_MAX];
+		const char *a[13];
+		const char *names[] = { qs[0], qs[1], qs[2], "sr_running", "frozen", "confirming", "flapping",
+			"alerts_open", "limits" };
+
+		for (int i = 0; i < 9; i++)
+			a[i] = sr_key_account(keys[i], cfg.prefix, carriers[k], names[i]);
+		a[9] = sr_key_account(keys[9], cfg.prefix, carriers[k], "stats:");
+		a[10] = minutes;
+		a[11] = qps;
+		a[12] = running;
+		sr_redis_append_script(&rds, SR_LUA_STAT, 9, 13, a, NULL);
+	}
+	for (int k = 0; k < ncarriers; k++) {
+		if (!(rep = sr_redis_reply(&rds)))
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if (rep->type != REDIS_REPLY_ARRAY)
+			sr_die(SR_EX_BACKEND, "stat script failed for '%s': %s", carriers[k],
+			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+		json_array_append_new(records, account_stat(carriers[k], window_s, rep));
+		freeReplyObject(rep);
+	}
+	/* The device queue, all shards. */
+	if ((now_ms = sr_redis_time_ms(&rds)) < 0)
+		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	for (int s = 0; s < SR_DEVICE_SHARDS; s++) {
+		const char *z[] = { "ZCARD", sr_key_shard(key, cfg.prefix, s, "queue") };
+		const char *first[] = { "ZRANGE", key, "0", "0", "WITHSCORES" };
+
+		sr_redis_append(&rds, 2, z, NULL);
+		sr_redis_append(&rds, 5, first, NULL);
+	}
+	for (int s = 0; s < SR_DEVICE_SHARDS; s++) {
+		if (!(rep = sr_redis_reply(&rds)))
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		dq += rep->integer;
+		freeReplyObject(rep);
+		if (!(rep = sr_redis_reply(&rds)))
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2) {
+			long long age = now_ms - atoll(rep->element[1]->str);
+
+			if (age / 1000 > doldest)
+				doldest = age / 1000;
+		}
+		freeReplyObject(rep);
+	}
+	{
+		size_t i;
+		json_t *r;
+
+		json_object_set_new(total, "account", json_string("*"));
+		json_object_set_new(total, "window_s", json_integer(window_s));
+		json_array_foreach(records, i, r)
+			add_into(total, r);
+		if (!json_object_get(total, "outcomes"))
+			json_object_set_new(total, "outcomes", json_object());
+		derive(total);
+		json_object_set_new(total, "device_queue", json_integer(dq));
+		json_object_set_new(total, "device_oldest_s", json_integer(doldest));
+		json_array_append_new(records, total);
+	}
+	if (output) {
+		snprintf(tmp, sizeof tmp, "%s.tmp.%ld", output, (long)getpid());
+		if (!(f = fopen(tmp, "w")))
+			sr_die(SR_EX_USAGE, "--output: cannot write '%s':", tmp);
+	}
+	if (prom)
+		write_prom(f, records);
+	else if (table)
+		write_table(f, records);
+	else {
+		size_t i;
+		json_t *r;
+
+		json_array_foreach(records, i, r) {
+			char *s = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+
+			fprintf(f, "%s\n", s);
+			free(s);
+		}
+	}
+	if (output) {
+		/* Readers (node_exporter) never see a half-written file. */
+		if (fclose(f) != 0 || rename(tmp, output) != 0) {
+			unlink(tmp);
+			sr_die(SR_EX_BACKEND, "--output: cannot write '%s':", output);
+		}
+	}
+	json_decref(records);
+	for (int k = 0; k < ncarriers; k++)
+		free((char *)carriers[k]);
+	free(carriers);
+	sr_redis_close(&rds);
+	return sr_finish(SR_EX_OK);
+}

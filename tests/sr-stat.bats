@@ -1,0 +1,98 @@
+#!/usr/bin/env bats
+# sr-stat.bats - metrics: values match what the gateway saw, the Prometheus
+# format is valid, and the counters stay bounded.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+}
+
+teardown() {
+	srq_teardown
+}
+
+@test "the metrics match what the pipeline did, as the gateway saw it" {
+	export SRQ_FREEZE_AFTER=100
+	gwsim_start --fault-drop-after 0.15 --fault-5xx-after 0.1 --fault-429 0.1 --seed 3
+	gen-sample "$T/s" 200 2 "$(date +%s)" "$SRQ_PREFIX"
+	rcli <"$T/s/devices.redis" >/dev/null
+	sr-enqueue <"$T/s/requests.jsonl" >/dev/null
+	run -0 drain 60
+	run -0 sr-stat
+	total=$(echo "$output" | jq -c 'select(.account == "*")')
+	calls=$(jq -s '[.[] | select(.kind == "stop" or .kind == "resume")] | length' "$T/gw.log")
+	queries=$(jq -s '[.[] | select(.kind == "status")] | length' "$T/gw.log")
+	commands=$(jq -s '[.[] | select(.kind != "status") | .key] | unique | length' "$T/gw.log")
+	assert_equal "$(jq .calls <<<"$total")" "$calls"
+	assert_equal "$(jq .queries <<<"$total")" "$queries"
+	assert_equal "$(jq .commands <<<"$total")" "$commands"
+	# Outcomes by class, against the carrier's own answers.
+	assert_equal "$(jq '.outcomes.retry // 0' <<<"$total")" \
+		"$(jq -s '[.[] | select(.kind != "status" and (.http == 429 or .code == "TOO_FREQUENT"))] | length' "$T/gw.log")"
+	assert_equal "$(jq '(.outcomes.ok // 0) + (.outcomes.already // 0)' <<<"$total")" \
+		"$(jq -s '[.[] | select(.kind != "status" and .http == 200)] | length' "$T/gw.log")"
+	assert_equal "$(jq '.outcomes.unknown // 0' <<<"$total")" \
+		"$(jq -s '[.[] | select(.kind != "status" and (.http >= 500 or .http == 0))] | length' "$T/gw.log")"
+	# Retry amplification is calls per distinct command, and faults made it > 1.
+	jq -e --argjson c "$calls" --argjson d "$commands" '.retry_amplification - ($c / $d) | fabs < 0.001' <<<"$total"
+	jq -e '.retry_amplification > 1' <<<"$total"
+	# Nothing is left queued, claimed or confirming.
+	jq -e '.queued == 0 and .claimed == 0 and .confirming == 0 and .frozen == 0' <<<"$total"
+	# The Prometheus output says the same, in a valid exposition format.
+	run -0 sr-stat --prom --output "$T/srq.prom"
+	assert_output ''
+	run promcheck "$T/srq.prom"
+	assert_success
+	grep -qx "srq_calls_window{account=\"\\*\"} $calls" "$T/srq.prom"
+	[ -z "$(ls "$T" | grep 'srq.prom.tmp')" ]
+	if command -v promtool >/dev/null; then promtool check metrics <"$T/srq.prom"; fi
+}
+
+@test "queued, due and frozen are counted as they stand; --table and --window work" {
+	now=$(date +%s)
+	for i in 1 2 3; do
+		printf '{"card":"Z%d","carrier":"c1","scene":"order","facts":{"pkg_expires_at":1,"status":"active"}}\n' "$i"
+	done | sr-enqueue >/dev/null
+	run -0 sr-stat --carrier c1 --window 90s
+	jq -e '.queued == 3 and .due == 3 and .window_s == 90' <<<"$(echo "$output" | head -1)"
+	run -0 sr-stat --table
+	assert_line --index 0 --partial 'account'
+	run -2 sr-stat --window forever
+	run -2 sr-stat --prom --table
+}
+
+@test "counters stay bounded: 100k finished commands do not grow the metrics' memory" {
+	# The release build: this is about Redis memory, not the tools' code.
+	B="$PROJECT_ROOT/bin"
+	export SRQ_QPS=0 SRQ_MAX_RUNNING=0 SRQ_MIN_INTERVAL_MS=0
+	gwsim_start
+	metrics_memory() {
+		local k total=0 n=0
+		for k in $(rcli --scan --pattern 't:carrier:*:stats:*') $(rcli --scan --pattern 't:carrier:*:confirming') \
+			$(rcli --scan --pattern 't:carrier:*:flapping') $(rcli --scan --pattern 't:carrier:*:alerts_open'); do
+			total=$((total + $(rcli MEMORY USAGE "$k"))); n=$((n + 1))
+		done
+		echo "$total $n"
+	}
+	run_batch() { # run_batch FIRST COUNT
+		awk -v f="$1" -v n="$2" 'BEGIN { for (i = f; i < f + n; i++)
+			printf "{\"card\":\"B%d\",\"carrier\":\"c%d\",\"scene\":\"refund\",\"facts\":{\"pkg_expires_at\":1,\"refunded\":1}}\n", i, i % 4 }' |
+			"$B/sr-enqueue" >/dev/null
+		"$B/sr-claim" --until-empty --for 120 --batch 256 | "$B/sr-exec" | "$B/sr-confirm" | grep -c '"state":"done"'
+	}
+	assert_equal "$(run_batch 0 10000)" 10000
+	read -r m1 k1 <<<"$(metrics_memory)"
+	assert_equal "$(run_batch 10000 90000)" 90000
+	read -r m2 k2 <<<"$(metrics_memory)"
+	echo "metrics memory: $m1 B in $k1 keys after 10k, $m2 B in $k2 keys after 100k" >&3
+	# Ten times the commands: the same few keys (one per account and minute),
+	# of the same size; only the minutes that passed can add a bucket each.
+	[ "$k2" -le $((k1 + 4 * 3)) ]
+	[ "$m2" -le $((m1 * k2 / k1 + 2048)) ]
+	# And the total is small in absolute terms.
+	[ "$m2" -lt 65536 ]
+	run -0 "$B/sr-stat" --carrier c0
+	jq -e '.finishes >= 25000' <<<"$output"
+}
