@@ -1,68 +1,688 @@
-/* sr-admin - operator commands. This version: the global switch.
+/* sr-admin - operator commands: what the on-call engineer lives in.
  *
- *   sr-admin switch on|off|show [--reason TEXT]
+ *   show CARD, why CARD          read a card's state, and why it is (not) moving
+ *   retry|freeze|drop CARD...    mutations ('-' reads card ids from stdin)
+ *   limits ACCOUNT [qps=N] [running=N]
+ *   switch on|off|show
+ *   alerts [--since MS] [--ack ID]
+ *   audit CARD | --account A [--since MS]
  *
- * Every change is audited in P:admin_audit with who (the user from the
- * environment) and why (--reason). */
+ * Every mutation is atomic per card (MULTI/EXEC on the card's account, whose
+ * keys share one hash tag) and audited in the account's audit stream with
+ * who (SUDO_USER or USER) and why (--reason). Output is JSONL.
+ */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sr.h"
 
 static const char usage[] =
-"usage: sr-admin switch on|off|show [--reason TEXT]\n"
+"usage: sr-admin COMMAND [ARGS] [--reason TEXT] [--carrier ID] [--since MS]\n"
 "\n"
-"The global switch stop_resume_queue_enabled (absent = on):\n"
-"  on    requests are queued; sr-claim and dev-eval dispatch them\n"
-"  off   sr-enqueue executes card requests directly (up to 3 tries 2 s apart,\n"
-"        never inside a card's interval); sr-claim and dev-eval claim nothing;\n"
-"        queued commands and devices are kept, and re-judged once it is on again\n"
-"Output: {\"switch\":\"on\"}\n"
-"Options: --reason TEXT (recorded with the change), --redis URL, --prefix P,\n"
-"  -h/--help, --version\n"
-"Exit: 0 done, 2 usage, 3 Redis unavailable.\n";
+"Commands (output JSONL):\n"
+"  show CARD            the command, version, claim and lease, last call, interval\n"
+"                       left, failures, last error, confirming, frozen, facts, and the\n"
+"                       last audit entries\n"
+"  why CARD             one sentence (and fields) on why the card is or is not about to\n"
+"                       be changed: interval, rate, backoff, confirming, frozen, claimed,\n"
+"                       superseded, or what the judgment says\n"
+"  retry CARD...        unfreeze, reset the failure counters, make due now\n"
+"  freeze CARD...       take the command out of the queues until retried\n"
+"  drop CARD...         cancel the command (its version is bumped)\n"
+"                       (CARD '-' reads card ids, or JSON lines with \"card\", from stdin)\n"
+"  limits ACCOUNT [qps=N] [running=N]   show or set an account's limits\n"
+"  switch on|off|show   the global switch stop_resume_queue_enabled\n"
+"  alerts [--since MS] [--ack ID]       list alerts (with \"open\"), or acknowledge one\n"
+"  audit CARD | --account A [--since MS]  audit entries, oldest first\n"
+"\n"
+"Options:\n"
+"  --reason TEXT   why (recorded with every mutation; who is SUDO_USER or USER)\n"
+"  --carrier ID    the card's account, when the asset mirror does not know it\n"
+"  --since MS      only entries from this epoch-ms on\n"
+"  --redis URL, --prefix P, -h/--help, --version\n"
+"Exit: 0 done, 1 some cards not found, 2 usage, 3 Redis unavailable.\n"
+"Examples:\n"
+"  sr-admin why 89860012345678901234\n"
+"  # retry every frozen card of account c17 that failed with a 5xx\n"
+"  redis-cli ZRANGE 'polling:carrier:{c17}:frozen' 0 -1 | sr-admin retry - --reason 'gateway fixed'\n"
+"  sr-admin alerts | jq -c 'select(.open)'\n";
+
+static struct sr_config cfg;
+static struct sr_redis rds;
+static const char *reason = "", *who, *carrier_opt;
+static long long since;
+
+static redisReply *
+cmd(int argc, const char **argv)
+{
+	redisReply *rep = sr_redis_cmd(&rds, argc, argv);
+
+	if (!rep)
+		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	return rep;
+}
+
+/* HGETALL-style reply into an object of strings. */
+static json_t *
+hash_obj(redisReply *rep)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i + 1 < rep->elements; i += 2)
+		json_object_set_new(o, rep->element[i]->str, json_string(rep->element[i + 1]->str));
+	return o;
+}
+
+static long long
+hint(json_t *o, const char *k)
+{
+	const char *s = sr_jstr(o, k);
+
+	return s ? atoll(s) : 0;
+}
+
+/* The card's account: --carrier, or the asset mirror's. NULL if unknown. */
+static char *
+card_carrier(const char *card)
+{
+	char key[SR_KEY_MAX];
+	const char *argv[] = { "HGET", sr_key_card_facts(key, cfg.prefix, card), "carrier" };
+	redisReply *rep;
+	char *c = NULL;
+
+	if (carrier_opt)
+		return sr_strdup(carrier_opt);
+	rep = cmd(3, argv);
+	if (rep->type == REDIS_REPLY_STRING)
+		c = sr_strdup(rep->str);
+	freeReplyObject(rep);
+	return c;
+}
+
+/* An audit stream's entries as objects (with "id"), oldest first; only
+ * those of card (when given) and from `since`. Reads the newest `scan`. */
+static json_t *
+audit_entries(const char *stream, const char *card, long scan)
+{
+	char count[24], start[32];
+	const char *argv[] = { "XREVRANGE", stream, "+", start, "COUNT", count };
+	json_t *list = json_array();
+	redisReply *rep;
+
+	snprintf(count, sizeof count, "%ld", scan);
+	snprintf(start, sizeof start, "%lld", since);
+	rep = cmd(6, argv);
+	for (size_t i = rep->type == REDIS_REPLY_ARRAY ? rep->elements : 0; i-- > 0;) {
+		redisReply *e = rep->element[i];
+		json_t *o = hash_obj(e->element[1]);
+
+		if (card && strcmp(sr_jstr(o, "card") ? sr_jstr(o, "card") : "", card)) {
+			json_decref(o);
+			continue;
+		}
+		json_object_set_new(o, "id", json_string(e->element[0]->str));
+		json_array_append_new(list, o);
+	}
+	freeReplyObject(rep);
+	return list;
+}
+
+/* Everything about one card, for show and why. */
+static json_t *
+card_state(const char *card, const char *carrier, long long *now_ms)
+{
+	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	char key[SR_KEY_MAX], fkey[SR_KEY_MAX], zkey[SR_KEY_MAX];
+	json_t *o = json_object(), *command, *audit;
+	redisReply *rep;
+	long long last;
+
+	*now_ms = sr_redis_time_ms(&rds);
+	json_object_set_new(o, "card", json_string(card));
+	json_object_set_new(o, "carrier", json_string(carrier));
+	{
+		const char *a[] = { "HGETALL", sr_key_card(key, cfg.prefix, carrier, card) };
+
+		command = hash_obj(rep = cmd(2, a));
+		freeReplyObject(rep);
+	}
+	{
+		const char *a[] = { "HGETALL", sr_key_card_facts(fkey, cfg.prefix, card) };
+
+		json_object_set_new(o, "facts", hash_obj(rep = cmd(2, a)));
+		freeReplyObject(rep);
+	}
+	for (int q = 0; q < 3; q++) {
+		const char *a[] = { "ZSCORE", sr_key_account(zkey, cfg.prefix, carrier, qs[q]), card };
+
+		rep = cmd(3, a);
+		if (rep->type == REDIS_REPLY_STRING) {
+			json_object_set_new(o, "queue", json_string(qs[q]));
+			json_object_set_new(o, "due_ms", json_integer(atoll(rep->str)));
+		}
+		freeReplyObject(rep);
+	}
+	last = hint(command, "last_call");
+	json_object_set_new(o, "ver", json_integer(hint(command, "ver")));
+	json_object_set_new(o, "last_call_ms", last ? json_integer(last) : json_null());
+	json_object_set_new(o, "interval_left_ms",
+	    json_integer(last + cfg.min_interval_ms > *now_ms ? last + cfg.min_interval_ms - *now_ms : 0));
+	json_object_set_new(o, "command", command);
+	audit = audit_entries(sr_key_account(zkey, cfg.prefix, carrier, "audit"), card, 2000);
+	while (json_array_size(audit) > 10)
+		json_array_remove(audit, 0);
+	json_object_set_new(o, "audit", audit);
+	return o;
+}
+
+static int
+do_show(const char *card)
+{
+	char *carrier = card_carrier(card);
+	long long now;
+
+	if (!carrier) {
+		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
+		return SR_EX_REJECTED;
+	}
+	sr_emit(card_state(card, carrier, &now));
+	free(carrier);
+	return SR_EX_OK;
+}
+
+static void
+say(json_t *o, const char *state, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+say(json_t *o, const char *state, const char *fmt, ...)
+{
+	char buf[320];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	json_object_set_new(o, "state", json_string(state));
+	json_object_set_new(o, "why", json_string(buf));
+}
+
+static int
+do_why(const char *card)
+{
+	char *carrier = card_carrier(card), key[SR_KEY_MAX];
+	json_t *s, *c, *o, *last_audit;
+	long long now, due, lease, fails, last;
+	const char *action;
+
+	if (!carrier) {
+		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
+		return SR_EX_REJECTED;
+	}
+	o = json_object();
+	s = card_state(card, carrier, &now);
+	c = json_object_get(s, "command");
+	action = sr_jstr(c, "action");
+	due = sr_jint(s, "due_ms", 0);
+	lease = hint(c, "lease_until");
+	fails = hint(c, "fails");
+	last = hint(c, "last_call");
+	last_audit = json_array_get(json_object_get(s, "audit"), json_array_size(json_object_get(s, "audit")) - 1);
+	json_object_set_new(o, "card", json_string(card));
+	json_object_set_new(o, "carrier", json_string(carrier));
+	json_object_set_new(o, "ver", json_integer(hint(c, "ver")));
+	if (action)
+		json_object_set_new(o, "action", json_string(action));
+	if (!action) {
+		struct sr_card_facts cf;
+		struct sr_device_facts df;
+		struct sr_judgment j;
+		const char *a[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, card) };
+		redisReply *rep = cmd(2, a);
+
+		sr_card_facts_load(&cf, rep);
+		freeReplyObject(rep);
+		memset(&df, 0, sizeof df);
+		if (cf.device[0]) {
+			const char *d[] = { "HGETALL", sr_key_device_facts(key, cfg.prefix, cf.device) };
+
+			sr_device_facts_load(&df, rep = cmd(2, d));
+			freeReplyObject(rep);
+		}
+		j = sr_judge(&cf, cf.device[0] ? &df : NULL, now / 1000);
+		json_object_set_new(o, "judged", json_string(j.reason));
+		if (last_audit && !strcmp(sr_jstr(last_audit, "event") ? sr_jstr(last_audit, "event") : "",
+			"call:superseded"))
+			say(o, "superseded", "no command: version %s was superseded before its call (the "
+			    "judgment now says %s)", sr_jstr(last_audit, "ver_before"), j.reason);
+		else if (j.want == SR_WANT_NONE)
+			say(o, "no_command", "no command: the judgment says %s (target %s, last known status %s%s%s)",
+			    j.reason, j.target_stopped ? "stopped" : "active", cf.status[0] ? cf.status : "unknown",
+			    !strcmp(cf.stopped_by, "manual") ? ", stopped by hand: never auto-resumed" : "", "");
+		else
+			say(o, "not_queued", "no command queued, but the judgment wants %s (%s): send a request "
+			    "(sr-enqueue) to queue it", sr_want_name(j.want), j.reason);
+	} else if (hint(c, "frozen")) {
+		say(o, "frozen", "frozen after %lld failures (first at %lld ms); last error: %s; "
+		    "'sr-admin retry %s' unfreezes it", fails, hint(c, "first_fail"),
+		    sr_jstr(c, "last_error") ? sr_jstr(c, "last_error") : "none", card);
+	} else if (lease > now && sr_jstr(c, "claim")) {
+		say(o, "claimed", "claimed by a live lease until %lld ms (token %s)%s", lease,
+		    sr_jstr(c, "claim"), sr_jstr(c, "called") ? ": its call is in flight" : "");
+	} else if (hint(c, "confirming")) {
+		say(o, "confirming", "confirming an unknown result: a status query is due at %lld ms", due);
+	} else if (due > now && last && due <= last + cfg.min_interval_ms && !fails) {
+		say(o, "interval", "waiting for the card's interval: last call at %lld ms, next allowed at %lld ms",
+		    last, last + cfg.min_interval_ms);
+	} else if (due > now && fails) {
+		say(o, "backoff", "backing off after %lld consecutive failures until %lld ms; last error: %s",
+		    fails, due, sr_jstr(c, "last_error") ? sr_jstr(c, "last_error") : "none");
+	} else if (due > now) {
+		say(o, "scheduled", "due at %lld ms", due);
+	} else {
+		char rkey[SR_KEY_MAX], lkey[SR_KEY_MAX], from[32];
+		const char *r[] = { "ZCOUNT", sr_key_account(rkey, cfg.prefix, carrier, "sr_rate"), from, "+inf" };
+		const char *l[] = { "HGET", sr_key_account(lkey, cfg.prefix, carrier, "limits"), "qps" };
+		redisReply *rc, *lc;
+		long long qps;
+
+		snprintf(from, sizeof from, "%lld", now - cfg.rate_window_ms);
+		rc = cmd(4, r);
+		lc = cmd(3, l);
+		qps = lc->type == REDIS_REPLY_STRING ? atoll(lc->str) : cfg.qps;
+		if (qps > 0 && rc->integer >= qps)
+			say(o, "rate", "due, waiting for the account's rate: %lld calls in the last %ld ms, "
+			    "limit %lld per second", rc->integer, cfg.rate_window_ms, qps);
+		else
+			say(o, "due", "due now (%lld ms ago): waiting for a dispatcher (sr-claim | sr-exec)",
+			    now - due);
+		freeReplyObject(rc);
+		freeReplyObject(lc);
+	}
+	json_object_set_new(o, "details", s);
+	sr_emit(o);
+	free(carrier);
+	return SR_EX_OK;
+}
+
+/* retry / freeze / drop one card, atomically, audited. */
+static int
+do_mutate(const char *what, const char *card)
+{
+	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	char *carrier = card_carrier(card), key[SR_KEY_MAX], q[3][SR_KEY_MAX], fz[SR_KEY_MAX],
+	    au[SR_KEY_MAX], cf[SR_KEY_MAX], now_s[24], ver[24], maxlen[24];
+	const char *action, *prio;
+	json_t *c, *o;
+	redisReply *rep;
+	long long now;
+
+	if (!carrier) {
+		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
+		return SR_EX_REJECTED;
+	}
+	{
+		const char *a[] = { "HGETALL", sr_key_card(key, cfg.prefix, carrier, card) };
+
+		c = hash_obj(rep = cmd(2, a));
+		freeReplyObject(rep);
+	}
+	action = sr_jstr(c, "action");
+	if (!action) {
+		fprintf(stderr, "%s: card '%s': no command to %s\n", sr_prog, card, what);
+		json_decref(c);
+		free(carrier);
+		return SR_EX_REJECTED;
+	}
+	now = sr_redis_time_ms(&rds);
+	snprintf(now_s, sizeof now_s, "%lld", now);
+	snprintf(ver, sizeof ver, "%lld", hint(c, "ver"));
+	snprintf(maxlen, sizeof maxlen, "%ld", cfg.audit_maxlen);
+	prio = sr_jstr(c, "prio") ? sr_jstr(c, "prio") : "1";
+	for (int i = 0; i < 3; i++)
+		sr_key_account(q[i], cfg.prefix, carrier, qs[i]);
+	sr_key_account(fz, cfg.prefix, carrier, "frozen");
+	sr_key_account(au, cfg.prefix, carrier, "audit");
+	sr_key_account(cf, cfg.prefix, carrier, "confirming");
+	{
+		const char *m[] = { "MULTI" };
+
+		sr_redis_append(&rds, 1, m, NULL);
+	}
+	if (!strcmp(what, "retry")) {
+		const char *h[] = { "HDEL", key, "frozen", "fails", "first_fail", "last_error", "claim", "lease_until" };
+		const char *z[] = { "ZREM", fz, card };
+		const char *a[] = { "ZADD", q[atoi(prio) % 3], now_s, card };
+
+		sr_redis_append(&rds, 8, h, NULL);
+		sr_redis_append(&rds, 3, z, NULL);
+		sr_redis_append(&rds, 4, a, NULL);
+	} else if (!strcmp(what, "freeze")) {
+		const char *h[] = { "HSET", key, "frozen", "1" };
+		const char *z[] = { "ZADD", fz, now_s, card };
+
+		sr_redis_append(&rds, 4, h, NULL);
+		for (int i = 0; i < 3; i++) {
+			const char *r[] = { "ZREM", q[i], card };
+
+			sr_redis_append(&rds, 3, r, NULL);
+		}
+		sr_redis_append(&rds, 4, z, NULL);
+	} else { /* drop: a cancellation, like sr-enqueue's */
+		const char *v[] = { "HINCRBY", key, "ver", "1" };
+		const char *h[] = { "HDEL", key, "action", "reason", "scene", "source", "prio", "fails",
+			"first_fail", "last_error", "confirming", "frozen", "claim", "lease_until", "attempt", "called" };
+		const char *z[] = { "ZREM", fz, card };
+		const char *s[] = { "SREM", cf, card };
+
+		sr_redis_append(&rds, 4, v, NULL);
+		sr_redis_append(&rds, 16, h, NULL);
+		for (int i = 0; i < 3; i++) {
+			const char *r[] = { "ZREM", q[i], card };
+
+			sr_redis_append(&rds, 3, r, NULL);
+		}
+		sr_redis_append(&rds, 3, z, NULL);
+		sr_redis_append(&rds, 3, s, NULL);
+	}
+	{
+		char event[32], after[24];
+		const char *x[] = { "XADD", au, "MAXLEN", "~", maxlen, "*", "card", card, "ver_before", ver,
+			"ver_after", after, "event", event, "action", action, "who", who, "why", reason };
+		const char *e[] = { "EXEC" };
+
+		snprintf(event, sizeof event, "admin:%s", what);
+		snprintf(after, sizeof after, "%lld", hint(c, "ver") + !strcmp(what, "drop"));
+		sr_redis_append(&rds, 20, x, NULL);
+		sr_redis_append(&rds, 1, e, NULL);
+	}
+	rep = NULL;
+	while (rds.pending > 0) {
+		redisReply *r = sr_redis_reply(&rds);
+
+		if (!r)
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if (rep)
+			freeReplyObject(rep);
+		rep = r; /* the last is EXEC's */
+	}
+	if (!rep || rep->type != REDIS_REPLY_ARRAY)
+		sr_die(SR_EX_BACKEND, "card '%s': %s failed", card, what);
+	freeReplyObject(rep);
+	o = json_pack("{ss ss ss ss sI}", "card", card, "carrier", carrier, "done", what, "action", action,
+	    "ver", (json_int_t)(hint(c, "ver") + !strcmp(what, "drop")));
+	sr_emit(o);
+	json_decref(c);
+	free(carrier);
+	return SR_EX_OK;
+}
+
+static int
+for_cards(int argc, char **argv, int (*fn)(const char *, const char *), const char *what)
+{
+	int status = SR_EX_OK;
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "-")) {
+			if (!sr_valid_id(argv[i])) {
+				fprintf(stderr, "%s: '%s' is not a card id\n", sr_prog, argv[i]);
+				status = sr_worst(status, SR_EX_REJECTED);
+				continue;
+			}
+			status = sr_worst(status, fn(what, argv[i]));
+			continue;
+		}
+		{
+			struct sr_reader rd;
+			char *line;
+			int rc;
+
+			sr_reader_init(&rd, STDIN_FILENO);
+			while ((rc = sr_reader_next(&rd, &line, 1)) != SR_READ_EOF) {
+				json_t *j = NULL;
+				char id[65] = "";
+
+				if (rc == SR_READ_LINE && line[0] == '{' && (j = json_loads(line, 0, NULL)) &&
+				    sr_jstr(j, "card"))
+					snprintf(id, sizeof id, "%s", sr_jstr(j, "card"));
+				else if (rc == SR_READ_LINE)
+					snprintf(id, sizeof id, "%s", line);
+				json_decref(j);
+				if (!id[0])
+					continue;
+				if (!sr_valid_id(id)) {
+					fprintf(stderr, "%s: line %ld: '%s' is not a card id\n", sr_prog, rd.lineno, id);
+					status = sr_worst(status, SR_EX_REJECTED);
+					continue;
+				}
+				status = sr_worst(status, fn(what, id));
+			}
+			sr_reader_free(&rd);
+		}
+	}
+	return status;
+}
+
+static int
+show_one(const char *what, const char *card)
+{
+	return !strcmp(what, "show") ? do_show(card) : do_why(card);
+}
+
+static int
+do_limits(int argc, char **argv)
+{
+	char key[SR_KEY_MAX];
+	redisReply *rep;
+	json_t *o;
+
+	if (argc < 1 || !sr_valid_id(argv[0]))
+		sr_usage(SR_EX_USAGE, usage);
+	sr_key_account(key, cfg.prefix, argv[0], "limits");
+	for (int i = 1; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		long v;
+
+		if (!eq || (strncmp(argv[i], "qps=", 4) && strncmp(argv[i], "running=", 8)) ||
+		    (v = sr_parse_long(eq + 1)) < 0)
+			sr_die(SR_EX_USAGE, "limits: '%s' is not qps=N or running=N", argv[i]);
+		*eq = '\0';
+		{
+			char au[SR_KEY_MAX], val[24];
+			const char *h[] = { "HSET", key, argv[i], val };
+			const char *x[] = { "XADD", au, "MAXLEN", "~", "10000", "*", "what", "limits",
+				"account", argv[0], "field", argv[i], "value", val, "who", who, "why", reason };
+
+			snprintf(val, sizeof val, "%ld", v);
+			snprintf(au, sizeof au, "%s:admin_audit", cfg.prefix);
+			freeReplyObject(cmd(4, h));
+			freeReplyObject(cmd(18, x));
+		}
+	}
+	{
+		const char *g[] = { "HGETALL", key };
+
+		rep = cmd(2, g);
+	}
+	o = json_pack("{ss}", "account", argv[0]);
+	json_object_set_new(o, "qps", json_integer(cfg.qps));
+	json_object_set_new(o, "running", json_integer(cfg.max_running));
+	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i + 1 < rep->elements; i += 2)
+		json_object_set_new(o, rep->element[i]->str, json_integer(atoll(rep->element[i + 1]->str)));
+	freeReplyObject(rep);
+	sr_emit(o);
+	return SR_EX_OK;
+}
+
+/* Every account's name, from P:accounts. */
+static redisReply *
+accounts(void)
+{
+	char key[SR_KEY_MAX];
+	const char *a[] = { "SMEMBERS", sr_key_accounts(key, cfg.prefix) };
+
+	return cmd(2, a);
+}
+
+static int
+do_alerts(const char *ack)
+{
+	redisReply *acc = accounts();
+	int found = 0;
+
+	for (size_t k = 0; acc->type == REDIS_REPLY_ARRAY && k < acc->elements; k++) {
+		const char *c = acc->element[k]->str;
+		char ok[SR_KEY_MAX], sk[SR_KEY_MAX];
+		const char *a[] = { "HGETALL", sr_key_account(ok, cfg.prefix, c, "alerts_open") };
+		redisReply *open = cmd(2, a);
+		json_t *list;
+		size_t i;
+		json_t *e;
+
+		if (ack) {
+			for (size_t j = 0; open->type == REDIS_REPLY_ARRAY && j + 1 < open->elements; j += 2)
+				if (!strcmp(open->element[j + 1]->str, ack)) {
+					const char *d[] = { "HDEL", ok, open->element[j]->str };
+					char au[SR_KEY_MAX];
+					const char *x[] = { "XADD", au, "MAXLEN", "~", "10000", "*", "what", "ack",
+						"alert", ack, "account", c, "who", who, "why", reason };
+
+					snprintf(au, sizeof au, "%s:admin_audit", cfg.prefix);
+					freeReplyObject(cmd(3, d));
+					freeReplyObject(cmd(16, x));
+					sr_emit(json_pack("{ss ss ss}", "acked", ack, "account", c, "cause",
+					    open->element[j]->str));
+					found = 1;
+				}
+			freeReplyObject(open);
+			continue;
+		}
+		list = audit_entries(sr_key_account(sk, cfg.prefix, c, "alerts"), NULL, 10000);
+		json_array_foreach(list, i, e) {
+			int is_open = 0;
+
+			for (size_t j = 0; open->type == REDIS_REPLY_ARRAY && j + 1 < open->elements; j += 2)
+				is_open |= !strcmp(open->element[j + 1]->str, sr_jstr(e, "id"));
+			json_object_set_new(e, "account", json_string(c));
+			json_object_set_new(e, "open", json_boolean(is_open));
+			sr_emit(json_incref(e));
+		}
+		json_decref(list);
+		freeReplyObject(open);
+	}
+	freeReplyObject(acc);
+	if (ack && !found) {
+		fprintf(stderr, "%s: alert '%s' is not open\n", sr_prog, ack);
+		return SR_EX_REJECTED;
+	}
+	return SR_EX_OK;
+}
+
+static int
+do_audit(const char *card, const char *account)
+{
+	char *carrier = account ? sr_strdup(account) : card_carrier(card);
+	char key[SR_KEY_MAX];
+	json_t *list, *e;
+	size_t i;
+
+	if (!carrier) {
+		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
+		return SR_EX_REJECTED;
+	}
+	list = audit_entries(sr_key_account(key, cfg.prefix, carrier, "audit"), card, card ? 100000 : 10000);
+	json_array_foreach(list, i, e)
+		sr_emit(json_incref(e));
+	json_decref(list);
+	free(carrier);
+	return SR_EX_OK;
+}
 
 int
 main(int argc, char *argv[])
 {
-	enum { O_REASON = 1 };
+	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "reason", required_argument, NULL, O_REASON },
+		{ "carrier", required_argument, NULL, O_CARRIER },
+		{ "since", required_argument, NULL, O_SINCE },
+		{ "ack", required_argument, NULL, O_ACK },
+		{ "account", required_argument, NULL, O_ACCOUNT },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct sr_config cfg;
-	struct sr_redis rds;
-	const char *reason = "", *who = getenv("SUDO_USER");
-	int c, rc, on;
-	json_t *o;
+	const char *ack = NULL, *account = NULL, *sub;
+	int c, rc, status = SR_EX_OK;
 
 	sr_prog = "sr-admin";
 	sr_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c == O_REASON)
-			reason = optarg;
-		else if (!sr_config_option(&cfg, c, optarg, usage))
-			sr_usage(SR_EX_USAGE, usage);
+		switch (c) {
+		case O_REASON: reason = optarg; break;
+		case O_CARRIER:
+			if (!sr_valid_id(optarg))
+				sr_die(SR_EX_USAGE, "--carrier: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);
+			carrier_opt = optarg;
+			break;
+		case O_SINCE:
+			if ((since = sr_parse_long(optarg)) < 0)
+				sr_die(SR_EX_USAGE, "--since: '%s' is not epoch milliseconds", optarg);
+			break;
+		case O_ACK: ack = optarg; break;
+		case O_ACCOUNT:
+			if (!sr_valid_id(optarg))
+				sr_die(SR_EX_USAGE, "--account: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);
+			account = optarg;
+			break;
+		default:
+			if (!sr_config_option(&cfg, c, optarg, usage))
+				sr_usage(SR_EX_USAGE, usage);
+		}
 	}
-	if (argc - optind != 2 || strcmp(argv[optind], "switch") ||
-	    (strcmp(argv[optind + 1], "on") && strcmp(argv[optind + 1], "off") &&
-		strcmp(argv[optind + 1], "show"))) {
-		fprintf(stderr, "%s: expected 'switch on|off|show'\n", sr_prog);
+	/* GNU getopt permutes: options may also follow the command
+	 * ("sr-admin retry X --reason Y"); what is left is the command and its
+	 * arguments. */
+	if (optind >= argc)
 		sr_usage(SR_EX_USAGE, usage);
-	}
-	if (!who || !*who)
-		who = getenv("USER") ? getenv("USER") : "unknown";
+	sub = argv[optind++];
+	if (!(who = getenv("SUDO_USER")) || !*who)
+		who = getenv("USER") && *getenv("USER") ? getenv("USER") : "unknown";
 	if ((rc = sr_redis_connect(&rds, &cfg)) < 0)
 		sr_die(rc == -2 ? SR_EX_USAGE : SR_EX_BACKEND, "%s", rds.errstr);
-	if (strcmp(argv[optind + 1], "show") &&
-	    sr_switch_set(&rds, &cfg, !strcmp(argv[optind + 1], "on"), who, reason) < 0)
-		sr_die(SR_EX_BACKEND, "cannot set the switch: %s", rds.errstr);
-	if ((on = sr_switch_get(&rds, &cfg)) < 0)
-		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-	o = json_pack("{ss}", "switch", on ? "on" : "off");
-	sr_emit(o);
+
+	if (!strcmp(sub, "switch")) {
+		const char *pos = optind < argc ? argv[optind] : "";
+		int on;
+
+		if (optind + 1 != argc || (strcmp(pos, "on") && strcmp(pos, "off") && strcmp(pos, "show")))
+			sr_die(SR_EX_USAGE, "usage: sr-admin switch on|off|show [--reason TEXT]");
+		if (strcmp(pos, "show") && sr_switch_set(&rds, &cfg, !strcmp(pos, "on"), who, reason) < 0)
+			sr_die(SR_EX_BACKEND, "cannot set the switch: %s", rds.errstr);
+		if ((on = sr_switch_get(&rds, &cfg)) < 0)
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		sr_emit(json_pack("{ss}", "switch", on ? "on" : "off"));
+	} else if (!strcmp(sub, "show") || !strcmp(sub, "why")) {
+		if (optind >= argc)
+			sr_die(SR_EX_USAGE, "usage: sr-admin %s CARD...", sub);
+		status = for_cards(argc - optind, argv + optind, show_one, sub);
+	} else if (!strcmp(sub, "retry") || !strcmp(sub, "freeze") || !strcmp(sub, "drop")) {
+		if (optind >= argc)
+			sr_die(SR_EX_USAGE, "usage: sr-admin %s CARD... | - [--reason TEXT]", sub);
+		status = for_cards(argc - optind, argv + optind, do_mutate, sub);
+	} else if (!strcmp(sub, "limits")) {
+		status = do_limits(argc - optind, argv + optind);
+	} else if (!strcmp(sub, "alerts")) {
+		status = do_alerts(ack);
+	} else if (!strcmp(sub, "audit")) {
+		if (!account && (optind >= argc || !sr_valid_id(argv[optind])))
+			sr_die(SR_EX_USAGE, "usage: sr-admin audit CARD | --account A [--since MS]");
+		status = do_audit(account ? NULL : argv[optind], account);
+	} else {
+		fprintf(stderr, "%s: unknown command '%s'\n", sr_prog, sub);
+		sr_usage(SR_EX_USAGE, usage);
+	}
 	sr_redis_close(&rds);
-	return sr_finish(SR_EX_OK);
+	return sr_finish(status);
 }

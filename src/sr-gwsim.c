@@ -54,6 +54,7 @@ static const char usage[] =
 "  --fault-5xx-after P  apply, then answer 500\n"
 "  --fault-drop-after P apply, then close the connection without an answer\n"
 "  --fault-timeout-after P apply, then answer only after --slow-ms (default 15000)\n"
+"  --fail-account ID    every change call of account ID answers 500 (not applied)\n"
 "  --seed N             seed of the fault generator [1]\n"
 "  --token-file F       require \"Authorization: Bearer <token>\" (token read from F)\n"
 "Faults apply to stop/resume calls; status queries are answered faithfully.\n";
@@ -86,6 +87,7 @@ static long qps, interval_ms, latency_ms, slow_ms = 15000, retry_after_s = 1;
 static double p429, preject, p5xx_before, p5xx_after, pdrop_after, ptimeout_after;
 static unsigned seed = 1;
 static char *token;
+static const char *fail_account; /* every change call of this account: 500 */
 
 static int64_t
 now_ms(void)
@@ -258,6 +260,8 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 		code = c->stopped ? "stopped" : "active";
 	} else if (p429 > 0 && coin() < p429) {
 		http = 429, code = "RATE_LIMITED", fault = "429";
+	} else if (fail_account && !strcmp(fail_account, carrier)) {
+		http = 500, code = "INTERNAL", fault = "account_down";
 	} else if (preject > 0 && coin() < preject) {
 		http = 403, code = "FORBIDDEN", fault = "reject";
 	} else if (p5xx_before > 0 && coin() < p5xx_before) {
@@ -387,7 +391,7 @@ int
 main(int argc, char *argv[])
 {
 	enum { O_PORT = 1, O_PORTFILE, O_LOG, O_QPS, O_INTERVAL, O_CARDS, O_LATENCY, O_429,
-		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT, O_RETRY_AFTER };
+		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT, O_RETRY_AFTER, O_FAIL_ACCOUNT };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
 		{ "port-file", required_argument, NULL, O_PORTFILE },
@@ -404,6 +408,7 @@ main(int argc, char *argv[])
 		{ "fault-timeout-after", required_argument, NULL, O_TIMEOUT },
 		{ "slow-ms", required_argument, NULL, O_SLOW },
 		{ "retry-after", required_argument, NULL, O_RETRY_AFTER },
+		{ "fail-account", required_argument, NULL, O_FAIL_ACCOUNT },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "token-file", required_argument, NULL, O_TOKEN },
 		{ "help", no_argument, NULL, 'h' },
@@ -435,6 +440,7 @@ main(int argc, char *argv[])
 		case O_TIMEOUT: ptimeout_after = prob("--fault-timeout-after", optarg); break;
 		case O_SLOW: slow_ms = num("--slow-ms", optarg); break;
 		case O_RETRY_AFTER: retry_after_s = num("--retry-after", optarg); break;
+		case O_FAIL_ACCOUNT: fail_account = optarg; break;
 		case O_SEED: seed = (unsigned)num("--seed", optarg); break;
 		case O_TOKEN: {
 			FILE *f = fopen(optarg, "r");
