@@ -37,6 +37,13 @@ static const char usage[] =
 "  switch on|off|show   the global switch stop_resume_queue_enabled\n"
 "  alerts [--since MS] [--ack ID]       list alerts (with \"open\"), or acknowledge one\n"
 "  audit CARD | --account A [--since MS]  audit entries, oldest first\n"
+"  sweep                the inspection sweep: finds and repairs queue entries without a\n"
+"                       command, commands without a queue entry, claims whose lease\n"
+"                       expired long ago, confirming commands overdue for their query,\n"
+"                       frozen commands out of place, devices stuck claimed; one line per\n"
+"                       finding (none in normal operation). \"Long ago\" per class:\n"
+"                       --grace-high MS (120000), --grace-normal (600000),\n"
+"                       --grace-bulk (3600000), --grace-device (600000)\n"
 "\n"
 "Options:\n"
 "  --reason TEXT   why (recorded with every mutation; who is SUDO_USER or USER)\n"
@@ -580,6 +587,178 @@ do_alerts(const char *ack)
 	return SR_EX_OK;
 }
 
+/* Keys matching pattern, by SCAN (the sweep is the one low-frequency job
+ * allowed to walk the keyspace). Calls fn(key suffix after skip chars). */
+static void
+scan_keys(const char *pattern, size_t skip, void (*fn)(const char *, void *), void *arg)
+{
+	char cursor[32] = "0";
+
+	do {
+		const char *a[] = { "SCAN", cursor, "MATCH", pattern, "COUNT", "1000" };
+		redisReply *rep = cmd(6, a);
+
+		snprintf(cursor, sizeof cursor, "%s", rep->element[0]->str);
+		for (size_t i = 0; i < rep->element[1]->elements; i++) {
+			const char *k = rep->element[1]->element[i]->str;
+
+			if (strlen(k) > skip)
+				fn(k + skip, arg);
+		}
+		freeReplyObject(rep);
+	} while (strcmp(cursor, "0"));
+}
+
+struct sweep {
+	const char *carrier;
+	char **ids;
+	size_t n, cap;
+	long findings;
+};
+
+static void
+collect_id(const char *id, void *arg)
+{
+	struct sweep *w = arg;
+
+	if (!sr_valid_id(id))
+		return; /* e.g. a device's ":scenes" set */
+	if (w->n == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 256;
+		w->ids = sr_realloc(w->ids, w->cap * sizeof *w->ids);
+	}
+	w->ids[w->n++] = sr_strdup(id);
+}
+
+static long grace_high = 120000, grace_normal = 600000, grace_bulk = 3600000, grace_device = 600000;
+
+static void
+report(const char *finding, const char *kind, const char *id, const char *carrier)
+{
+	json_t *o = json_pack("{ss ss}", "finding", finding, kind, id);
+
+	if (carrier)
+		json_object_set_new(o, "carrier", json_string(carrier));
+	sr_emit(o);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Run the sweep script over w->ids (each once), pipelined in chunks. */
+static void
+sweep_ids(struct sweep *w, int device, int shard)
+{
+	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	char k[5][SR_KEY_MAX], interval[24], gh[24], gn[24], gb[24], gd[24];
+
+	snprintf(interval, sizeof interval, "%ld", cfg.min_interval_ms);
+	snprintf(gh, sizeof gh, "%ld", grace_high);
+	snprintf(gn, sizeof gn, "%ld", grace_normal);
+	snprintf(gb, sizeof gb, "%ld", grace_bulk);
+	snprintf(gd, sizeof gd, "%ld", grace_device);
+	if (w->n == 0)
+		return;
+	/* A card is found both by its hash and by its queue entry: once is enough. */
+	qsort(w->ids, w->n, sizeof *w->ids, cmp_str);
+	{
+		size_t u = 0;
+
+		for (size_t i = 0; i < w->n; i++) {
+			if (u > 0 && !strcmp(w->ids[u - 1], w->ids[i])) {
+				free(w->ids[i]);
+				continue;
+			}
+			w->ids[u++] = w->ids[i];
+		}
+		w->n = u;
+	}
+	for (size_t s = 0; s < w->n; s += 512) {
+		size_t e = s + 512 < w->n ? s + 512 : w->n;
+
+		for (size_t i = s; i < e; i++) {
+			if (device) {
+				const char *a[] = { sr_key_shard(k[0], cfg.prefix, shard, "queue"),
+					sr_key_device_eval(k[1], cfg.prefix, w->ids[i], ""),
+					sr_key_device_eval(k[2], cfg.prefix, w->ids[i], ":scenes"), w->ids[i], gd };
+
+				sr_redis_append_script(&rds, SR_LUA_SWEEP_DEVICE, 3, 5, a, NULL);
+			} else {
+				const char *a[] = { sr_key_card(k[0], cfg.prefix, w->carrier, w->ids[i]),
+					sr_key_account(k[1], cfg.prefix, w->carrier, qs[0]),
+					sr_key_account(k[2], cfg.prefix, w->carrier, qs[1]),
+					sr_key_account(k[3], cfg.prefix, w->carrier, qs[2]),
+					sr_key_account(k[4], cfg.prefix, w->carrier, "frozen"),
+					w->ids[i], interval, gh, gn, gb };
+
+				sr_redis_append_script(&rds, SR_LUA_SWEEP_CARD, 5, 10, a, NULL);
+			}
+		}
+		for (size_t i = s; i < e; i++) {
+			redisReply *rep = sr_redis_reply(&rds);
+
+			if (!rep)
+				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+			if (rep->type == REDIS_REPLY_STRING || rep->type == REDIS_REPLY_STATUS) {
+				report(rep->str, device ? "device" : "card", w->ids[i], device ? NULL : w->carrier);
+				w->findings++;
+			} else if (rep->type == REDIS_REPLY_ERROR)
+				sr_warn("sweep of '%s' failed: %s", w->ids[i], rep->str);
+			freeReplyObject(rep);
+		}
+	}
+	for (size_t i = 0; i < w->n; i++)
+		free(w->ids[i]);
+	free(w->ids);
+	w->ids = NULL;
+	w->n = w->cap = 0;
+}
+
+static int
+do_sweep(void)
+{
+	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	redisReply *acc = accounts();
+	long total = 0;
+
+	for (size_t a = 0; acc->type == REDIS_REPLY_ARRAY && a < acc->elements; a++) {
+		struct sweep w = { acc->element[a]->str, NULL, 0, 0, 0 };
+		char pattern[SR_KEY_MAX], prefix[SR_KEY_MAX];
+
+		/* Every command hash of the account, and every queue member. */
+		sr_key_account(prefix, cfg.prefix, w.carrier, "card:");
+		snprintf(pattern, sizeof pattern, "%s*", prefix);
+		scan_keys(pattern, strlen(prefix), collect_id, &w);
+		for (int q = 0; q < 3; q++) {
+			char qkey[SR_KEY_MAX];
+			const char *z[] = { "ZRANGE", sr_key_account(qkey, cfg.prefix, w.carrier, qs[q]), "0", "-1" };
+			redisReply *rep = cmd(4, z);
+
+			for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
+				collect_id(rep->element[i]->str, &w);
+			freeReplyObject(rep);
+		}
+		sweep_ids(&w, 0, 0);
+		total += w.findings;
+	}
+	freeReplyObject(acc);
+	for (int s = 0; s < SR_DEVICE_SHARDS; s++) {
+		struct sweep w = { NULL, NULL, 0, 0, 0 };
+		char pattern[SR_KEY_MAX], prefix[SR_KEY_MAX];
+
+		snprintf(prefix, sizeof prefix, "%s:device_eval:{d%d}:dev:", cfg.prefix, s);
+		snprintf(pattern, sizeof pattern, "%s*", prefix);
+		scan_keys(pattern, strlen(prefix), collect_id, &w);
+		sweep_ids(&w, 1, s);
+		total += w.findings;
+	}
+	fprintf(stderr, "%s: sweep: %ld finding%s repaired\n", sr_prog, total, total == 1 ? "" : "s");
+	return SR_EX_OK;
+}
+
 static int
 do_audit(const char *card, const char *account)
 {
@@ -603,7 +782,7 @@ do_audit(const char *card, const char *account)
 int
 main(int argc, char *argv[])
 {
-	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT };
+	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT, O_GH, O_GN, O_GB, O_GD };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "reason", required_argument, NULL, O_REASON },
@@ -611,6 +790,10 @@ main(int argc, char *argv[])
 		{ "since", required_argument, NULL, O_SINCE },
 		{ "ack", required_argument, NULL, O_ACK },
 		{ "account", required_argument, NULL, O_ACCOUNT },
+		{ "grace-high", required_argument, NULL, O_GH },
+		{ "grace-normal", required_argument, NULL, O_GN },
+		{ "grace-bulk", required_argument, NULL, O_GB },
+		{ "grace-device", required_argument, NULL, O_GD },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *ack = NULL, *account = NULL, *sub;
@@ -631,6 +814,15 @@ main(int argc, char *argv[])
 				sr_die(SR_EX_USAGE, "--since: '%s' is not epoch milliseconds", optarg);
 			break;
 		case O_ACK: ack = optarg; break;
+		case O_GH: case O_GN: case O_GB: case O_GD: {
+			long v = sr_parse_long(optarg);
+
+			if (v < 0)
+				sr_die(SR_EX_USAGE, "--grace-*: '%s' is not milliseconds", optarg);
+			*(c == O_GH ? &grace_high : c == O_GN ? &grace_normal : c == O_GB ? &grace_bulk :
+			    &grace_device) = v;
+			break;
+		}
 		case O_ACCOUNT:
 			if (!sr_valid_id(optarg))
 				sr_die(SR_EX_USAGE, "--account: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);
@@ -675,6 +867,8 @@ main(int argc, char *argv[])
 		status = do_limits(argc - optind, argv + optind);
 	} else if (!strcmp(sub, "alerts")) {
 		status = do_alerts(ack);
+	} else if (!strcmp(sub, "sweep")) {
+		status = do_sweep();
 	} else if (!strcmp(sub, "audit")) {
 		if (!account && (optind >= argc || !sr_valid_id(argv[optind])))
 			sr_die(SR_EX_USAGE, "usage: sr-admin audit CARD | --account A [--since MS]");

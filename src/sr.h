@@ -109,6 +109,7 @@ enum sr_script {
 	SR_LUA_DEVICE_ENQUEUE, SR_LUA_DEVICE_CLAIM, SR_LUA_DEVICE_FINISH, /* dev-eval */
 	SR_LUA_UNLOCK, SR_LUA_DIRECT_GATE, /* the device lock, the direct path */
 	SR_LUA_STAT, /* sr-stat */
+	SR_LUA_SWEEP_CARD, SR_LUA_SWEEP_DEVICE, /* sr-admin sweep */
 	SR_LUA_COUNT /* (the order of LUA in the Makefile) */
 };
 extern const char *const sr_lua_source[SR_LUA_COUNT];

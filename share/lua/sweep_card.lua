@@ -1,0 +1,73 @@
+--[[
+  sweep_card - inspect and repair ONE card's queue state (the inspection sweep).
+
+  Normal operation leaves nothing to find; each finding is damage (a lost
+  write, a hand edit, a bug) repaired on the spot:
+    orphan_entry      a queue entry with no command behind it: removed
+    frozen_in_queue   a frozen command still queued: taken out (and listed)
+    frozen_unlisted   a frozen command missing from the frozen set: listed
+    stale_claim       a claim whose lease expired long ago: released, due now
+                      ('called' is kept, so the next claim queries first)
+    missing_entry     a command in no queue: queued at max(now, interval end)
+    stuck_confirming  a confirming command overdue for its query: due now
+  "Long ago" and "overdue" depend on the priority class (ARGV[3..5]).
+
+  Input:
+    KEYS[1]     command hash of the card
+    KEYS[2..4]  queues high, normal, bulk       KEYS[5] frozen (ZSET)
+    ARGV[1]     card id        ARGV[2] min interval ms
+    ARGV[3..5]  grace ms for high, normal, bulk
+  Output:
+    the finding's name, or false when the card is sound
+]]
+local rcall = redis.call
+local t = rcall('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local key, frozenKey, card = KEYS[1], KEYS[5], ARGV[1]
+local queues = { KEYS[2], KEYS[3], KEYS[4] }
+local h = rcall('HMGET', key, 'action', 'frozen', 'claim', 'lease_until', 'confirming',
+  'last_call', 'prio')
+local prio = tonumber(h[7]) or 1
+local grace = tonumber(ARGV[3 + prio])
+local inq, score = nil, nil
+for q = 1, 3 do
+  local s = rcall('ZSCORE', queues[q], card)
+  if s then inq, score = q, tonumber(s) end
+end
+
+if not h[1] then
+  if inq then
+    for q = 1, 3 do rcall('ZREM', queues[q], card) end
+    return 'orphan_entry'
+  end
+  return false
+end
+if h[2] == '1' then
+  local finding = false
+  if inq then
+    for q = 1, 3 do rcall('ZREM', queues[q], card) end
+    finding = 'frozen_in_queue'
+  end
+  if not rcall('ZSCORE', frozenKey, card) then
+    rcall('ZADD', frozenKey, now, card)
+    finding = finding or 'frozen_unlisted'
+  end
+  return finding
+end
+if h[3] and (tonumber(h[4]) or 0) < now - grace then
+  rcall('HDEL', key, 'claim', 'lease_until')
+  rcall('ZADD', queues[prio + 1], now, card)
+  return 'stale_claim'
+end
+if not inq then
+  local due = now
+  local nextCall = (tonumber(h[6]) or 0) + tonumber(ARGV[2])
+  if h[5] ~= '1' and nextCall > due then due = nextCall end
+  rcall('ZADD', queues[prio + 1], due, card)
+  return 'missing_entry'
+end
+if h[5] == '1' and not h[3] and score < now - grace then
+  rcall('ZADD', queues[inq], now, card)
+  return 'stuck_confirming'
+end
+return false

@@ -1,0 +1,86 @@
+#!/usr/bin/env bats
+# sweep.bats - the inspection sweep: nothing after a clean run; each kind of
+# damage, made by hand with redis-cli, is found, repaired, and then converges.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+	PAST=$(( $(date +%s) - 60 ))
+	gwsim_start
+}
+
+teardown() {
+	srq_teardown
+}
+
+req() { # req CARD [SCENE]
+	printf '{"card":"%s","carrier":"c1","scene":"%s","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$1" "${2:-polling}" "$PAST" | sr-enqueue >/dev/null
+}
+
+@test "a clean run leaves nothing to find" {
+	gen-sample "$T/s" 100 2 "$(date +%s)" "$SRQ_PREFIX"
+	rcli <"$T/s/devices.redis" >/dev/null
+	sr-enqueue <"$T/s/requests.jsonl" >/dev/null
+	sr-enqueue <"$T/s/renew.jsonl" >/dev/null
+	printf '{"card":"X1","carrier":"c0","device":"DX"}\n' | sr-asset >/dev/null
+	printf '{"device":"DX","scene":"device"}\n' | sr-enqueue >/dev/null
+	dev-eval --until-empty --for 10 >/dev/null
+	drain 30 >/dev/null
+	run -0 --separate-stderr sr-admin sweep
+	assert_output ''
+	[[ $stderr == *"0 findings"* ]]
+	# Work in flight is not damage either.
+	req Q1
+	sr-claim >/dev/null
+	run -0 --separate-stderr sr-admin sweep
+	assert_output ''
+}
+
+@test "each kind of damage is found and repaired, then everything converges" {
+	now_ms=$(( $(date +%s) * 1000 ))
+	# A command whose queue entry was lost.
+	req M1
+	rcli ZREM 't:carrier:{c1}:stop_resume' M1 >/dev/null
+	# A claim whose lease expired long ago (its pipeline died; its call may have gone out).
+	req L1 order
+	sr-claim >/dev/null
+	# A queue entry with no command behind it (after the claim, which would
+	# have cleaned it up itself).
+	rcli ZADD 't:carrier:{c1}:stop_resume' 1 GHOST >/dev/null
+	rcli HSET 't:carrier:{c1}:card:L1' lease_until $((now_ms - 3600000)) >/dev/null
+	rcli ZADD 't:carrier:{c1}:stop_resume:high' $((now_ms + 3600000)) L1 >/dev/null
+	# A confirming command overdue for its status query.
+	req U1 reset
+	rcli HSET 't:carrier:{c1}:card:U1' confirming 1 >/dev/null
+	rcli ZADD 't:carrier:{c1}:stop_resume:bulk' $((now_ms - 7200000)) U1 >/dev/null
+	# A frozen command left in a queue, and one missing from the frozen set.
+	req F1
+	rcli HSET 't:carrier:{c1}:card:F1' frozen 1 >/dev/null
+	req F2
+	rcli HSET 't:carrier:{c1}:card:F2' frozen 1 >/dev/null
+	rcli ZREM 't:carrier:{c1}:stop_resume' F2 >/dev/null
+	# A device stuck claimed.
+	printf '{"card":"D1C","carrier":"c1","device":"D1","pkg_expires_at":%d}\n{"device":"D1","disabled":1}\n' "$PAST" | sr-asset >/dev/null
+	printf '{"device":"D1","scene":"device"}\n' | sr-enqueue >/dev/null
+	shard=$(rcli --scan --pattern 't:device_eval:*:dev:D1' | sed 's/.*{d\([0-9]*\)}.*/\1/')
+	rcli HSET "t:device_eval:{d$shard}:dev:D1" claim gone lease_until 1 >/dev/null
+	rcli ZADD "t:device_eval:{d$shard}:queue" $((now_ms + 3600000)) D1 >/dev/null
+
+	run -0 --separate-stderr sr-admin sweep --grace-high 60000 --grace-normal 60000 --grace-bulk 600000 --grace-device 60000
+	assert_equal "$(echo "$output" | jq -r '"\(.finding) \(.card // .device)"' | sort | tr '\n' ',')" \
+		"device_stale_claim D1,frozen_in_queue F1,frozen_unlisted F2,missing_entry M1,orphan_entry GHOST,stale_claim L1,stuck_confirming U1,"
+	# Repaired: a second sweep finds nothing.
+	run -0 --separate-stderr sr-admin sweep --grace-high 60000 --grace-normal 60000 --grace-bulk 600000 --grace-device 60000
+	assert_output ''
+	assert_equal "$(rcli ZSCORE 't:carrier:{c1}:stop_resume' GHOST)" ''
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1 | sort | tr '\n' ' ')" "F1 F2 "
+	# And the repaired work converges: every non-frozen command is executed.
+	dev-eval --until-empty --for 10 >/dev/null
+	run -0 drain 30
+	assert_equal "$(jq -r 'select(.kind == "stop") | .card' "$T/gw.log" | sort -u | tr '\n' ' ')" "D1C L1 M1 U1 "
+	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+}
