@@ -34,6 +34,9 @@ static const char usage[] =
 "                textfile collector\n"
 "  --table       a table for people\n"
 "  --carrier ID  only this account (repeatable)\n"
+"  --no-alerts   do not raise or resolve the account alerts (amplification over\n"
+"                1.5, conflicts over 0.10, on 10+ commands in the window; raised once\n"
+"                per cause into the alert stream, resolved when back under)\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "Exit: 0 done, 2 usage, 3 Redis unavailable.\n"
 "Example (cron, every minute):\n"
@@ -57,6 +60,68 @@ parse_window(const char *s)
 	if (!strcmp(end, "h"))
 		return v * 3600;
 	return -1;
+}
+
+/* Raise (once per cause, until resolved) or resolve an account-level alert. */
+static void
+account_alert(const char *carrier, const char *kind, int over, double value, double threshold)
+{
+	char open[SR_KEY_MAX], stream[SR_KEY_MAX], cause[96], v[32], th[32];
+	redisReply *rep;
+
+	snprintf(cause, sizeof cause, "%s:%s", kind, carrier);
+	sr_key_account(open, cfg.prefix, carrier, "alerts_open");
+	if (!over) {
+		const char *d[] = { "HDEL", open, cause };
+
+		if ((rep = sr_redis_cmd(&rds, 3, d)))
+			freeReplyObject(rep);
+		return;
+	}
+	{
+		const char *nx[] = { "HSETNX", open, cause, "raising" };
+
+		if (!(rep = sr_redis_cmd(&rds, 4, nx)))
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if (rep->integer == 0) {
+			freeReplyObject(rep);
+			return; /* already open */
+		}
+		freeReplyObject(rep);
+	}
+	snprintf(v, sizeof v, "%.3f", value);
+	snprintf(th, sizeof th, "%.2f", threshold);
+	{
+		const char *x[] = { "XADD", sr_key_account(stream, cfg.prefix, carrier, "alerts"), "MAXLEN", "~",
+			"10000", "*", "alert", kind, "account", carrier, "value", v, "threshold", th };
+
+		if (!(rep = sr_redis_cmd(&rds, 14, x)))
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	}
+	if (rep->type == REDIS_REPLY_STRING) {
+		const char *h[] = { "HSET", open, cause, rep->str };
+		redisReply *r2 = sr_redis_cmd(&rds, 4, h);
+
+		if (r2)
+			freeReplyObject(r2);
+	}
+	freeReplyObject(rep);
+}
+
+/* The account-level alerts: retry amplification over 1.5 and version
+ * conflict rate over 10%, judged on enough traffic to mean something. */
+static void
+account_alerts(json_t *o)
+{
+	const char *c = sr_jstr(o, "account");
+	json_t *a = json_object_get(o, "retry_amplification"), *k = json_object_get(o, "version_conflict_rate");
+
+	if (json_is_real(a))
+		account_alert(c, "amplification", sr_jint(o, "commands", 0) >= 10 && json_real_value(a) > 1.5,
+		    json_real_value(a), 1.5);
+	if (json_is_real(k))
+		account_alert(c, "conflicts", sr_jint(o, "finishes", 0) >= 10 && json_real_value(k) > 0.10,
+		    json_real_value(k), 0.10);
 }
 
 static long long
@@ -235,7 +300,7 @@ write_table(FILE *f, json_t *records)
 int
 main(int argc, char *argv[])
 {
-	enum { O_WINDOW = 1, O_PROM, O_OUTPUT, O_TABLE, O_CARRIER };
+	enum { O_WINDOW = 1, O_PROM, O_OUTPUT, O_TABLE, O_CARRIER, O_NO_ALERTS };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "window", required_argument, NULL, O_WINDOW },
@@ -243,11 +308,12 @@ main(int argc, char *argv[])
 		{ "output", required_argument, NULL, O_OUTPUT },
 		{ "table", no_argument, NULL, O_TABLE },
 		{ "carrier", required_argument, NULL, O_CARRIER },
+		{ "no-alerts", no_argument, NULL, O_NO_ALERTS },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
 	const char **carriers = NULL, *output = NULL;
-	int c, rc, ncarriers = 0, prom = 0, table = 0;
+	int c, rc, ncarriers = 0, prom = 0, table = 0, alerts = 1;
 	long window_s = 600;
 	json_t *records = json_array(), *total = json_object();
 	char key[SR_KEY_MAX], minutes[24], qps[24], running[24];
@@ -267,6 +333,7 @@ main(int argc, char *argv[])
 		case O_PROM: prom = 1; break;
 		case O_OUTPUT: output = optarg; break;
 		case O_TABLE: table = 1; break;
+		case O_NO_ALERTS: alerts = 0; break;
 		case O_CARRIER:
 			if (!sr_valid_id(optarg))
 				sr_die(SR_EX_USAGE, "--carrier: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);
@@ -322,6 +389,9 @@ main(int argc, char *argv[])
 		json_array_append_new(records, account_stat(carriers[k], window_s, rep));
 		freeReplyObject(rep);
 	}
+	if (alerts)
+		for (int k = 0; k < ncarriers; k++)
+			account_alerts(json_array_get(records, (size_t)k));
 	/* The device queue, all shards. */
 	if ((now_ms = sr_redis_time_ms(&rds)) < 0)
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);

@@ -96,3 +96,19 @@ teardown() {
 	run -0 "$B/sr-stat" --carrier c0
 	jq -e '.finishes >= 25000' <<<"$output"
 }
+
+@test "retry amplification over 1.5 raises one alert for the account, and only one" {
+	export SRQ_MIN_INTERVAL_MS=0 SRQ_FREEZE_AFTER=100 SRQ_ALERT_AFTER=100
+	GW_INTERVAL_MS=0
+	gwsim_start --fault-429 0.7 --retry-after 0 --seed 5
+	for i in $(seq 20); do
+		printf '{"card":"H%d","carrier":"c1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' "$i"
+	done | sr-enqueue >/dev/null
+	# A few rounds of retries are enough to amplify; convergence is not the point.
+	run -0 drain 6
+	run -0 sr-stat --carrier c1
+	jq -e '.retry_amplification > 1.5' <<<"$(echo "$output" | head -1)"
+	run -0 sr-stat --carrier c1
+	run -0 sr-admin alerts
+	assert_equal "$(echo "$output" | jq -r 'select(.alert == "amplification") | "\(.account) \(.open)"')" "c1 true"
+}
