@@ -125,3 +125,22 @@ why_state() {
 	run -2 sr-admin bogus
 	run -1 sr-admin why nobody-knows-me
 }
+
+@test "a card flipped three times in an hour is flapping: counted, and alerted once" {
+	gwsim_start
+	now=$(date +%s)
+	flip() { # flip PKG_EXPIRES_AT: a request, then its execution
+		printf '{"card":"FL","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' "$1" | sr-enqueue >/dev/null
+		drain 10 >/dev/null
+	}
+	printf '{"card":"FL","carrier":"c1","pkg_expires_at":%d,"status":"active"}\n' "$now" | sr-asset >/dev/null
+	flip $((now - 1))      # stop
+	flip $((now + 86400))  # resume: 1 change
+	flip $((now - 1))      # stop: 2
+	flip $((now + 86400))  # resume: 3
+	assert_equal "$(jq -r .kind "$T/gw.log" | tr '\n' ' ')" "stop resume stop resume "
+	run -0 sr-stat --carrier c1
+	jq -e '.flapping == 1' <<<"$(echo "$output" | head -1)"
+	flip $((now - 1))      # and once more: still one alert
+	assert_equal "$(sr-admin alerts | jq -r 'select(.alert == "flapping") | .card')" FL
+}
