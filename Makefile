@@ -34,7 +34,7 @@ LUA = share/lua/enqueue.lua share/lua/claim.lua share/lua/gate.lua share/lua/con
 	share/lua/device_enqueue.lua share/lua/device_claim.lua share/lua/device_finish.lua \
 	share/lua/unlock.lua share/lua/direct_gate.lua share/lua/stat.lua \
 	share/lua/sweep_card.lua share/lua/sweep_device.lua
-LIB = sr_util sr_config sr_redis sr_keys sr_jsonl sr_valid sr_judge sr_task sr_command sr_csv sr_switch sr_lock sr_direct sr_gateway sr_lua_gen
+LIB = sr_util sr_config sr_redis sr_keys sr_jsonl sr_valid sr_judge sr_task sr_command sr_csv sr_switch sr_lock sr_direct sr_gateway sr_dispatch sr_lua_gen
 LIBOBJ = $(LIB:%=$(OUT)/%.o)
 UNIT = test_judge test_valid test_jsonl test_classify test_csv
 

@@ -282,43 +282,20 @@ claim_round(long budget, long batch, struct claim **claims, long long *queued, l
 int
 main(int argc, char *argv[])
 {
-	enum { O_FOLLOW = 1, O_UNTIL_EMPTY, O_FOR, O_MAX, O_BATCH };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
-		{ "follow", no_argument, NULL, O_FOLLOW },
-		{ "until-empty", no_argument, NULL, O_UNTIL_EMPTY },
-		{ "for", required_argument, NULL, O_FOR },
-		{ "max", required_argument, NULL, O_MAX },
-		{ "batch", required_argument, NULL, O_BATCH },
+		SR_DISPATCH_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, follow = 0, until_empty = 0, rc, said_off = 0;
-	long for_s = -1, max = -1, batch = 64, total = 0;
-	int64_t t0 = sr_mono_ms();
+	struct sr_dispatch d;
+	int c, rc;
 
 	sr_prog = "dev-eval";
 	sr_config_init(&cfg);
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_FOLLOW: follow = 1; break;
-		case O_UNTIL_EMPTY: until_empty = follow = 1; break;
-		case O_FOR:
-			if ((for_s = sr_parse_long(optarg)) < 0)
-				sr_die(SR_EX_USAGE, "--for: '%s' is not a number of seconds", optarg);
-			break;
-		case O_MAX:
-			if ((max = sr_parse_long(optarg)) < 0)
-				sr_die(SR_EX_USAGE, "--max: '%s' is not a count", optarg);
-			break;
-		case O_BATCH:
-			if ((batch = sr_parse_long(optarg)) < 1)
-				sr_die(SR_EX_USAGE, "--batch: '%s' is not a positive count", optarg);
-			break;
-		default:
-			if (!sr_config_option(&cfg, c, optarg, usage))
-				sr_usage(SR_EX_USAGE, usage);
-		}
-	}
+	sr_dispatch_init(&d);
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+		if (!sr_dispatch_option(&d, c, optarg) && !sr_config_option(&cfg, c, optarg, usage))
+			sr_usage(SR_EX_USAGE, usage);
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s'\n", sr_prog, argv[optind]);
 		sr_usage(SR_EX_USAGE, usage);
@@ -326,50 +303,34 @@ main(int argc, char *argv[])
 	if ((rc = sr_redis_connect(&rds, &cfg)) < 0)
 		sr_die(rc == -2 ? SR_EX_USAGE : SR_EX_BACKEND, "%s", rds.errstr);
 
-	for (;;) {
+	while (!sr_dispatch_done(&d)) {
 		long long queued = 0, wait_ms = 250;
 		struct claim *claims = NULL;
-		int on, got = 0;
+		int on, got;
 
-		if (for_s >= 0 && sr_mono_ms() - t0 >= for_s * 1000)
-			break;
-		if (max >= 0 && total >= max)
-			break;
 		if ((on = sr_switch_get(&rds, &cfg)) < 0)
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 		if (!on) {
-			if (!said_off++)
-				fprintf(stderr, "%s: the global switch is off: claiming nothing "
-				    "(queued devices are kept)\n", sr_prog);
-			if (!follow || until_empty)
+			if (!sr_dispatch_switch_off(&d, "queued devices"))
 				break;
-		} else {
-			said_off = 0;
-			if ((got = claim_round(max >= 0 ? max - total : batch * SR_DEVICE_SHARDS, batch,
-			    &claims, &queued, &wait_ms)) < 0)
-				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-			for (int i = 0; i < got; i++) {
-				if (evaluate(&claims[i]) < 0)
-					sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-				json_decref(claims[i].scenes);
-			}
-			free(claims);
-			sr_flush();
-			total += got;
-			if (until_empty && queued == 0)
-				break;
-			if (got > 0)
-				continue;
-			if (!follow)
-				break;
+			continue;
 		}
-		if (wait_ms > 250)
-			wait_ms = 250;
-		if (wait_ms < 5)
-			wait_ms = 5;
-		if (for_s >= 0 && sr_mono_ms() + wait_ms > t0 + for_s * 1000)
-			wait_ms = t0 + for_s * 1000 - sr_mono_ms();
-		sr_sleep_ms(wait_ms);
+		d.said_off = 0;
+		if ((got = claim_round(sr_dispatch_budget(&d, d.batch * SR_DEVICE_SHARDS), d.batch, &claims,
+		    &queued, &wait_ms)) < 0)
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		for (int i = 0; i < got; i++) {
+			if (evaluate(&claims[i]) < 0)
+				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+			json_decref(claims[i].scenes);
+		}
+		free(claims);
+		sr_flush();
+		d.total += got;
+		if (got > 0 && !(d.until_empty && queued == 0))
+			continue;
+		if (!sr_dispatch_idle(&d, queued, wait_ms))
+			break;
 	}
 	sr_redis_close(&rds);
 	return sr_finish(SR_EX_OK);

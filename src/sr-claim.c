@@ -152,50 +152,28 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 int
 main(int argc, char *argv[])
 {
-	enum { O_FOLLOW = 1, O_UNTIL_EMPTY, O_FOR, O_MAX, O_CARRIER, O_BATCH };
+	enum { O_CARRIER = 1 };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
-		{ "follow", no_argument, NULL, O_FOLLOW },
-		{ "until-empty", no_argument, NULL, O_UNTIL_EMPTY },
-		{ "for", required_argument, NULL, O_FOR },
-		{ "max", required_argument, NULL, O_MAX },
+		SR_DISPATCH_LONGOPTS,
 		{ "carrier", required_argument, NULL, O_CARRIER },
-		{ "batch", required_argument, NULL, O_BATCH },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, follow = 0, until_empty = 0, start = 0, rc, said_off = 0;
-	long for_s = -1, max = -1, batch = 64, total = 0;
-	int64_t t0 = sr_mono_ms();
+	struct sr_dispatch d;
+	int c, start = 0, rc;
 
 	sr_prog = "sr-claim";
 	sr_config_init(&cfg);
+	sr_dispatch_init(&d);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_FOLLOW: follow = 1; break;
-		case O_UNTIL_EMPTY: until_empty = follow = 1; break;
-		case O_FOR:
-			if ((for_s = sr_parse_long(optarg)) < 0)
-				sr_die(SR_EX_USAGE, "--for: '%s' is not a number of seconds", optarg);
-			break;
-		case O_MAX:
-			if ((max = sr_parse_long(optarg)) < 0)
-				sr_die(SR_EX_USAGE, "--max: '%s' is not a count", optarg);
-			break;
-		case O_BATCH:
-			if ((batch = sr_parse_long(optarg)) < 1)
-				sr_die(SR_EX_USAGE, "--batch: '%s' is not a positive count", optarg);
-			break;
-		case O_CARRIER:
+		if (c == O_CARRIER) {
 			if (!sr_valid_id(optarg))
 				sr_die(SR_EX_USAGE, "--carrier: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);
 			carriers = sr_realloc(carriers, (size_t)(ncarriers + 1) * sizeof *carriers);
 			carriers[ncarriers++] = sr_strdup(optarg);
 			fixed_carriers = 1;
-			break;
-		default:
-			if (!sr_config_option(&cfg, c, optarg, usage))
-				sr_usage(SR_EX_USAGE, usage);
-		}
+		} else if (!sr_dispatch_option(&d, c, optarg) && !sr_config_option(&cfg, c, optarg, usage))
+			sr_usage(SR_EX_USAGE, usage);
 	}
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s'\n", sr_prog, argv[optind]);
@@ -204,53 +182,28 @@ main(int argc, char *argv[])
 	if ((rc = sr_redis_connect(&rds, &cfg)) < 0)
 		sr_die(rc == -2 ? SR_EX_USAGE : SR_EX_BACKEND, "%s", rds.errstr);
 
-	for (;;) {
-		long long queued, wait_ms;
-		long got;
+	while (!sr_dispatch_done(&d)) {
+		long long queued = 0, wait_ms = 250;
+		long got = 0;
 		int on;
 
-		if (for_s >= 0 && sr_mono_ms() - t0 >= for_s * 1000)
-			break;
-		if (max >= 0 && total >= max)
-			break;
 		if ((on = sr_switch_get(&rds, &cfg)) < 0 || load_accounts() < 0)
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 		if (!on) {
 			/* The direct path is in charge; what is queued is kept. */
-			if (!said_off++)
-				fprintf(stderr, "%s: the global switch is off: claiming nothing "
-				    "(queued commands are kept)\n", sr_prog);
-			if (!follow || until_empty)
+			if (!sr_dispatch_switch_off(&d, "queued commands"))
 				break;
-			queued = 1;
-			got = 0;
-			wait_ms = 250;
-		} else if (ncarriers == 0) {
-			queued = 0;
-			got = 0;
-			wait_ms = 250;
-		} else if ((got = round_robin(start++, max >= 0 ? max - total : batch * ncarriers,
-				batch, &queued, &wait_ms)) < 0) {
-			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+			continue;
 		}
-		total += got;
-		if (on)
-			said_off = 0;
-		if (until_empty && queued == 0)
-			break;
-		if (got > 0)
+		d.said_off = 0;
+		if (ncarriers > 0 && (got = round_robin(start++, sr_dispatch_budget(&d, d.batch * ncarriers),
+		    d.batch, &queued, &wait_ms)) < 0)
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		d.total += got;
+		if (got > 0 && !(d.until_empty && queued == 0))
 			continue; /* more may be due right now */
-		if (!follow)
+		if (!sr_dispatch_idle(&d, queued, wait_ms))
 			break;
-		/* Nothing claimable: sleep until the next due time (bounded so a
-		 * new command or a freed running slot is noticed quickly). */
-		if (wait_ms > 250)
-			wait_ms = 250;
-		if (wait_ms < 5)
-			wait_ms = 5;
-		if (for_s >= 0 && sr_mono_ms() + wait_ms > t0 + for_s * 1000)
-			wait_ms = t0 + for_s * 1000 - sr_mono_ms();
-		sr_sleep_ms(wait_ms);
 	}
 	for (int i = 0; i < ncarriers; i++)
 		free((char *)carriers[i]);
