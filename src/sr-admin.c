@@ -49,6 +49,7 @@ static const char usage[] =
 "  --reason TEXT   why (recorded with every mutation; who is SUDO_USER or USER)\n"
 "  --carrier ID    the card's account, when the asset mirror does not know it\n"
 "  --since MS      only entries from this epoch-ms on\n"
+"  --table         aligned columns for people instead of JSONL\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "Exit: 0 done, 1 some cards not found, 2 usage, 3 Redis unavailable.\n"
 "Examples:\n"
@@ -195,7 +196,7 @@ do_show(const char *card)
 		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
 		return SR_EX_REJECTED;
 	}
-	sr_emit(card_state(card, carrier, &now));
+	sr_out(card_state(card, carrier, &now));
 	free(carrier);
 	return SR_EX_OK;
 }
@@ -309,7 +310,7 @@ do_why(const char *card)
 		freeReplyObject(lc);
 	}
 	json_object_set_new(o, "details", s);
-	sr_emit(o);
+	sr_out(o);
 	free(carrier);
 	return SR_EX_OK;
 }
@@ -420,7 +421,7 @@ do_mutate(const char *what, const char *card)
 	freeReplyObject(rep);
 	o = json_pack("{ss ss ss ss sI}", "card", card, "carrier", carrier, "done", what, "action", action,
 	    "ver", (json_int_t)(hint(c, "ver") + !strcmp(what, "drop")));
-	sr_emit(o);
+	sr_out(o);
 	json_decref(c);
 	free(carrier);
 	return SR_EX_OK;
@@ -519,7 +520,7 @@ do_limits(int argc, char **argv)
 	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i + 1 < rep->elements; i += 2)
 		json_object_set_new(o, rep->element[i]->str, json_integer(atoll(rep->element[i + 1]->str)));
 	freeReplyObject(rep);
-	sr_emit(o);
+	sr_out(o);
 	return SR_EX_OK;
 }
 
@@ -559,7 +560,7 @@ do_alerts(const char *ack)
 					snprintf(au, sizeof au, "%s:admin_audit", cfg.prefix);
 					freeReplyObject(cmd(3, d));
 					freeReplyObject(cmd(16, x));
-					sr_emit(json_pack("{ss ss ss}", "acked", ack, "account", c, "cause",
+					sr_out(json_pack("{ss ss ss}", "acked", ack, "account", c, "cause",
 					    open->element[j]->str));
 					found = 1;
 				}
@@ -574,7 +575,7 @@ do_alerts(const char *ack)
 				is_open |= !strcmp(open->element[j + 1]->str, sr_jstr(e, "id"));
 			json_object_set_new(e, "account", json_string(c));
 			json_object_set_new(e, "open", json_boolean(is_open));
-			sr_emit(json_incref(e));
+			sr_out(json_incref(e));
 		}
 		json_decref(list);
 		freeReplyObject(open);
@@ -639,7 +640,7 @@ report(const char *finding, const char *kind, const char *id, const char *carrie
 
 	if (carrier)
 		json_object_set_new(o, "carrier", json_string(carrier));
-	sr_emit(o);
+	sr_out(o);
 }
 
 static int
@@ -773,7 +774,7 @@ do_audit(const char *card, const char *account)
 	}
 	list = audit_entries(sr_key_account(key, cfg.prefix, carrier, "audit"), card, card ? 100000 : 10000);
 	json_array_foreach(list, i, e)
-		sr_emit(json_incref(e));
+		sr_out(json_incref(e));
 	json_decref(list);
 	free(carrier);
 	return SR_EX_OK;
@@ -782,7 +783,7 @@ do_audit(const char *card, const char *account)
 int
 main(int argc, char *argv[])
 {
-	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT, O_GH, O_GN, O_GB, O_GD };
+	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT, O_GH, O_GN, O_GB, O_GD, O_TABLE };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "reason", required_argument, NULL, O_REASON },
@@ -790,6 +791,7 @@ main(int argc, char *argv[])
 		{ "since", required_argument, NULL, O_SINCE },
 		{ "ack", required_argument, NULL, O_ACK },
 		{ "account", required_argument, NULL, O_ACCOUNT },
+		{ "table", no_argument, NULL, O_TABLE },
 		{ "grace-high", required_argument, NULL, O_GH },
 		{ "grace-normal", required_argument, NULL, O_GN },
 		{ "grace-bulk", required_argument, NULL, O_GB },
@@ -814,6 +816,7 @@ main(int argc, char *argv[])
 				sr_die(SR_EX_USAGE, "--since: '%s' is not epoch milliseconds", optarg);
 			break;
 		case O_ACK: ack = optarg; break;
+		case O_TABLE: sr_table_mode(); break;
 		case O_GH: case O_GN: case O_GB: case O_GD: {
 			long v = sr_parse_long(optarg);
 
@@ -854,7 +857,7 @@ main(int argc, char *argv[])
 			sr_die(SR_EX_BACKEND, "cannot set the switch: %s", rds.errstr);
 		if ((on = sr_switch_get(&rds, &cfg)) < 0)
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		sr_emit(json_pack("{ss}", "switch", on ? "on" : "off"));
+		sr_out(json_pack("{ss}", "switch", on ? "on" : "off"));
 	} else if (!strcmp(sub, "show") || !strcmp(sub, "why")) {
 		if (optind >= argc)
 			sr_die(SR_EX_USAGE, "usage: sr-admin %s CARD...", sub);
@@ -877,6 +880,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "%s: unknown command '%s'\n", sr_prog, sub);
 		sr_usage(SR_EX_USAGE, usage);
 	}
+	sr_table_flush();
 	sr_redis_close(&rds);
 	return sr_finish(status);
 }

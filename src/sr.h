@@ -217,6 +217,11 @@ int sr_reader_wait(struct sr_reader *rd, int timeout_ms);
 
 /* Print obj as one compact JSON line on stdout and release it. */
 void sr_emit(json_t *obj);
+/* --table: sr_out keeps records (instead of printing JSONL) until
+ * sr_table_flush prints their scalar members as aligned columns. */
+void sr_table_mode(void);
+void sr_out(json_t *obj);
+void sr_table_flush(void);
 /* Field accessors that tolerate absence; return NULL / dflt. */
 const char *sr_jstr(json_t *obj, const char *key);
 long long sr_jint(json_t *obj, const char *key, long long dflt);

@@ -144,3 +144,89 @@ sr_jint(json_t *obj, const char *key, long long dflt)
 
 	return json_is_integer(v) ? json_integer_value(v) : dflt;
 }
+
+/* --table: records kept until the end, then printed as aligned columns. */
+static json_t *table_rows;
+
+void
+sr_table_mode(void)
+{
+	table_rows = json_array();
+}
+
+void
+sr_out(json_t *obj)
+{
+	if (table_rows)
+		json_array_append_new(table_rows, obj);
+	else
+		sr_emit(obj);
+}
+
+static void
+cell(char *buf, size_t n, json_t *v)
+{
+	if (json_is_string(v))
+		snprintf(buf, n, "%s", json_string_value(v));
+	else if (json_is_integer(v))
+		snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, n, "%.3g", json_real_value(v));
+	else if (json_is_boolean(v))
+		snprintf(buf, n, "%s", json_is_true(v) ? "yes" : "no");
+	else
+		snprintf(buf, n, "%s", v ? "…" : "");
+}
+
+void
+sr_table_flush(void)
+{
+	json_t *cols, *r;
+	size_t i, k, ncols;
+	int *width;
+	char buf[64];
+
+	if (!table_rows)
+		return;
+	cols = json_array();
+	/* Columns: every scalar member, in the order first seen. */
+	json_array_foreach(table_rows, i, r) {
+		const char *key;
+		json_t *v;
+
+		json_object_foreach(r, key, v) {
+			int seen = 0;
+			json_t *c;
+
+			if (json_is_object(v) || json_is_array(v))
+				continue;
+			json_array_foreach(cols, k, c)
+				seen |= !strcmp(json_string_value(c), key);
+			if (!seen)
+				json_array_append_new(cols, json_string(key));
+		}
+	}
+	ncols = json_array_size(cols);
+	width = sr_malloc((ncols + 1) * sizeof *width);
+	for (k = 0; k < ncols; k++) {
+		width[k] = (int)strlen(json_string_value(json_array_get(cols, k)));
+		json_array_foreach(table_rows, i, r) {
+			int w;
+
+			cell(buf, sizeof buf, json_object_get(r, json_string_value(json_array_get(cols, k))));
+			if ((w = (int)strlen(buf)) > width[k])
+				width[k] = w;
+		}
+	}
+	for (k = 0; k < ncols; k++)
+		printf("%-*s%s", width[k], json_string_value(json_array_get(cols, k)), k + 1 < ncols ? "  " : "\n");
+	json_array_foreach(table_rows, i, r)
+		for (k = 0; k < ncols; k++) {
+			cell(buf, sizeof buf, json_object_get(r, json_string_value(json_array_get(cols, k))));
+			printf("%-*s%s", width[k], buf, k + 1 < ncols ? "  " : "\n");
+		}
+	free(width);
+	json_decref(cols);
+	json_decref(table_rows);
+	table_rows = NULL;
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bats
+# help.bats - every tool answers --help (usage, exit codes, an example) on
+# stdout with exit 0, --version, and a usage error with exit 2.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+}
+
+@test "every tool: --help, --version, and exit 2 on a bad flag" {
+	for t in sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin; do
+		run -0 "$t" --help
+		[[ $output == *"usage: $t"* ]] || { echo "$t: no usage line"; false; }
+		[[ $output == *"Exit:"* ]] || { echo "$t: no exit codes"; false; }
+		[[ $output == *"xample"* ]] || { echo "$t: no example"; false; }
+		run -0 "$t" --version
+		assert_output --regexp "^$t [0-9]+\.[0-9]+\.[0-9]+$"
+		run -2 "$t" --no-such-flag
+	done
+	run -0 sr-gwsim --help
+	assert_output --partial 'usage: sr-gwsim'
+}
+
+@test "sr-admin --table prints aligned columns for people" {
+	T="$BATS_TEST_TMPDIR"
+	redis_start
+	printf '{"card":"W1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":1,"status":"active"}}\n' | sr-enqueue >/dev/null
+	sr-admin freeze W1 --reason "table test" >/dev/null
+	run -0 sr-admin audit W1 --table
+	assert_line --index 0 --regexp '^card +ver_before +ver_after +event'
+	assert_line --index 2 --partial 'admin:freeze'
+	redis_stop
+}
