@@ -16,8 +16,14 @@ PATH="$PWD/bin:$PWD/scripts:$PWD/tests/helpers:$PATH"
 rm -rf "$D"
 mkdir -p "$D"
 cleanup() {
-	[ -f "$D/gw.pid" ] && kill "$(cat "$D/gw.pid")" 2>/dev/null
-	[ -f "$D/redis.pid" ] && kill "$(cat "$D/redis.pid")" 2>/dev/null
+	local pid
+	for f in "$D/gw.pid" "$D/redis.pid"; do
+		[ -f "$f" ] || continue
+		pid=$(cat "$f")
+		kill "$pid" 2>/dev/null
+		# Wait until it is gone, so the next run starts clean.
+		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	done
 	return 0
 }
 trap cleanup EXIT
@@ -61,4 +67,6 @@ jq -c '{card, status}' "$D/sample/expected.jsonl" | sort >"$D/expected-states.js
 ok=$(comm -12 "$D/final-states.jsonl" "$D/expected-states.jsonl" | wc -l)
 echo "  checks:   $iv interval violations, $rv rate violations, $ok of $N cards in their judged state"
 echo "  elapsed:  $(( (t1 - t0) / 1000 )).$(( (t1 - t0) % 1000 / 100 )) s; logs and records in $D/"
+echo
+sr-stat --table | sed 's/^/  /'
 [ "$iv" -eq 0 ] && [ "$rv" -eq 0 ] && [ "$ok" -eq "$N" ] && [ "$rc" -eq 0 ]

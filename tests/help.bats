@@ -6,6 +6,11 @@ bats_require_minimum_version 1.5.0
 
 setup() {
 	load helpers/common
+	T="$BATS_TEST_TMPDIR"
+}
+
+teardown() {
+	redis_stop
 }
 
 @test "every tool: --help, --version, and exit 2 on a bad flag" {
@@ -23,12 +28,10 @@ setup() {
 }
 
 @test "sr-admin --table prints aligned columns for people" {
-	T="$BATS_TEST_TMPDIR"
 	redis_start
 	printf '{"card":"W1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":1,"status":"active"}}\n' | sr-enqueue >/dev/null
 	sr-admin freeze W1 --reason "table test" >/dev/null
 	run -0 sr-admin audit W1 --table
 	assert_line --index 0 --regexp '^card +ver_before +ver_after +event'
 	assert_line --index 2 --partial 'admin:freeze'
-	redis_stop
 }

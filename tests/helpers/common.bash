@@ -50,8 +50,8 @@ redis_start() {
 }
 
 redis_stop() {
-	[ -f "$T/redis.pid" ] && kill "$(cat "$T/redis.pid")" 2>/dev/null
-	rm -f "$T/redis.pid"
+	[ -n "${T:-}" ] && [ -f "$T/redis.pid" ] && kill "$(cat "$T/redis.pid")" 2>/dev/null
+	[ -n "${T:-}" ] && rm -f "$T/redis.pid"
 	return 0
 }
 
