@@ -96,6 +96,8 @@ demo: deps
 bench: all
 	./bench/core.sh
 	./bench/asset.sh
+	./bench/rate.sh
+	SRQ_RATE_WINDOW_MS=1000 ./bench/rate.sh
 
 clean:
 	rm -rf build bin src/sr_lua_gen.c
