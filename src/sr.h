@@ -344,6 +344,7 @@ struct sr_call {
 	char *body;
 	size_t body_len;
 	char reqbody[256];
+	size_t reqoff;      /* how much of reqbody libcurl has read */
 	void *headers;
 	int64_t started;
 };

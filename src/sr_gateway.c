@@ -80,6 +80,19 @@ on_body(char *data, size_t size, size_t nmemb, void *userp)
 	return size * nmemb;
 }
 
+static size_t
+on_read(char *buf, size_t size, size_t nitems, void *userp)
+{
+	struct sr_call *call = userp;
+	size_t left = strlen(call->reqbody) - call->reqoff, n = size * nitems;
+
+	if (n > left)
+		n = left;
+	memcpy(buf, call->reqbody + call->reqoff, n);
+	call->reqoff += n;
+	return n;
+}
+
 void
 sr_gateway_start(struct sr_gateway *gw, struct sr_call *call)
 {
@@ -109,14 +122,18 @@ sr_gateway_start(struct sr_gateway *gw, struct sr_call *call)
 		snprintf(hdr, sizeof hdr, "Idempotency-Key: %s", reqid);
 		h = curl_slist_append(h, hdr);
 		h = curl_slist_append(h, "Content-Type: application/json");
-		curl_easy_setopt(e, CURLOPT_POSTFIELDS, call->reqbody);
-		/* A state change never rides a reused connection: when a kept-alive
-		 * connection dies before any byte of the answer, libcurl silently
-		 * re-sends the request on a new one, and a carrier that applied the
-		 * first would see the change twice. Queries are read-only and keep
-		 * the pooled connections. */
-		curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
-		curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+		/* The body is handed to libcurl by a read callback with no way to
+		 * rewind: when a kept-alive connection dies before any byte of the
+		 * answer, libcurl would silently re-send the request on a new
+		 * connection (a carrier that applied the first would see the change
+		 * twice). Unable to rewind, it fails the transfer instead
+		 * (CURLE_SEND_FAIL_REWIND), which is classified unknown and settled
+		 * by a status query. Connections stay pooled and kept alive. */
+		call->reqoff = 0;
+		curl_easy_setopt(e, CURLOPT_POST, 1L);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(call->reqbody));
+		curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(e, CURLOPT_READDATA, call);
 	}
 	if (gw->auth)
 		h = curl_slist_append(h, gw->auth);
