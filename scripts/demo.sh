@@ -21,8 +21,13 @@ cleanup() {
 		[ -f "$f" ] || continue
 		pid=$(cat "$f")
 		kill "$pid" 2>/dev/null
-		# Wait until it is gone, so the next run starts clean.
-		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+		# Wait until it is gone, so the next run starts clean (Redis removes
+		# its socket as it shuts down; kill -0 would also see a zombie).
+		for _ in $(seq 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			[ "$f" = "$D/redis.pid" ] && [ ! -S "$D/redis.sock" ] && break
+			sleep 0.05
+		done
 	done
 	return 0
 }

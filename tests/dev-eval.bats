@@ -73,7 +73,10 @@ device_request() { # device_request SCENE...
 	rcli SET t:device:D1:lock someone-else PX 1000 >/dev/null
 	dev-eval --until-empty --for 20 >"$T/out" &
 	pid=$!
-	sleep 0.4
+	# Once it has claimed the device (and waits for the lock), a request comes in.
+	key="t:device_eval:{d$(rcli --scan --pattern 't:device_eval:*:dev:D1' | sed 's/.*{d\([0-9]*\)}.*/\1/')}:dev:D1"
+	for i in $(seq 100); do [ "$(rcli HEXISTS "$key" claim)" = 1 ] && break; sleep 0.02; done
+	[ "$(rcli HEXISTS "$key" claim)" = 1 ]
 	device_request order
 	wait "$pid"
 	assert_equal "$(jq -r '"\(.ver) \(.state) \(.scenes | sort | join("+"))"' "$T/out" | tr '\n' ',')" \

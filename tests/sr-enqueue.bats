@@ -115,7 +115,6 @@ req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
 	req C1 c1 order "$PAST" >&5
 	for i in $(seq 100); do [ -s "$T/out" ] && break; sleep 0.05; done
 	redis_stop
-	sleep 0.2
 	req C2 c1 order "$PAST" >&5
 	req C3 c1 order "$PAST" >&5
 	exec 5>&-

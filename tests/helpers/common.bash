@@ -50,8 +50,15 @@ redis_start() {
 }
 
 redis_stop() {
-	[ -n "${T:-}" ] && [ -f "$T/redis.pid" ] && kill "$(cat "$T/redis.pid")" 2>/dev/null
-	[ -n "${T:-}" ] && rm -f "$T/redis.pid"
+	local pid i
+	[ -n "${T:-}" ] && [ -f "$T/redis.pid" ] || return 0
+	pid=$(cat "$T/redis.pid")
+	kill "$pid" 2>/dev/null
+	# Gone for good before the test goes on: "Redis is down" must be true.
+	# (Redis removes its socket as it shuts down; a daemonized process may
+	# linger as a zombie where nothing reaps it, so kill -0 would not do.)
+	for i in $(seq 100); do [ -S "$T/redis.sock" ] || break; sleep 0.02; done
+	rm -f "$T/redis.pid"
 	return 0
 }
 
