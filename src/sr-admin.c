@@ -799,7 +799,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *ack = NULL, *account = NULL, *sub;
-	int c, rc, status = SR_EX_OK;
+	int c, status = SR_EX_OK;
 
 	sr_prog = "sr-admin";
 	sr_config_init(&cfg);
@@ -844,8 +844,7 @@ main(int argc, char *argv[])
 	sub = argv[optind++];
 	if (!(who = getenv("SUDO_USER")) || !*who)
 		who = getenv("USER") && *getenv("USER") ? getenv("USER") : "unknown";
-	if ((rc = sr_redis_connect(&rds, &cfg)) < 0)
-		sr_die(rc == -2 ? SR_EX_USAGE : SR_EX_BACKEND, "%s", rds.errstr);
+	sr_redis_open(&rds, &cfg);
 
 	if (!strcmp(sub, "switch")) {
 		const char *pos = optind < argc ? argv[optind] : "";

@@ -160,7 +160,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sr_dispatch d;
-	int c, start = 0, rc;
+	int c, start = 0;
 
 	sr_prog = "sr-claim";
 	sr_config_init(&cfg);
@@ -175,12 +175,8 @@ main(int argc, char *argv[])
 		} else if (!sr_dispatch_option(&d, c, optarg) && !sr_config_option(&cfg, c, optarg, usage))
 			sr_usage(SR_EX_USAGE, usage);
 	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", sr_prog, argv[optind]);
-		sr_usage(SR_EX_USAGE, usage);
-	}
-	if ((rc = sr_redis_connect(&rds, &cfg)) < 0)
-		sr_die(rc == -2 ? SR_EX_USAGE : SR_EX_BACKEND, "%s", rds.errstr);
+	sr_no_operands(argc, argv, usage);
+	sr_redis_open(&rds, &cfg);
 
 	while (!sr_dispatch_done(&d)) {
 		long long queued = 0, wait_ms = 250;

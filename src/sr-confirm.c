@@ -265,18 +265,9 @@ main(int argc, char *argv[])
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
 		if (!sr_config_option(&cfg, c, optarg, usage))
 			sr_usage(SR_EX_USAGE, usage);
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", sr_prog, argv[optind]);
-		sr_usage(SR_EX_USAGE, usage);
-	}
+	sr_no_operands(argc, argv, usage);
 	srand((unsigned)(sr_mono_ms() ^ getpid()));
-	if ((rc = sr_redis_connect(&rds, &cfg)) == -2)
-		sr_die(SR_EX_USAGE, "%s", rds.errstr);
-	if (rc < 0) {
-		redis_up = 0;
-		fprintf(stderr, "%s: error: %s; every result is answered with state \"error\"\n",
-		    sr_prog, rds.errstr);
-	}
+	redis_up = sr_redis_open_filter(&rds, &cfg, "result is answered with state \"error\"");
 	sr_reader_init(&rd, STDIN_FILENO);
 	for (;;) {
 		rc = sr_reader_next(&rd, &line, n == 0);

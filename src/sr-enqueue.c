@@ -892,16 +892,8 @@ main(int argc, char *argv[])
 				sr_usage(SR_EX_USAGE, usage);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", sr_prog, argv[optind]);
-		sr_usage(SR_EX_USAGE, usage);
-	}
-	if ((rc = sr_redis_connect(&rds, &cfg)) == -2)
-		sr_die(SR_EX_USAGE, "%s", rds.errstr);
-	redis_up = rc == 0;
-	if (!redis_up)
-		fprintf(stderr, "%s: error: %s; every line is answered with status \"error\"\n",
-		    sr_prog, rds.errstr);
+	sr_no_operands(argc, argv, usage);
+	redis_up = sr_redis_open_filter(&rds, &cfg, "line is answered with status \"error\"");
 
 	if (use_csv)
 		csv = sr_csv_new(STDIN_FILENO);

@@ -352,7 +352,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sr_reader rd;
-	int c, rc;
+	int c;
 
 	sr_prog = "sr-exec";
 	sr_config_init(&cfg);
@@ -363,19 +363,10 @@ main(int argc, char *argv[])
 		} else if (!sr_config_option(&cfg, c, optarg, usage))
 			sr_usage(SR_EX_USAGE, usage);
 	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", sr_prog, argv[optind]);
-		sr_usage(SR_EX_USAGE, usage);
-	}
+	sr_no_operands(argc, argv, usage);
 	if (strncmp(cfg.gateway, "http://", 7) != 0 && strncmp(cfg.gateway, "https://", 8) != 0)
 		sr_die(SR_EX_USAGE, "--gateway: '%s' is not an http(s) URL", cfg.gateway);
-	if ((rc = sr_redis_connect(&rds, &cfg)) == -2)
-		sr_die(SR_EX_USAGE, "%s", rds.errstr);
-	if (rc < 0) {
-		redis_up = 0;
-		fprintf(stderr, "%s: error: %s; every task is answered with status \"error\"\n",
-		    sr_prog, rds.errstr);
-	}
+	redis_up = sr_redis_open_filter(&rds, &cfg, "task is answered with status \"error\"");
 	gw = sr_gateway_new(&cfg);
 	sr_reader_init(&rd, STDIN_FILENO);
 	for (;;) {

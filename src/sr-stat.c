@@ -313,7 +313,7 @@ main(int argc, char *argv[])
 	};
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
 	const char **carriers = NULL, *output = NULL;
-	int c, rc, ncarriers = 0, prom = 0, table = 0, alerts = 1;
+	int c, ncarriers = 0, prom = 0, table = 0, alerts = 1;
 	long window_s = 600;
 	json_t *records = json_array(), *total = json_object();
 	char key[SR_KEY_MAX], minutes[24], qps[24], running[24];
@@ -350,8 +350,7 @@ main(int argc, char *argv[])
 		    "unexpected argument");
 		sr_usage(SR_EX_USAGE, usage);
 	}
-	if ((rc = sr_redis_connect(&rds, &cfg)) < 0)
-		sr_die(rc == -2 ? SR_EX_USAGE : SR_EX_BACKEND, "%s", rds.errstr);
+	sr_redis_open(&rds, &cfg);
 	if (!ncarriers) {
 		const char *argv2[] = { "SMEMBERS", sr_key_accounts(key, cfg.prefix) };
 

@@ -117,6 +117,8 @@ void sr_config_init(struct sr_config *cfg);
 int sr_config_option(struct sr_config *cfg, int opt, const char *arg, const char *usage);
 /* Print usage to stdout (status 0) or a hint to stderr, then exit. */
 void sr_usage(int status, const char *usage) __attribute__((noreturn));
+/* After getopt: any operand left is a usage error (exit 2). */
+void sr_no_operands(int argc, char *argv[], const char *usage);
 /* Parse a non-negative decimal; returns -1 on anything else. */
 long sr_parse_long(const char *s);
 
@@ -148,6 +150,13 @@ extern const char *const sr_lua_name[SR_LUA_COUNT];
  * r->errstr set. Parses redis://host:port[/db] and unix:///path[?db=N]. */
 int sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg);
 void sr_redis_close(struct sr_redis *r);
+/* Connect or die: a bad URL exits 2, Redis unavailable exits 3 (for tools
+ * with no input lines to answer). */
+void sr_redis_open(struct sr_redis *r, const struct sr_config *cfg);
+/* For filters: a bad URL exits 2; Redis unavailable returns 0 after saying
+ * on stderr that "every <answer>", since each input line must still be
+ * answered with an error record. 1 when connected. */
+int sr_redis_open_filter(struct sr_redis *r, const struct sr_config *cfg, const char *answer);
 /* Append a command to the pipeline (binary safe). */
 void sr_redis_append(struct sr_redis *r, int argc, const char **argv, const size_t *lens);
 /* Append EVALSHA of a script; a NOSCRIPT reply is retried with EVAL by

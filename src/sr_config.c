@@ -137,3 +137,12 @@ sr_config_option(struct sr_config *cfg, int opt, const char *arg, const char *us
 	}
 	return 0;
 }
+
+void
+sr_no_operands(int argc, char *argv[], const char *usage)
+{
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", sr_prog, argv[optind]);
+		sr_usage(SR_EX_USAGE, usage);
+	}
+}

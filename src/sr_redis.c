@@ -361,3 +361,24 @@ sr_redis_time_ms(struct sr_redis *r)
 		freeReplyObject(rep);
 	return ms;
 }
+
+void
+sr_redis_open(struct sr_redis *r, const struct sr_config *cfg)
+{
+	int rc = sr_redis_connect(r, cfg);
+
+	if (rc < 0)
+		sr_die(rc == -2 ? SR_EX_USAGE : SR_EX_BACKEND, "%s", r->errstr);
+}
+
+int
+sr_redis_open_filter(struct sr_redis *r, const struct sr_config *cfg, const char *answer)
+{
+	int rc = sr_redis_connect(r, cfg);
+
+	if (rc == -2)
+		sr_die(SR_EX_USAGE, "%s", r->errstr);
+	if (rc < 0)
+		fprintf(stderr, "%s: error: %s; every %s\n", sr_prog, r->errstr, answer);
+	return rc == 0;
+}
