@@ -5,17 +5,8 @@
 # card's account and device, and keeps device membership).
 # Usage: bench/asset.sh [N]     (default 1000000)
 set -euo pipefail
-cd "$(dirname "$0")/.."
 N=${1:-1000000}
-BIN=${SRQ_BIN:-$PWD/bin}
-T=$(mktemp -d)
-trap '[ -f "$T/redis.pid" ] && kill "$(cat "$T/redis.pid")"; rm -rf "$T"' EXIT
-redis-server --port 0 --unixsocket "$T/redis.sock" --save '' --appendonly no \
-	--daemonize yes --pidfile "$T/redis.pid" --dir "$T" --logfile "$T/redis.log"
-for _ in $(seq 100); do [ -S "$T/redis.sock" ] && break; sleep 0.05; done
-export SRQ_REDIS="unix://$T/redis.sock" SRQ_PREFIX=bench
-R() { redis-cli -s "$T/redis.sock" "$@"; }
-now_ms() { date +%s%3N; }
+. "$(dirname "$0")/lib.sh"
 
 awk -v n="$N" 'BEGIN { for (i = 0; i < n; i++)
 	printf "{\"card\":\"8986%016d\",\"carrier\":\"c%d\",\"device\":\"D%d\",\"pkg_expires_at\":1800000000,\"status\":\"active\"}\n", i, i % 8, i / 2 }' >"$T/rows.jsonl"

@@ -13,24 +13,9 @@
 # Usage: bench/core.sh [N_ENQUEUE] [N_DRAIN]     (defaults 200000, 20000)
 # ROUNDS=3: baseline and enqueue alternate, best of each kept.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 N=${1:-200000}
 D=${2:-20000}
-BIN=${SRQ_BIN:-$PWD/bin}
-T=$(mktemp -d)
-cleanup() {
-	[ -f "$T/gw.pid" ] && kill "$(cat "$T/gw.pid")" 2>/dev/null
-	[ -f "$T/redis.pid" ] && kill "$(cat "$T/redis.pid")" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-
-redis-server --port 0 --unixsocket "$T/redis.sock" --save '' --appendonly no \
-	--daemonize yes --pidfile "$T/redis.pid" --dir "$T" --logfile "$T/redis.log"
-for _ in $(seq 100); do [ -S "$T/redis.sock" ] && break; sleep 0.05; done
-export SRQ_REDIS="unix://$T/redis.sock" SRQ_PREFIX=bench
-R() { redis-cli -s "$T/redis.sock" "$@"; }
-now_ms() { date +%s%3N; }
+. "$(dirname "$0")/lib.sh"
 
 # --- baseline ---------------------------------------------------------------
 sha=$(R SCRIPT LOAD "
@@ -71,10 +56,7 @@ for _ in $(seq "${ROUNDS:-3}"); do
 done
 
 # --- drain ------------------------------------------------------------------
-"$BIN/sr-gwsim" --port 0 --port-file "$T/gw.port" --log /dev/null &
-echo $! >"$T/gw.pid"
-for _ in $(seq 100); do [ -s "$T/gw.port" ] && break; sleep 0.05; done
-export SRQ_GATEWAY="http://127.0.0.1:$(cat "$T/gw.port")"
+bench_gwsim --log /dev/null
 export SRQ_QPS=0 SRQ_MAX_RUNNING=0 SRQ_MIN_INTERVAL_MS=0
 head -n "$D" "$T/req.jsonl" | "$BIN/sr-enqueue" >/dev/null
 t0=$(now_ms)

@@ -5,25 +5,11 @@
 # same run. SPEC: use at least 97% of it, never exceed it at the wire.
 # Usage: bench/rate.sh [QPS] [COMMANDS]     (defaults 20, 400)
 set -euo pipefail
-cd "$(dirname "$0")/.."
 QPS=${1:-20}
 N=${2:-400}
-BIN=${SRQ_BIN:-$PWD/bin}
-T=$(mktemp -d)
-cleanup() {
-	[ -f "$T/gw.pid" ] && kill "$(cat "$T/gw.pid")" 2>/dev/null
-	[ -f "$T/redis.pid" ] && kill "$(cat "$T/redis.pid")" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-redis-server --port 0 --unixsocket "$T/redis.sock" --save '' --appendonly no \
-	--daemonize yes --pidfile "$T/redis.pid" --dir "$T" --logfile "$T/redis.log"
-for _ in $(seq 100); do [ -S "$T/redis.sock" ] && break; sleep 0.05; done
-"$BIN/sr-gwsim" --port 0 --port-file "$T/gw.port" --log "$T/gw.log" --qps "$QPS" &
-echo $! >"$T/gw.pid"
-for _ in $(seq 100); do [ -s "$T/gw.port" ] && break; sleep 0.05; done
-export SRQ_REDIS="unix://$T/redis.sock" SRQ_GATEWAY="http://127.0.0.1:$(cat "$T/gw.port")"
-export SRQ_PREFIX=bench SRQ_MIN_INTERVAL_MS=0 SRQ_QPS="$QPS"
+. "$(dirname "$0")/lib.sh"
+bench_gwsim --log "$T/gw.log" --qps "$QPS"
+export SRQ_MIN_INTERVAL_MS=0 SRQ_QPS="$QPS"
 awk -v n="$N" 'BEGIN { for (i = 0; i < n; i++)
 	printf "{\"card\":\"R%d\",\"carrier\":\"c1\",\"scene\":\"refund\",\"facts\":{\"pkg_expires_at\":1,\"refunded\":1}}\n", i }' |
 	"$BIN/sr-enqueue" >/dev/null
