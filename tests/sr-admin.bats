@@ -6,9 +6,6 @@ bats_require_minimum_version 1.5.0
 setup() {
 	load helpers/common
 	srq_setup
-	NOW=$(date +%s)
-	FUTURE=$((NOW + 86400))
-	PAST=$((NOW - 60))
 }
 
 teardown() {

@@ -6,7 +6,6 @@ bats_require_minimum_version 1.5.0
 setup() {
 	load helpers/common
 	srq_setup
-	NOW=$(date +%s)
 	gwsim_start
 }
 

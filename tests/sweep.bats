@@ -7,7 +7,6 @@ bats_require_minimum_version 1.5.0
 setup() {
 	load helpers/common
 	srq_setup
-	PAST=$(( $(date +%s) - 60 ))
 	gwsim_start
 }
 

@@ -30,6 +30,10 @@ export SRQ_PREFIX=t
 
 srq_setup() {
 	T="$BATS_TEST_TMPDIR"
+	# Package expiry times around now: expired a minute ago, valid for a day.
+	NOW=$(date +%s)
+	FUTURE=$((NOW + 86400))
+	PAST=$((NOW - 60))
 	redis_start
 }
 
