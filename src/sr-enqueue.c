@@ -517,6 +517,18 @@ collect_devices(struct batch *b)
 	return 0;
 }
 
+/* The judged intent of a card request, ready for sr_command.c. */
+static void
+judge(struct req *r, long long now)
+{
+	r->cmd.card = r->card;
+	r->cmd.carrier = r->carrier;
+	r->cmd.scene = r->scene;
+	r->cmd.source = r->source;
+	r->cmd.prio = r->prio;
+	r->cmd.j = sr_judge(&r->cf, r->cf.device[0] ? &r->df : NULL, now);
+}
+
 /* Round 3: judge, then the facts writes and the enqueue scripts in one flush. */
 static void
 append_commands(struct batch *b, long long now)
@@ -530,12 +542,7 @@ append_commands(struct batch *b, long long now)
 
 		if (r->st != ST_PENDING || r->is_device)
 			continue;
-		r->cmd.card = r->card;
-		r->cmd.carrier = r->carrier;
-		r->cmd.scene = r->scene;
-		r->cmd.source = r->source;
-		r->cmd.prio = r->prio;
-		r->cmd.j = sr_judge(&r->cf, r->cf.device[0] ? &r->df : NULL, now);
+		judge(r, now);
 		cmds[n++] = &r->cmd;
 	}
 	b->calls = sr_cmds_append(&rds, &cfg, cmds, n);
@@ -681,12 +688,7 @@ run_direct(struct batch *b, long long now)
 		if (r->st != ST_PENDING || r->is_device)
 			continue;
 		nreplies += r->facts != NULL;
-		r->cmd.card = r->card;
-		r->cmd.carrier = r->carrier;
-		r->cmd.scene = r->scene;
-		r->cmd.source = r->source;
-		r->cmd.prio = r->prio;
-		r->cmd.j = sr_judge(&r->cf, r->cf.device[0] ? &r->df : NULL, now);
+		judge(r, now);
 		if (r->cmd.j.want == SR_WANT_NONE) {
 			r->cmd.status = "noop"; /* what is queued is kept while off */
 			continue;
