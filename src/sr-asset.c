@@ -273,12 +273,9 @@ emit(struct row *rows, int n)
 			json_object_set_new(o, "carrier", json_string(r->carrier));
 		if (r->st == ST_DONE)
 			json_object_set_new(o, "status", json_string("loaded"));
-		else if (r->st == ST_REJECTED) {
-			fprintf(stderr, "%s: line %ld: %s\n", sr_prog, r->line, r->error);
-			json_object_set_new(o, "status", json_string("rejected"));
-			json_object_set_new(o, "error", json_string(r->error));
-			status = sr_worst(status, SR_EX_REJECTED);
-		} else {
+		else if (r->st == ST_REJECTED)
+			status = sr_worst(status, sr_rejected(o, r->line, r->error));
+		else {
 			json_object_set_new(o, "status", json_string("error"));
 			json_object_set_new(o, "error", json_string(r->error[0] ? r->error : "not loaded"));
 			status = sr_worst(status, SR_EX_BACKEND);

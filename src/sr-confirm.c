@@ -217,11 +217,8 @@ emit(struct res *rs, int n)
 		json_t *o = json_object();
 
 		if (r->bad) {
-			fprintf(stderr, "%s: line %ld: %s\n", sr_prog, r->line, r->error);
 			json_object_set_new(o, "line", json_integer(r->line));
-			json_object_set_new(o, "status", json_string("rejected"));
-			json_object_set_new(o, "error", json_string(r->error));
-			status = sr_worst(status, SR_EX_REJECTED);
+			status = sr_worst(status, sr_rejected(o, r->line, r->error));
 		} else {
 			json_object_set_new(o, "card", json_string(r->t.card));
 			json_object_set_new(o, "carrier", json_string(r->t.carrier));

@@ -642,10 +642,7 @@ emit_batch(struct req *reqs, int n)
 				sr_cmd_ack(o, &r->cmd);
 			break;
 		case ST_REJECTED:
-			json_object_set_new(o, "status", json_string("rejected"));
-			json_object_set_new(o, "error", json_string(r->error));
-			fprintf(stderr, "%s: line %ld: %s\n", sr_prog, r->line, r->error);
-			status = sr_worst(status, SR_EX_REJECTED);
+			status = sr_worst(status, sr_rejected(o, r->line, r->error));
 			break;
 		default:
 			json_object_set_new(o, "status", json_string("error"));

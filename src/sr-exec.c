@@ -258,14 +258,11 @@ read_tasks(struct sr_reader *rd, int block)
 		if (sr_task_parse(obj, &it->t, err, sizeof err) < 0) {
 			json_t *o = json_object();
 
-			fprintf(stderr, "%s: line %ld: %s\n", sr_prog, rd->lineno, err);
 			json_object_set_new(o, "line", json_integer(rd->lineno));
-			json_object_set_new(o, "status", json_string("rejected"));
-			json_object_set_new(o, "error", json_string(err));
+			status = sr_worst(status, sr_rejected(o, rd->lineno, err));
 			sr_emit(o);
 			json_decref(obj);
 			free(it);
-			status = sr_worst(status, SR_EX_REJECTED);
 			continue;
 		}
 		it->obj = obj;

@@ -224,6 +224,9 @@ int sr_reader_next(struct sr_reader *rd, char **line, int block);
 /* Wait up to timeout_ms for input (or EOF); 1 if readable. */
 int sr_reader_wait(struct sr_reader *rd, int timeout_ms);
 
+/* Mark a record rejected: "status":"rejected" and "error" set in o, and
+ * "PROG: line N: ERROR" on stderr. Returns SR_EX_REJECTED (for sr_worst). */
+int sr_rejected(json_t *o, long line, const char *error);
 /* Print obj as one compact JSON line on stdout and release it. */
 void sr_emit(json_t *obj);
 /* --table: sr_out keeps records (instead of printing JSONL) until

@@ -129,6 +129,15 @@ sr_emit(json_t *obj)
 	json_decref(obj);
 }
 
+int
+sr_rejected(json_t *o, long line, const char *error)
+{
+	fprintf(stderr, "%s: line %ld: %s\n", sr_prog, line, error);
+	json_object_set_new(o, "status", json_string("rejected"));
+	json_object_set_new(o, "error", json_string(error));
+	return SR_EX_REJECTED;
+}
+
 const char *
 sr_jstr(json_t *obj, const char *key)
 {
