@@ -30,10 +30,9 @@ endif
 BIN = $(if $(filter 1,$(SAN)),build/san/bin,bin)
 
 TOOLS = sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-gwsim
-LUA = share/lua/enqueue.lua share/lua/claim.lua share/lua/gate.lua share/lua/confirm.lua \
-	share/lua/device_enqueue.lua share/lua/device_claim.lua share/lua/device_finish.lua \
-	share/lua/unlock.lua share/lua/direct_gate.lua share/lua/stat.lua \
-	share/lua/sweep_card.lua share/lua/sweep_device.lua
+# Every script in share/lua is embedded; includes/ holds the pieces they share.
+LUA = $(sort $(wildcard share/lua/*.lua))
+LUA_INC = $(wildcard share/lua/includes/*.lua)
 LIB = sr_util sr_config sr_redis sr_keys sr_jsonl sr_valid sr_judge sr_task sr_command sr_csv sr_switch sr_lock sr_direct sr_gateway sr_dispatch sr_lua_gen
 LIBOBJ = $(LIB:%=$(OUT)/%.o)
 UNIT = test_judge test_valid test_jsonl test_classify test_csv
@@ -41,22 +40,17 @@ UNIT = test_judge test_valid test_jsonl test_classify test_csv
 all: $(TOOLS:%=$(BIN)/%)
 
 # The Lua scripts are embedded: what is installed is exactly what Redis runs.
-src/sr_lua_gen.c: $(LUA) Makefile
-	@{ echo '/* generated from share/lua by make; do not edit */'; \
-	   echo '#include "sr.h"'; \
-	   printf 'const char *const sr_lua_name[SR_LUA_COUNT] = {'; \
-	   for f in $(LUA); do printf ' "%s",' $$(basename $$f .lua); done; echo ' };'; \
-	   echo 'const char *const sr_lua_source[SR_LUA_COUNT] = {'; \
-	   for f in $(LUA); do \
-	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; echo ','; \
-	   done; echo '};'; } > $@.tmp && mv $@.tmp $@
+# scripts/lua-embed expands the includes and generates the enum of scripts.
+src/sr_lua_gen.c: $(LUA) $(LUA_INC) scripts/lua-embed
+	@scripts/lua-embed src/sr_lua_gen $(LUA)
+src/sr_lua_gen.h: src/sr_lua_gen.c
 
-$(OUT)/%.o: src/%.c src/sr.h
+$(OUT)/%.o: src/%.c src/sr.h src/sr_lua_gen.h
 	@mkdir -p $(OUT)
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS) -c -o $@ $<
 
-$(OUT)/sr_lua_gen.o: src/sr_lua_gen.c src/sr.h
+$(OUT)/sr_lua_gen.o: src/sr_lua_gen.c src/sr.h src/sr_lua_gen.h
 	@mkdir -p $(OUT)
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS) -c -o $@ $<
@@ -100,7 +94,7 @@ bench: all
 	SRQ_RATE_WINDOW_MS=1000 ./bench/rate.sh
 
 clean:
-	rm -rf build bin src/sr_lua_gen.c
+	rm -rf build bin src/sr_lua_gen.c src/sr_lua_gen.h
 
 .PHONY: all deps unit test install demo bench clean
 .SECONDARY:

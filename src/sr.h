@@ -134,17 +134,9 @@ struct sr_redis {
 	int pending; /* replies owed by appended commands */
 };
 
-/* The Lua scripts, embedded at build time from share/lua (sr_lua_gen.c). */
-enum sr_script {
-	SR_LUA_ENQUEUE, SR_LUA_CLAIM, SR_LUA_GATE, SR_LUA_CONFIRM, /* the card pipeline */
-	SR_LUA_DEVICE_ENQUEUE, SR_LUA_DEVICE_CLAIM, SR_LUA_DEVICE_FINISH, /* dev-eval */
-	SR_LUA_UNLOCK, SR_LUA_DIRECT_GATE, /* the device lock, the direct path */
-	SR_LUA_STAT, /* sr-stat */
-	SR_LUA_SWEEP_CARD, SR_LUA_SWEEP_DEVICE, /* sr-admin sweep */
-	SR_LUA_COUNT /* (the order of LUA in the Makefile) */
-};
-extern const char *const sr_lua_source[SR_LUA_COUNT];
-extern const char *const sr_lua_name[SR_LUA_COUNT];
+/* The Lua scripts, embedded at build time from share/lua: enum sr_script
+ * (SR_LUA_<NAME>, one per file), sr_lua_source[] and sr_lua_name[]. */
+#include "sr_lua_gen.h"
 
 /* Connect (and AUTH when a password is configured). Returns 0, or -1 with
  * r->errstr set. Parses redis://host:port[/db] and unix:///path[?db=N]. */
