@@ -4,15 +4,20 @@
  * per-account QPS measured on arrivals in any sliding second (429 with
  * Retry-After over it) and a per-card minimum interval between state-change
  * calls, stop and resume together (409 TOO_FREQUENT inside it). Faults are
- * injected on request: latency, 429, 5xx before or after applying the change,
- * a dropped connection after applying, a response slower than the client's
- * timeout after applying.
+ * injected on request: latency, 429, a permanent rejection, 5xx before or
+ * after applying the change, a dropped connection after applying, a response
+ * slower than the client's timeout after applying.
  *
- * Every request is logged as one JSON line, so tests check srq's invariants
- * from the gateway's side:
+ * A request goes through three steps: what it asks (parse), what the carrier
+ * decides (a verdict, the same for every API shape), and how the verdict is
+ * said on the wire (answer). Every request is logged as one JSON line, so
+ * tests check srq's invariants from the gateway's side:
  *   {"t":ms,"kind":"stop","card":"...","carrier":"c17","http":200,
- *    "code":"OK","applied":true,"state":"stopped","fault":"","key":"..."}
- * "applied" is true when the card's state was changed by this call.
+ *    "code":"OK","applied":true,"state":"stopped","fault":"","key":"...",
+ *    "refused":false}
+ * "applied" is true when the card's state was changed by this call;
+ * "refused" when the carrier turned the call away, unapplied, and said so
+ * (rate, authentication): such a call is certainly not a change.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -30,38 +35,89 @@
 
 static const char usage[] =
 "usage: sr-gwsim [--port N] [--port-file F] [--log F] [--qps N] [--interval-ms N]\n"
-"                [--cards F] [--latency-ms N] [--fault-429 P] [--fault-reject P]\n"
-"                [--fault-5xx-before P]\n"
+"                [--cards F] [--latency-ms N] [--fault-429 P] [--retry-after S]\n"
+"                [--throttle-in-body] [--fault-reject P] [--fault-5xx-before P]\n"
 "                [--fault-5xx-after P] [--fault-drop-after P] [--fault-timeout-after P]\n"
-"                [--seed N] [--token-file F]\n"
+"                [--slow-ms N] [--fail-account ID] [--seed N] [--token-file F]\n"
 "\n"
 "A carrier gateway simulator on 127.0.0.1 (libmicrohttpd):\n"
 "  POST /v1/cards/{card}/stop|resume  {\"carrier\":\"c17\",\"request_id\":\"...\"}\n"
-"  GET  /v1/cards/{card}/status?carrier=c17  -> {\"status\":\"active\"|\"stopped\"}\n"
+"       header Idempotency-Key\n"
+"       200 {\"code\":\"OK\"} | 200 {\"code\":\"ALREADY\"} | 409 {\"code\":\"TOO_FREQUENT\"}\n"
+"       429 {\"code\":\"RATE_LIMITED\"} + Retry-After | 422 {\"code\":\"NOT_ALLOWED\"}\n"
+"       401 {\"code\":\"UNAUTHORIZED\"} | 500 {\"code\":\"INTERNAL\"}\n"
+"  GET  /v1/cards/{card}/status?carrier=c17\n"
+"       200 {\"status\":\"active\"|\"stopped\"|\"retired\"}\n"
+"A change call on a retired card is answered 422 NOT_ALLOWED.\n"
 "\n"
 "Options:\n"
 "  --port N             port (0: any free port; see --port-file)  [8080]\n"
 "  --port-file F        write the bound port to F once listening\n"
 "  --log F              JSONL log of every request [stderr]\n"
-"  --qps N              per-account calls+queries in any sliding second (0: no limit)\n"
-"  --interval-ms N      per-card minimum interval between change calls (0: none)\n"
-"  --cards F            initial card states, JSONL {\"card\":...,\"status\":\"stopped\"}\n"
-"  --latency-ms N       delay before answering each request\n"
-"  --fault-429 P        answer 429 with probability P (0..1)\n"
+"  --qps N              per-account calls+queries in any sliding second (0: no limit) [0]\n"
+"  --interval-ms N      per-card minimum interval between change calls (0: none) [0]\n"
+"  --cards F            initial card states, JSONL\n"
+"                       {\"card\":...,\"status\":\"active\"|\"stopped\"|\"retired\"} [all active]\n"
+"  --latency-ms N       delay before answering each request [0]\n"
+"  --fault-429 P        answer 429 with probability P (0..1) [0]\n"
 "  --retry-after S      the Retry-After of every 429, in seconds [1]\n"
-"  --fault-reject P     answer 403 FORBIDDEN (a permanent rejection)\n"
-"  --fault-5xx-before P answer 500 without applying\n"
-"  --fault-5xx-after P  apply, then answer 500\n"
-"  --fault-drop-after P apply, then close the connection without an answer\n"
-"  --fault-timeout-after P apply, then answer only after --slow-ms (default 15000)\n"
-"  --fail-account ID    every change call of account ID answers 500 (not applied)\n"
+"  --throttle-in-body   refuse over the rate with 200 {\"code\":\"THROTTLED\"} (no\n"
+"                       Retry-After) instead of 429, as some carriers do\n"
+"  --fault-reject P     answer 422 NOT_ALLOWED (a permanent rejection) [0]\n"
+"  --fault-5xx-before P answer 500 without applying [0]\n"
+"  --fault-5xx-after P  apply, then answer 500 [0]\n"
+"  --fault-drop-after P apply, then close the connection without an answer [0]\n"
+"  --fault-timeout-after P apply, then answer only after --slow-ms [0]\n"
+"  --slow-ms N          how late --fault-timeout-after answers [15000]\n"
+"  --fail-account ID    every call of account ID, queries too, answers 500 (not\n"
+"                       applied) [none]\n"
 "  --seed N             seed of the fault generator [1]\n"
 "  --token-file F       require \"Authorization: Bearer <token>\" (token read from F)\n"
-"Faults apply to stop/resume calls; status queries are answered faithfully.\n";
+"  -h, --help, --version\n"
+"The faults but --fail-account apply to stop/resume calls; status queries are\n"
+"answered faithfully. Every request is logged as one JSON line:\n"
+"  {\"t\":ms,\"kind\":\"stop\",\"card\":..,\"carrier\":..,\"http\":200,\"code\":\"OK\",\n"
+"   \"applied\":true,\"state\":\"stopped\",\"fault\":\"\",\"key\":..,\"refused\":false}\n"
+"kind is stop, resume or status; code is the answer's code (for a query, the\n"
+"state); state is the card's state after the request; refused is true when the\n"
+"call was turned away unapplied and the carrier said so (rate, authentication).\n"
+"SIGINT or SIGTERM stops it.\n"
+"Exit: 0 stopped by a signal, 2 usage, 3 cannot listen.\n"
+"Example:\n"
+"  sr-gwsim --port 0 --port-file gw.port --log gw.log --qps 20 --interval-ms 1000 &\n"
+"  curl -X POST -d '{\"carrier\":\"c17\"}' http://127.0.0.1:$(cat gw.port)/v1/cards/K1/stop\n";
+
+enum state { ST_ACTIVE, ST_STOPPED, ST_RETIRED };
+static const char *const state_name[] = { "active", "stopped", "retired" };
+
+enum kind { K_STOP, K_RESUME, K_STATUS };
+static const char *const kind_name[] = { "stop", "resume", "status" };
+
+/* What the carrier decided about a request, whatever the API shape. */
+enum verdict {
+	V_NONE,         /* not decided yet */
+	V_OK,           /* changed; for a query, the state */
+	V_ALREADY,      /* the card was in the asked state already */
+	V_TOO_FREQUENT, /* inside the card's interval */
+	V_RATE,         /* over the account's rate (or the 429 fault): refused */
+	V_AUTH,         /* bad or missing credentials: refused */
+	V_NOT_ALLOWED,  /* a permanent rejection (retired card, --fault-reject) */
+	V_INTERNAL,     /* 5xx */
+};
+
+/* A state by its name, or -1. */
+static int
+state_parse(const char *s)
+{
+	for (int i = ST_ACTIVE; i <= ST_RETIRED; i++)
+		if (!strcmp(s, state_name[i]))
+			return i;
+	return -1;
+}
 
 struct card {
 	char id[65], carrier[65];
-	int stopped;
+	enum state state;
 	int64_t last_change; /* last accepted change call, ms */
 };
 
@@ -71,10 +127,30 @@ struct account {
 	int head, len, cap;
 };
 
+/* One HTTP request being received. */
 struct ctx {
 	int64_t arrived;
 	char *body;
 	size_t len;
+};
+
+/* One request, as asked and as decided. */
+struct call {
+	enum kind kind;
+	char card[65], carrier[65], key[160];
+	int64_t arrived;
+	enum verdict v;
+	enum state state; /* the card's, after the request */
+	int applied, drop, slow;
+	const char *fault;
+};
+
+/* How a verdict is said on the wire. */
+struct answer {
+	int http;
+	char body[256];
+	const char *code; /* for the log */
+	int retry_after;
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -85,9 +161,10 @@ static int naccounts;
 static FILE *logf;
 static long qps, interval_ms, latency_ms, slow_ms = 15000, retry_after_s = 1;
 static double p429, preject, p5xx_before, p5xx_after, pdrop_after, ptimeout_after;
+static int throttle_in_body;
 static unsigned seed = 1;
 static char *token;
-static const char *fail_account; /* every change call of this account: 500 */
+static char fail_account[65]; /* every call of this account: 500 */
 
 static int64_t
 now_ms(void)
@@ -174,12 +251,14 @@ coin(void)
 }
 
 static void
-log_line(int64_t t, const char *kind, const char *card, const char *carrier, int http,
-    const char *code, int applied, const char *state, const char *fault, const char *key)
+log_call(const struct call *c, const struct answer *a)
 {
-	json_t *o = json_pack("{sI ss ss ss si ss sb ss ss ss}", "t", (json_int_t)t, "kind", kind,
-	    "card", card, "carrier", carrier, "http", http, "code", code, "applied", applied,
-	    "state", state, "fault", fault, "key", key ? key : "");
+	int refused = c->v == V_RATE || c->v == V_AUTH;
+	json_t *o = json_pack("{sI ss ss ss si ss sb ss ss ss sb}", "t", (json_int_t)c->arrived,
+	    "kind", kind_name[c->kind], "card", c->card, "carrier", c->carrier,
+	    "http", c->drop ? 0 : a->http, "code", a->code, "applied", c->applied,
+	    "state", state_name[c->state], "fault", c->fault ? c->fault : "", "key", c->key,
+	    "refused", refused);
 	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 
 	fprintf(logf, "%s\n", s);
@@ -207,97 +286,152 @@ reply(struct MHD_Connection *con, int http, const char *body, int retry_after)
 	return ret;
 }
 
+/* The default shape: POST /v1/cards/{card}/stop|resume, GET .../status.
+ * Returns 0, or the HTTP status of a malformed request (body set). */
+static int
+parse_default(struct MHD_Connection *con, const char *method, const char *url,
+    const struct ctx *cx, struct call *c, const char **bad)
+{
+	const char *p, *auth, *slash, *action;
+
+	*bad = "{\"code\":\"NOT_FOUND\"}";
+	if (strncmp(url, "/v1/cards/", 10) != 0 || !(slash = strchr(url + 10, '/')) ||
+	    (size_t)(slash - url - 10) >= sizeof c->card || slash == url + 10)
+		return 404;
+	memcpy(c->card, url + 10, (size_t)(slash - url - 10));
+	action = slash + 1;
+	if (!strcmp(method, "GET") && !strcmp(action, "status")) {
+		c->kind = K_STATUS;
+		p = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "carrier");
+		snprintf(c->carrier, sizeof c->carrier, "%s", p ? p : "");
+	} else if (!strcmp(method, "POST") && (!strcmp(action, "stop") || !strcmp(action, "resume"))) {
+		json_t *j = cx->body ? json_loads(cx->body, 0, NULL) : NULL;
+
+		c->kind = !strcmp(action, "stop") ? K_STOP : K_RESUME;
+		if (j && sr_jstr(j, "carrier"))
+			snprintf(c->carrier, sizeof c->carrier, "%s", sr_jstr(j, "carrier"));
+		json_decref(j);
+		p = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Idempotency-Key");
+		snprintf(c->key, sizeof c->key, "%s", p ? p : "");
+	} else
+		return 404;
+	*bad = "{\"code\":\"BAD_CARD\"}";
+	if (!sr_valid_id(c->card))
+		return 400;
+	*bad = "{\"code\":\"BAD_CARRIER\"}";
+	if (!sr_valid_id(c->carrier))
+		return 400;
+	if (token) {
+		auth = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Authorization");
+		if (!auth || strncmp(auth, "Bearer ", 7) || strcmp(auth + 7, token))
+			c->v = V_AUTH;
+	}
+	return 0;
+}
+
+static void
+answer_default(const struct call *c, struct answer *a)
+{
+	static const struct {
+		int http;
+		const char *code;
+	} w[] = {
+		[V_OK] = { 200, "OK" },
+		[V_ALREADY] = { 200, "ALREADY" },
+		[V_TOO_FREQUENT] = { 409, "TOO_FREQUENT" },
+		[V_RATE] = { 429, "RATE_LIMITED" },
+		[V_AUTH] = { 401, "UNAUTHORIZED" },
+		[V_NOT_ALLOWED] = { 422, "NOT_ALLOWED" },
+		[V_INTERNAL] = { 500, "INTERNAL" },
+	};
+
+	a->http = w[c->v].http;
+	a->code = w[c->v].code;
+	if (c->v == V_RATE && throttle_in_body)
+		a->http = 200, a->code = "THROTTLED";
+	a->retry_after = a->http == 429;
+	if (c->kind == K_STATUS && c->v == V_OK) {
+		a->code = state_name[c->state];
+		snprintf(a->body, sizeof a->body, "{\"status\":\"%s\"}", a->code);
+	} else
+		snprintf(a->body, sizeof a->body, "{\"code\":\"%s\"}", a->code);
+}
+
+/* The carrier's decision on an admitted request (caller holds mu). The
+ * order is the carrier's: an account that is down fails everything; the
+ * faults but that one hit change calls only. */
+static void
+decide(struct call *c)
+{
+	struct card *k = card_get(c->card, c->carrier);
+	enum state want = c->kind == K_STOP ? ST_STOPPED : ST_ACTIVE;
+
+	if (fail_account[0] && !strcmp(fail_account, c->carrier)) {
+		c->v = V_INTERNAL, c->fault = "account_down";
+	} else if (c->kind == K_STATUS) {
+		c->v = V_OK;
+	} else if (p429 > 0 && coin() < p429) {
+		c->v = V_RATE, c->fault = "429";
+	} else if (k->state == ST_RETIRED) {
+		c->v = V_NOT_ALLOWED;
+	} else if (preject > 0 && coin() < preject) {
+		c->v = V_NOT_ALLOWED, c->fault = "reject";
+	} else if (p5xx_before > 0 && coin() < p5xx_before) {
+		c->v = V_INTERNAL, c->fault = "5xx_before";
+	} else if (interval_ms > 0 && k->last_change && c->arrived - k->last_change < interval_ms) {
+		c->v = V_TOO_FREQUENT;
+	} else {
+		k->last_change = c->arrived;
+		c->v = V_ALREADY;
+		if (k->state != want) {
+			k->state = want;
+			c->v = V_OK, c->applied = 1;
+		}
+		if (p5xx_after > 0 && coin() < p5xx_after)
+			c->v = V_INTERNAL, c->fault = "5xx_after";
+		else if (pdrop_after > 0 && coin() < pdrop_after)
+			c->drop = 1, c->fault = "drop_after";
+		else if (ptimeout_after > 0 && coin() < ptimeout_after)
+			c->slow = 1, c->fault = "timeout_after";
+	}
+}
+
 /* Handle a complete request. Returns MHD_NO to drop the connection. */
 static enum MHD_Result
 handle(struct MHD_Connection *con, const char *method, const char *url, struct ctx *cx)
 {
-	char card[65] = "", action[16] = "", carrier[65] = "", key[160] = "";
-	const char *p, *auth, *slash, *fault = "";
-	int is_query, http = 200, applied = 0, drop = 0, slow = 0;
-	const char *code = "OK";
-	char body[128];
-	struct card *c;
+	struct call c;
+	struct answer a;
+	const char *bad;
+	int http;
 
-	if (strncmp(url, "/v1/cards/", 10) != 0 || !(slash = strchr(url + 10, '/')) ||
-	    (size_t)(slash - url - 10) >= sizeof card || slash == url + 10)
-		return reply(con, 404, "{\"code\":\"NOT_FOUND\"}", 0);
-	memcpy(card, url + 10, (size_t)(slash - url - 10));
-	snprintf(action, sizeof action, "%s", slash + 1);
-	if (!sr_valid_id(card))
-		return reply(con, 400, "{\"code\":\"BAD_CARD\"}", 0);
-	if (token) {
-		auth = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Authorization");
-		if (!auth || strncmp(auth, "Bearer ", 7) || strcmp(auth + 7, token))
-			return reply(con, 401, "{\"code\":\"UNAUTHORIZED\"}", 0);
-	}
-	is_query = !strcmp(method, "GET") && !strcmp(action, "status");
-	if (is_query) {
-		p = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "carrier");
-		snprintf(carrier, sizeof carrier, "%s", p ? p : "");
-	} else if (!strcmp(method, "POST") && (!strcmp(action, "stop") || !strcmp(action, "resume"))) {
-		json_t *j = cx->body ? json_loads(cx->body, 0, NULL) : NULL;
+	memset(&c, 0, sizeof c);
+	memset(&a, 0, sizeof a);
+	if ((http = parse_default(con, method, url, cx, &c, &bad)))
+		return reply(con, http, bad, 0);
+	c.arrived = cx->arrived;
 
-		if (j && sr_jstr(j, "carrier"))
-			snprintf(carrier, sizeof carrier, "%s", sr_jstr(j, "carrier"));
-		json_decref(j);
-		p = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Idempotency-Key");
-		snprintf(key, sizeof key, "%s", p ? p : "");
-	} else
-		return reply(con, 404, "{\"code\":\"NOT_FOUND\"}", 0);
-	if (!sr_valid_id(carrier))
-		return reply(con, 400, "{\"code\":\"BAD_CARRIER\"}", 0);
+	pthread_mutex_lock(&mu);
+	if (c.v == V_NONE && !rate_admit(c.carrier, c.arrived))
+		c.v = V_RATE, c.fault = "qps";
+	pthread_mutex_unlock(&mu);
 
 	if (latency_ms > 0)
 		sr_sleep_ms(latency_ms);
 
 	pthread_mutex_lock(&mu);
-	c = card_get(card, carrier);
-	if (!rate_admit(carrier, cx->arrived)) {
-		http = 429;
-		code = "RATE_LIMITED";
-		fault = "qps";
-	} else if (is_query) {
-		code = c->stopped ? "stopped" : "active";
-	} else if (p429 > 0 && coin() < p429) {
-		http = 429, code = "RATE_LIMITED", fault = "429";
-	} else if (fail_account && !strcmp(fail_account, carrier)) {
-		http = 500, code = "INTERNAL", fault = "account_down";
-	} else if (preject > 0 && coin() < preject) {
-		http = 403, code = "FORBIDDEN", fault = "reject";
-	} else if (p5xx_before > 0 && coin() < p5xx_before) {
-		http = 500, code = "INTERNAL", fault = "5xx_before";
-	} else if (interval_ms > 0 && c->last_change && cx->arrived - c->last_change < interval_ms) {
-		http = 409, code = "TOO_FREQUENT";
-	} else {
-		int want_stopped = !strcmp(action, "stop");
-
-		c->last_change = cx->arrived;
-		if (c->stopped == want_stopped)
-			code = "ALREADY";
-		else {
-			c->stopped = want_stopped;
-			applied = 1;
-		}
-		if (p5xx_after > 0 && coin() < p5xx_after)
-			http = 500, code = "INTERNAL", fault = "5xx_after";
-		else if (pdrop_after > 0 && coin() < pdrop_after)
-			drop = 1, fault = "drop_after";
-		else if (ptimeout_after > 0 && coin() < ptimeout_after)
-			slow = 1, fault = "timeout_after";
-	}
-	log_line(cx->arrived, is_query ? "status" : action, card, carrier, drop ? 0 : http, code,
-	    applied, c->stopped ? "stopped" : "active", fault, key);
+	if (c.v == V_NONE)
+		decide(&c);
+	c.state = card_get(c.card, c.carrier)->state;
+	answer_default(&c, &a);
+	log_call(&c, &a);
 	pthread_mutex_unlock(&mu);
 
-	if (drop)
+	if (c.drop)
 		return MHD_NO;
-	if (slow)
+	if (c.slow)
 		sr_sleep_ms(slow_ms);
-	if (is_query)
-		snprintf(body, sizeof body, "{\"status\":\"%s\"}", code);
-	else
-		snprintf(body, sizeof body, "{\"code\":\"%s\"}", code);
-	return reply(con, http, body, http == 429);
+	return reply(con, a.http, a.body, a.retry_after);
 }
 
 static enum MHD_Result
@@ -349,6 +483,7 @@ load_cards(const char *path)
 	FILE *f = fopen(path, "r");
 	char line[1024];
 	long n = 0;
+	int state;
 
 	if (!f)
 		sr_die(SR_EX_USAGE, "--cards: cannot open '%s':", path);
@@ -359,8 +494,10 @@ load_cards(const char *path)
 		n++;
 		if (!sr_valid_id(id))
 			sr_die(SR_EX_USAGE, "--cards: line %ld: missing or bad \"card\"", n);
-		card_get(id, sr_jstr(j, "carrier") ? sr_jstr(j, "carrier") : "")->stopped =
-		    st && !strcmp(st, "stopped");
+		if ((state = st ? state_parse(st) : ST_ACTIVE) < 0)
+			sr_die(SR_EX_USAGE, "--cards: line %ld: unknown \"status\" '%s'", n, st);
+		card_get(id, sr_jstr(j, "carrier") ? sr_jstr(j, "carrier") : "")->state =
+		    (enum state)state;
 		json_decref(j);
 	}
 	fclose(f);
@@ -391,7 +528,8 @@ int
 main(int argc, char *argv[])
 {
 	enum { O_PORT = 1, O_PORTFILE, O_LOG, O_QPS, O_INTERVAL, O_CARDS, O_LATENCY, O_429,
-		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT, O_RETRY_AFTER, O_FAIL_ACCOUNT };
+		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT, O_RETRY_AFTER, O_FAIL_ACCOUNT,
+		O_THROTTLE_BODY };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
 		{ "port-file", required_argument, NULL, O_PORTFILE },
@@ -409,6 +547,7 @@ main(int argc, char *argv[])
 		{ "slow-ms", required_argument, NULL, O_SLOW },
 		{ "retry-after", required_argument, NULL, O_RETRY_AFTER },
 		{ "fail-account", required_argument, NULL, O_FAIL_ACCOUNT },
+		{ "throttle-in-body", no_argument, NULL, O_THROTTLE_BODY },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "token-file", required_argument, NULL, O_TOKEN },
 		{ "help", no_argument, NULL, 'h' },
@@ -440,7 +579,12 @@ main(int argc, char *argv[])
 		case O_TIMEOUT: ptimeout_after = prob("--fault-timeout-after", optarg); break;
 		case O_SLOW: slow_ms = num("--slow-ms", optarg); break;
 		case O_RETRY_AFTER: retry_after_s = num("--retry-after", optarg); break;
-		case O_FAIL_ACCOUNT: fail_account = optarg; break;
+		case O_FAIL_ACCOUNT:
+			if (!sr_valid_id(optarg))
+				sr_die(SR_EX_USAGE, "--fail-account: '%s' is not an account id", optarg);
+			snprintf(fail_account, sizeof fail_account, "%s", optarg);
+			break;
+		case O_THROTTLE_BODY: throttle_in_body = 1; break;
 		case O_SEED: seed = (unsigned)num("--seed", optarg); break;
 		case O_TOKEN: {
 			FILE *f = fopen(optarg, "r");

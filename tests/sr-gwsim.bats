@@ -1,0 +1,149 @@
+#!/usr/bin/env bats
+# sr-gwsim.bats - the simulator's own contract, spoken to with curl: what a
+# demanding carrier answers, and what it logs, in each API shape.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+}
+
+# The simulator stopped by SIGTERM with nothing leaked or undefined: the
+# sanitizers report on its stderr.
+teardown() {
+	srq_teardown
+	if [ -f "$T/gw.err" ] && grep -q 'Sanitizer' "$T/gw.err"; then
+		cat "$T/gw.err" >&2
+		return 1
+	fi
+}
+
+# req CURL-ARGS...: one request; the status in $http, the body in $body,
+# the headers in $T/headers.
+req() {
+	http=$(curl -sS -D "$T/headers" -o "$T/body" -w '%{http_code}' "$@")
+	body=$(cat "$T/body")
+}
+
+# change CARD stop|resume [ACCOUNT [CURL-ARGS...]]: a default-shape call.
+change() {
+	req -X POST -H "Idempotency-Key: $1-$2" -H 'Content-Type: application/json' \
+		-d "{\"carrier\":\"${3:-c1}\",\"request_id\":\"$1-$2\"}" "${@:4}" \
+		"$SRQ_GATEWAY/v1/cards/$1/$2"
+}
+
+# query CARD [ACCOUNT [CURL-ARGS...]]: a default-shape status query.
+query() {
+	req "${@:3}" "$SRQ_GATEWAY/v1/cards/$1/status?carrier=${2:-c1}"
+}
+
+# logged N: the N-th line of the log (1 = first, -1 = last), compact.
+logged() {
+	if [ "$1" -lt 0 ]; then tail -n "${1#-}" "$T/gw.log" | head -1; else sed -n "${1}p" "$T/gw.log"; fi
+}
+
+# field N KEY: one member of the N-th log line.
+field() {
+	logged "$1" | jq -r ".$2"
+}
+
+# cards LINE...: an initial state file for --cards.
+cards() {
+	printf '%s\n' "$@" >"$T/cards.jsonl"
+}
+
+@test "default: ok, already, too frequent and the query, with what each logs" {
+	cards '{"card":"S1","status":"stopped"}'
+	gwsim_start --cards "$T/cards.jsonl"
+	change K1 stop
+	assert_equal "$http $body" '200 {"code":"OK"}'
+	logged -1 | jq -e '.kind == "stop" and .card == "K1" and .carrier == "c1" and .http == 200
+		and .code == "OK" and .applied and .state == "stopped" and .fault == ""
+		and .key == "K1-stop" and (.refused | not)'
+	query K1
+	assert_equal "$http $body" '200 {"status":"stopped"}'
+	logged -1 | jq -e '.kind == "status" and .code == "stopped" and (.applied | not) and (.refused | not)'
+	# Inside the card's interval, resume as well as stop.
+	change K1 resume
+	assert_equal "$http $body" '409 {"code":"TOO_FREQUENT"}'
+	logged -1 | jq -e '.code == "TOO_FREQUENT" and (.applied | not) and .state == "stopped" and (.refused | not)'
+	change S1 stop
+	assert_equal "$http $body" '200 {"code":"ALREADY"}'
+	logged -1 | jq -e '.code == "ALREADY" and (.applied | not) and .state == "stopped"'
+	query S2
+	assert_equal "$http $body" '200 {"status":"active"}'
+}
+
+@test "default: over the rate 429 with Retry-After, queries counted, the refusal flagged" {
+	gwsim_start --qps 2 --retry-after 7
+	change K1 stop
+	query K1
+	query K1
+	assert_equal "$http $body" '429 {"code":"RATE_LIMITED"}'
+	grep -qi '^Retry-After: 7' "$T/headers"
+	logged -1 | jq -e '.http == 429 and .fault == "qps" and .refused and (.applied | not)'
+	# Another account has its own rate.
+	query K2 c2
+	assert_equal "$http" 200
+	assert_equal "$(jq -c '.refused' "$T/gw.log" | tr '\n' ' ')" "false false true false "
+}
+
+@test "default: --throttle-in-body refuses with 200 THROTTLED and no Retry-After" {
+	gwsim_start --qps 1 --throttle-in-body
+	change K1 stop
+	change K2 stop
+	assert_equal "$http $body" '200 {"code":"THROTTLED"}'
+	run ! grep -qi '^Retry-After' "$T/headers"
+	logged -1 | jq -e '.http == 200 and .code == "THROTTLED" and .refused and (.applied | not)'
+}
+
+@test "default: a missing or wrong bearer is 401, logged as refused" {
+	printf 'sekrit\n' >"$T/tok"
+	gwsim_start --token-file "$T/tok"
+	change K1 stop c1 -H 'Authorization: Bearer wrong'
+	assert_equal "$http $body" '401 {"code":"UNAUTHORIZED"}'
+	query K1
+	assert_equal "$http" 401
+	change K1 stop c1 -H 'Authorization: Bearer sekrit'
+	assert_equal "$http $body" '200 {"code":"OK"}'
+	assert_equal "$(jq -c '[.http, .refused, .applied]' "$T/gw.log" | tr '\n' ' ')" \
+		"[401,true,false] [401,true,false] [200,false,true] "
+}
+
+@test "default: --fault-reject and a retired card are 422 NOT_ALLOWED, not refused" {
+	cards '{"card":"R1","status":"retired"}'
+	gwsim_start --cards "$T/cards.jsonl"
+	change R1 resume
+	assert_equal "$http $body" '422 {"code":"NOT_ALLOWED"}'
+	logged -1 | jq -e '.state == "retired" and (.applied | not) and (.refused | not)'
+	query R1
+	assert_equal "$body" '{"status":"retired"}'
+	gwsim_start --fault-reject 1
+	change K1 stop
+	assert_equal "$http $body" '422 {"code":"NOT_ALLOWED"}'
+	logged -1 | jq -e '.fault == "reject" and .state == "active" and (.refused | not)'
+}
+
+@test "--fail-account fails every call of that account, queries too; others are served" {
+	gwsim_start --fail-account c9
+	change K1 stop c9
+	assert_equal "$http $body" '500 {"code":"INTERNAL"}'
+	query K1 c9
+	assert_equal "$http" 500
+	change K2 stop c2
+	assert_equal "$http" 200
+	assert_equal "$(jq -c '[.kind, .http, .fault, .applied, .refused]' "$T/gw.log" | tr '\n' ' ')" \
+		'["stop",500,"account_down",false,false] ["status",500,"account_down",false,false] ["stop",200,"",true,false] '
+}
+
+@test "bad options and bad --cards lines are usage errors" {
+	cards '{"card":"K1","status":"asleep"}'
+	run -2 sr-gwsim --port 0 --cards "$T/cards.jsonl"
+	assert_output --partial 'unknown "status"'
+	run -2 sr-gwsim --fail-account 'a b'
+	run -2 sr-gwsim --qps -1
+	run -0 sr-gwsim --help
+	assert_output --partial 'Exit:'
+	assert_output --partial 'Example:'
+}
