@@ -1,9 +1,11 @@
 /* sr-gwsim - a carrier gateway simulator for the demo, the tests and the benchmarks.
  *
  * Speaks the gateway contract of SPEC section 7 and behaves like a carrier:
- * per-account QPS measured on arrivals in any sliding second (429 with
- * Retry-After over it) and a per-card minimum interval between state-change
- * calls, stop and resume together (409 TOO_FREQUENT inside it). Faults are
+ * per-account QPS counted on arrivals (in any sliding second, per calendar
+ * second, or as a token bucket; 429 with Retry-After over it), a cap on an
+ * account's calls in flight, and a per-card minimum interval between
+ * state-change calls, stop and resume together (409 TOO_FREQUENT inside it).
+ * Tests change the rate and the failing account mid-run (/_sim/set). Faults are
  * injected on request: latency, 429, a permanent rejection, 5xx before or
  * after applying the change, a dropped connection after applying, a response
  * slower than the client's timeout after applying.
@@ -39,6 +41,7 @@ static const char usage[] =
 "                [--throttle-in-body] [--fault-reject P] [--fault-5xx-before P]\n"
 "                [--fault-5xx-after P] [--fault-drop-after P] [--fault-timeout-after P]\n"
 "                [--slow-ms N] [--fail-account ID] [--seed N] [--token-file F]\n"
+"                [--rate-mode sliding|fixed|bucket] [--burst B] [--max-inflight M]\n"
 "\n"
 "A carrier gateway simulator on 127.0.0.1 (libmicrohttpd):\n"
 "  POST /v1/cards/{card}/stop|resume  {\"carrier\":\"c17\",\"request_id\":\"...\"}\n"
@@ -49,12 +52,23 @@ static const char usage[] =
 "  GET  /v1/cards/{card}/status?carrier=c17\n"
 "       200 {\"status\":\"active\"|\"stopped\"|\"retired\"}\n"
 "A change call on a retired card is answered 422 NOT_ALLOWED.\n"
+"  POST /_sim/set?qps=N&fail_account=ID  change the carrier mid-run (an empty\n"
+"       fail_account clears it): 200 {\"ok\":true}, 400 on a bad parameter;\n"
+"       neither logged nor counted\n"
 "\n"
 "Options:\n"
 "  --port N             port (0: any free port; see --port-file)  [8080]\n"
 "  --port-file F        write the bound port to F once listening\n"
 "  --log F              JSONL log of every request [stderr]\n"
-"  --qps N              per-account calls+queries in any sliding second (0: no limit) [0]\n"
+"  --qps N              per-account calls+queries per second, counted on arrival\n"
+"                       (0: no limit) [0]; a refused arrival is not counted\n"
+"  --rate-mode M        how --qps is counted [sliding]:\n"
+"                       sliding  at most N in any 1000 ms\n"
+"                       fixed    at most N per calendar second (floor(t/1000))\n"
+"                       bucket   a token bucket of --burst, refilled at N per second\n"
+"  --burst B            the bucket's capacity (--rate-mode bucket) [N]\n"
+"  --max-inflight M     at most M calls+queries of one account handled at once;\n"
+"                       the excess is refused like a rate refusal (0: no limit) [0]\n"
 "  --interval-ms N      per-card minimum interval between change calls (0: none) [0]\n"
 "  --cards F            initial card states, JSONL\n"
 "                       {\"card\":...,\"status\":\"active\"|\"stopped\"|\"retired\"} [all active]\n"
@@ -121,11 +135,20 @@ struct card {
 	int64_t last_change; /* last accepted change call, ms */
 };
 
+/* An account's rate, in the mode in force, and its calls in flight. */
 struct account {
 	char id[65];
-	int64_t *arrivals; /* ring of accepted arrival times in the last second */
-	int head, len, cap;
+	int64_t *arrivals; /* sliding: ring of admitted arrival times */
+	long head, len, cap;
+	int64_t second;    /* fixed: the calendar second counted */
+	long count;
+	double tokens;     /* bucket: what is left, refilled at qps per second */
+	int64_t refilled;
+	long inflight;
 };
+
+enum rate_mode { RM_SLIDING, RM_FIXED, RM_BUCKET };
+static const char *const rate_mode_name[] = { "sliding", "fixed", "bucket" };
 
 /* One HTTP request being received. */
 struct ctx {
@@ -160,6 +183,9 @@ static struct account *accounts;
 static int naccounts;
 static FILE *logf;
 static long qps, interval_ms, latency_ms, slow_ms = 15000, retry_after_s = 1;
+static enum rate_mode rate_mode;
+static long burst = -1; /* bucket capacity; -1: follows qps */
+static long max_inflight;
 static double p429, preject, p5xx_before, p5xx_after, pdrop_after, ptimeout_after;
 static int throttle_in_body;
 static unsigned seed = 1;
@@ -215,24 +241,37 @@ card_get(const char *id, const char *carrier)
 	return &cards[i];
 }
 
-/* Admit one arrival for the account if its sliding second has room. */
-static int
-rate_admit(const char *carrier, int64_t t)
+/* Find or add an account (caller holds mu). A few accounts per run: a list. */
+static struct account *
+account_get(const char *id)
 {
-	struct account *a = NULL;
+	struct account *a;
 
-	if (qps <= 0)
-		return 1;
 	for (int i = 0; i < naccounts; i++)
-		if (!strcmp(accounts[i].id, carrier))
-			a = &accounts[i];
-	if (!a) {
-		accounts = sr_realloc(accounts, (size_t)(naccounts + 1) * sizeof *accounts);
-		a = &accounts[naccounts++];
-		memset(a, 0, sizeof *a);
-		snprintf(a->id, sizeof a->id, "%s", carrier);
-		a->cap = (int)qps;
-		a->arrivals = sr_malloc((size_t)a->cap * sizeof *a->arrivals);
+		if (!strcmp(accounts[i].id, id))
+			return &accounts[i];
+	accounts = sr_realloc(accounts, (size_t)(naccounts + 1) * sizeof *accounts);
+	a = &accounts[naccounts++];
+	memset(a, 0, sizeof *a);
+	snprintf(a->id, sizeof a->id, "%s", id);
+	a->refilled = -1; /* a new bucket starts full */
+	return a;
+}
+
+/* At most qps arrivals in any 1000 ms. The ring holds the admitted ones and
+ * grows when /_sim/set raises qps. */
+static int
+admit_sliding(struct account *a, int64_t t)
+{
+	if (a->cap < qps) {
+		int64_t *ring = sr_malloc((size_t)qps * sizeof *ring);
+
+		for (long i = 0; i < a->len; i++)
+			ring[i] = a->arrivals[(a->head + i) % a->cap];
+		free(a->arrivals);
+		a->arrivals = ring;
+		a->head = 0;
+		a->cap = qps;
 	}
 	while (a->len > 0 && a->arrivals[a->head] <= t - 1000) {
 		a->head = (a->head + 1) % a->cap;
@@ -242,6 +281,76 @@ rate_admit(const char *carrier, int64_t t)
 		return 0;
 	a->arrivals[(a->head + a->len++) % a->cap] = t;
 	return 1;
+}
+
+/* At most qps arrivals per calendar second: a burst across a second's
+ * boundary gets twice the rate through, which a client must not count on.
+ * An arrival stamped a little before the counted second (threads race to
+ * the lock) is counted in it. */
+static int
+admit_fixed(struct account *a, int64_t t)
+{
+	if (t / 1000 > a->second) {
+		a->second = t / 1000;
+		a->count = 0;
+	}
+	if (a->count >= qps)
+		return 0;
+	a->count++;
+	return 1;
+}
+
+/* A token bucket of --burst tokens refilled at qps per second. */
+static int
+admit_bucket(struct account *a, int64_t t)
+{
+	double cap = burst >= 0 ? (double)burst : (double)qps;
+
+	if (a->refilled < 0) {
+		a->tokens = cap;
+		a->refilled = t;
+	} else if (t > a->refilled) {
+		a->tokens += (double)(t - a->refilled) * (double)qps / 1000;
+		a->refilled = t;
+	}
+	if (a->tokens > cap)
+		a->tokens = cap;
+	if (a->tokens < 1)
+		return 0;
+	a->tokens -= 1;
+	return 1;
+}
+
+/* Admit one arrival of the account: NULL, or why it is refused. A refused
+ * arrival is not counted in the rate; an admitted one is in flight until
+ * release() (caller holds mu). */
+static const char *
+admit(const char *carrier, int64_t t)
+{
+	struct account *a = account_get(carrier);
+	int ok = 1;
+
+	if (max_inflight > 0 && a->inflight >= max_inflight)
+		return "inflight";
+	if (qps > 0) {
+		switch (rate_mode) {
+		case RM_SLIDING: ok = admit_sliding(a, t); break;
+		case RM_FIXED: ok = admit_fixed(a, t); break;
+		case RM_BUCKET: ok = admit_bucket(a, t); break;
+		}
+	}
+	if (!ok)
+		return "qps";
+	a->inflight++;
+	return NULL;
+}
+
+static void
+release(const char *carrier)
+{
+	pthread_mutex_lock(&mu);
+	account_get(carrier)->inflight--;
+	pthread_mutex_unlock(&mu);
 }
 
 static double
@@ -396,6 +505,55 @@ decide(struct call *c)
 	}
 }
 
+/* What POST /_sim/set asks: each member is set only if given. */
+struct setting {
+	int bad, has_qps, has_fail;
+	long qps;
+	char fail_account[65];
+};
+
+static enum MHD_Result
+setting_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct setting *st = cls;
+
+	(void)kind;
+	if (!strcmp(key, "qps")) {
+		st->has_qps = 1;
+		st->bad |= (st->qps = sr_parse_long(value)) < 0;
+	} else if (!strcmp(key, "fail_account")) {
+		st->has_fail = 1;
+		value = value ? value : "";
+		st->bad |= *value && !sr_valid_id(value);
+		snprintf(st->fail_account, sizeof st->fail_account, "%s", value);
+	} else
+		st->bad = 1;
+	return MHD_YES;
+}
+
+/* The tests' control: POST /_sim/set?qps=N&fail_account=ID changes the
+ * carrier mid-run. Neither logged nor counted: it is not a call. All or
+ * nothing: a bad or unknown parameter changes nothing. */
+static enum MHD_Result
+control(struct MHD_Connection *con, const char *method, const char *url)
+{
+	struct setting st;
+
+	if (strcmp(method, "POST") || strcmp(url, "/_sim/set"))
+		return reply(con, 404, "{\"code\":\"NOT_FOUND\"}", 0);
+	memset(&st, 0, sizeof st);
+	MHD_get_connection_values(con, MHD_GET_ARGUMENT_KIND, setting_arg, &st);
+	if (st.bad || !(st.has_qps || st.has_fail))
+		return reply(con, 400, "{\"ok\":false}", 0);
+	pthread_mutex_lock(&mu);
+	if (st.has_qps)
+		qps = st.qps;
+	if (st.has_fail)
+		snprintf(fail_account, sizeof fail_account, "%s", st.fail_account);
+	pthread_mutex_unlock(&mu);
+	return reply(con, 200, "{\"ok\":true}", 0);
+}
+
 /* Handle a complete request. Returns MHD_NO to drop the connection. */
 static enum MHD_Result
 handle(struct MHD_Connection *con, const char *method, const char *url, struct ctx *cx)
@@ -403,8 +561,11 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 	struct call c;
 	struct answer a;
 	const char *bad;
-	int http;
+	int http, admitted = 0;
+	enum MHD_Result ret;
 
+	if (!strncmp(url, "/_sim/", 6))
+		return control(con, method, url);
 	memset(&c, 0, sizeof c);
 	memset(&a, 0, sizeof a);
 	if ((http = parse_default(con, method, url, cx, &c, &bad)))
@@ -412,8 +573,8 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 	c.arrived = cx->arrived;
 
 	pthread_mutex_lock(&mu);
-	if (c.v == V_NONE && !rate_admit(c.carrier, c.arrived))
-		c.v = V_RATE, c.fault = "qps";
+	if (c.v == V_NONE && !(admitted = !(c.fault = admit(c.carrier, c.arrived))))
+		c.v = V_RATE;
 	pthread_mutex_unlock(&mu);
 
 	if (latency_ms > 0)
@@ -427,11 +588,15 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 	log_call(&c, &a);
 	pthread_mutex_unlock(&mu);
 
-	if (c.drop)
-		return MHD_NO;
-	if (c.slow)
-		sr_sleep_ms(slow_ms);
-	return reply(con, a.http, a.body, a.retry_after);
+	ret = MHD_NO;
+	if (!c.drop) {
+		if (c.slow)
+			sr_sleep_ms(slow_ms);
+		ret = reply(con, a.http, a.body, a.retry_after);
+	}
+	if (admitted)
+		release(c.carrier);
+	return ret;
 }
 
 static enum MHD_Result
@@ -524,12 +689,22 @@ num(const char *opt, const char *s)
 	return v;
 }
 
+/* The index of s in names[n], or die. */
+static int
+word(const char *opt, const char *s, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	sr_die(SR_EX_USAGE, "%s: '%s' is not one of the choices (see --help)", opt, s);
+}
+
 int
 main(int argc, char *argv[])
 {
 	enum { O_PORT = 1, O_PORTFILE, O_LOG, O_QPS, O_INTERVAL, O_CARDS, O_LATENCY, O_429,
 		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT, O_RETRY_AFTER, O_FAIL_ACCOUNT,
-		O_THROTTLE_BODY };
+		O_THROTTLE_BODY, O_RATE_MODE, O_BURST, O_MAX_INFLIGHT };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
 		{ "port-file", required_argument, NULL, O_PORTFILE },
@@ -548,6 +723,9 @@ main(int argc, char *argv[])
 		{ "retry-after", required_argument, NULL, O_RETRY_AFTER },
 		{ "fail-account", required_argument, NULL, O_FAIL_ACCOUNT },
 		{ "throttle-in-body", no_argument, NULL, O_THROTTLE_BODY },
+		{ "rate-mode", required_argument, NULL, O_RATE_MODE },
+		{ "burst", required_argument, NULL, O_BURST },
+		{ "max-inflight", required_argument, NULL, O_MAX_INFLIGHT },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "token-file", required_argument, NULL, O_TOKEN },
 		{ "help", no_argument, NULL, 'h' },
@@ -585,6 +763,14 @@ main(int argc, char *argv[])
 			snprintf(fail_account, sizeof fail_account, "%s", optarg);
 			break;
 		case O_THROTTLE_BODY: throttle_in_body = 1; break;
+		case O_RATE_MODE:
+			rate_mode = (enum rate_mode)word("--rate-mode", optarg, rate_mode_name, 3);
+			break;
+		case O_BURST:
+			if ((burst = num("--burst", optarg)) < 1)
+				sr_die(SR_EX_USAGE, "--burst: must be at least 1");
+			break;
+		case O_MAX_INFLIGHT: max_inflight = num("--max-inflight", optarg); break;
 		case O_SEED: seed = (unsigned)num("--seed", optarg); break;
 		case O_TOKEN: {
 			FILE *f = fopen(optarg, "r");

@@ -147,3 +147,107 @@ cards() {
 	assert_output --partial 'Exit:'
 	assert_output --partial 'Example:'
 }
+
+# now_ms: the wall clock, as the simulator reads it.
+now_ms() {
+	date +%s%3N
+}
+
+# burst N: N status queries of account c1 on one kept-alive connection.
+burst() {
+	local urls=() i
+	for i in $(seq "$1"); do urls+=(-o /dev/null "$SRQ_GATEWAY/v1/cards/B$i/status?carrier=c1"); done
+	curl -sS "${urls[@]}"
+}
+
+# across_second: a burst of 3 late in one calendar second, then a burst of 3
+# early in the next; prints how many were refused.
+across_second() {
+	local s
+	until [ $(( $(now_ms) % 1000 )) -ge 650 ] && [ $(( $(now_ms) % 1000 )) -lt 800 ]; do sleep 0.01; done
+	s=$(( $(now_ms) / 1000 ))
+	burst 3
+	until [ $(( $(now_ms) / 1000 )) -gt "$s" ]; do sleep 0.005; done
+	burst 3
+	[ $(( $(now_ms) / 1000 )) -eq $((s + 1)) ] || { echo "too slow: the bursts spanned more than a second" >&2; return 1; }
+	jq -s '[.[] | select(.refused)] | length' "$T/gw.log"
+}
+
+@test "rate modes: fixed admits a burst across a calendar second, sliding refuses it" {
+	gwsim_start --qps 3 --rate-mode fixed
+	run -0 across_second
+	assert_output 0
+	gwsim_start --qps 3
+	: >"$T/gw.log"
+	run -0 across_second
+	assert_output 3
+	assert_equal "$(jq -s -c '[.[] | select(.refused) | .fault] | unique' "$T/gw.log")" '["qps"]'
+}
+
+@test "rate modes: a token bucket takes a burst of --burst, then refills at --qps" {
+	gwsim_start --qps 2 --burst 4 --rate-mode bucket
+	burst 6
+	assert_equal "$(jq -c .refused "$T/gw.log" | tr '\n' ' ')" "false false false false true true "
+	# Half a second refills one token: one more admitted, the next refused.
+	sleep 0.6
+	burst 2
+	assert_equal "$(jq -c .refused "$T/gw.log" | tail -2 | tr '\n' ' ')" "false true "
+	# Without --burst the bucket holds --qps.
+	gwsim_start --qps 3 --rate-mode bucket
+	: >"$T/gw.log"
+	burst 5
+	assert_equal "$(jq -c .refused "$T/gw.log" | tr '\n' ' ')" "false false false true true "
+}
+
+@test "--max-inflight refuses an account's calls beyond M at once, like the rate does" {
+	gwsim_start --max-inflight 1 --latency-ms 400
+	# (wait for the three calls by pid: the simulator is a child too)
+	change K1 stop & p1=$!
+	change K2 stop & p2=$!
+	query K3 c2 & p3=$!
+	wait "$p1" "$p2" "$p3"
+	assert_equal "$(wc -l <"$T/gw.log")" 3
+	# c1: one handled, one refused while the other was in flight; c2 untouched.
+	assert_equal "$(jq -s -c '[.[] | select(.carrier == "c1") | [.http, .refused, .fault]] | sort' "$T/gw.log")" \
+		'[[200,false,""],[429,true,"inflight"]]'
+	assert_equal "$(jq -s -c '[.[] | select(.carrier == "c2") | .refused]' "$T/gw.log")" '[false]'
+	# Once it is done, the next one is handled.
+	query K1
+	assert_equal "$http" 200
+}
+
+@test "/_sim/set changes the rate and the failing account mid-run, unlogged" {
+	gwsim_start --qps 1
+	query K1
+	query K1
+	assert_equal "$http" 429
+	req -X POST "$SRQ_GATEWAY/_sim/set?qps=3"
+	assert_equal "$http $body" '200 {"ok":true}'
+	query K1
+	query K1
+	assert_equal "$http" 200
+	query K1
+	assert_equal "$http" 429
+	req -X POST "$SRQ_GATEWAY/_sim/set?qps=0&fail_account=c1"
+	assert_equal "$http" 200
+	change K1 stop
+	assert_equal "$http $body" '500 {"code":"INTERNAL"}'
+	change K2 stop c2
+	assert_equal "$http" 200
+	req -X POST "$SRQ_GATEWAY/_sim/set?fail_account="
+	change K1 stop
+	assert_equal "$http" 200
+	# Bad requests change nothing.
+	for q in 'qps=x' 'qps=-1' 'fail_account=a%20b' 'nope=1' ''; do
+		req -X POST "$SRQ_GATEWAY/_sim/set?$q"
+		assert_equal "$q: $http" "$q: 400"
+	done
+	req -X POST "$SRQ_GATEWAY/_sim/set?qps=1&nope=1"
+	assert_equal "$http" 400
+	req "$SRQ_GATEWAY/_sim/set?qps=1"
+	assert_equal "$http" 404
+	change K3 stop
+	assert_equal "$http" 200
+	# Only the calls are logged.
+	assert_equal "$(jq -r .kind "$T/gw.log" | sort | uniq -c | tr -s ' ' | tr '\n' ,)" " 5 status, 4 stop,"
+}
