@@ -42,6 +42,7 @@ static const char usage[] =
 "                [--fault-5xx-after P] [--fault-drop-after P] [--fault-timeout-after P]\n"
 "                [--slow-ms N] [--fail-account ID] [--seed N] [--token-file F]\n"
 "                [--rate-mode sliding|fixed|bucket] [--burst B] [--max-inflight M]\n"
+"                [--conn-delay-ms N] [--jitter-ms N]\n"
 "\n"
 "A carrier gateway simulator on 127.0.0.1 (libmicrohttpd):\n"
 "  POST /v1/cards/{card}/stop|resume  {\"carrier\":\"c17\",\"request_id\":\"...\"}\n"
@@ -72,7 +73,11 @@ static const char usage[] =
 "  --interval-ms N      per-card minimum interval between change calls (0: none) [0]\n"
 "  --cards F            initial card states, JSONL\n"
 "                       {\"card\":...,\"status\":\"active\"|\"stopped\"|\"retired\"} [all active]\n"
-"  --latency-ms N       delay before answering each request [0]\n"
+"  --latency-ms N       delay before answering each request (after its arrival) [0]\n"
+"  --conn-delay-ms N    the first request of a new connection arrives N ms after\n"
+"                       the connection was accepted (a TLS handshake); later\n"
+"                       requests of a kept-alive connection are not delayed [0]\n"
+"  --jitter-ms N        every request arrives a uniform random 0..N ms late [0]\n"
 "  --fault-429 P        answer 429 with probability P (0..1) [0]\n"
 "  --retry-after S      the Retry-After of every 429, in seconds [1]\n"
 "  --throttle-in-body   refuse over the rate with 200 {\"code\":\"THROTTLED\"} (no\n"
@@ -188,7 +193,8 @@ static long burst = -1; /* bucket capacity; -1: follows qps */
 static long max_inflight;
 static double p429, preject, p5xx_before, p5xx_after, pdrop_after, ptimeout_after;
 static int throttle_in_body;
-static unsigned seed = 1;
+static unsigned seed = 1, jitter_seed; /* jitter draws leave the faults' sequence alone */
+static long conn_delay_ms, jitter_ms;
 static char *token;
 static char fail_account[65]; /* every call of this account: 500 */
 
@@ -599,6 +605,57 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 	return ret;
 }
 
+/* A TCP connection: when it was accepted, and whether a request of it has
+ * arrived yet (MHD's socket context). */
+struct sock {
+	int64_t accepted;
+	int served;
+};
+
+static void
+on_connection(void *cls, struct MHD_Connection *con, void **sock_ctx,
+    enum MHD_ConnectionNotificationCode toe)
+{
+	struct sock *s;
+
+	(void)cls;
+	(void)con;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		s = sr_malloc(sizeof *s);
+		s->accepted = now_ms();
+		s->served = 0;
+		*sock_ctx = s;
+	} else {
+		free(*sock_ctx);
+		*sock_ctx = NULL;
+	}
+}
+
+/* What stands between a client's send and the carrier's clock: the first
+ * request of a connection arrives only once a handshake of --conn-delay-ms
+ * is over, and every request is up to --jitter-ms late on the way. A client
+ * pacing its sends to the rate still gets refused when these bunch its
+ * arrivals together, as with a real carrier. */
+static void
+arrive(struct MHD_Connection *con)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct sock *s = ci ? ci->socket_context : NULL;
+	int64_t wait = 0;
+
+	if (s && !s->served && conn_delay_ms > 0 && (wait = s->accepted + conn_delay_ms - now_ms()) < 0)
+		wait = 0;
+	if (s)
+		s->served = 1;
+	if (jitter_ms > 0) {
+		pthread_mutex_lock(&mu);
+		wait += rand_r(&jitter_seed) % (jitter_ms + 1);
+		pthread_mutex_unlock(&mu);
+	}
+	sr_sleep_ms(wait);
+}
+
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *con, const char *url, const char *method,
     const char *version, const char *upload, size_t *upload_size, void **con_cls)
@@ -610,6 +667,8 @@ on_request(void *cls, struct MHD_Connection *con, const char *url, const char *m
 	if (!cx) {
 		cx = sr_malloc(sizeof *cx);
 		memset(cx, 0, sizeof *cx);
+		if (strncmp(url, "/_sim/", 6) != 0)
+			arrive(con);
 		cx->arrived = now_ms(); /* the carrier measures arrivals */
 		*con_cls = cx;
 		return MHD_YES;
@@ -704,7 +763,7 @@ main(int argc, char *argv[])
 {
 	enum { O_PORT = 1, O_PORTFILE, O_LOG, O_QPS, O_INTERVAL, O_CARDS, O_LATENCY, O_429,
 		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT, O_RETRY_AFTER, O_FAIL_ACCOUNT,
-		O_THROTTLE_BODY, O_RATE_MODE, O_BURST, O_MAX_INFLIGHT };
+		O_THROTTLE_BODY, O_RATE_MODE, O_BURST, O_MAX_INFLIGHT, O_CONN_DELAY, O_JITTER };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
 		{ "port-file", required_argument, NULL, O_PORTFILE },
@@ -726,6 +785,8 @@ main(int argc, char *argv[])
 		{ "rate-mode", required_argument, NULL, O_RATE_MODE },
 		{ "burst", required_argument, NULL, O_BURST },
 		{ "max-inflight", required_argument, NULL, O_MAX_INFLIGHT },
+		{ "conn-delay-ms", required_argument, NULL, O_CONN_DELAY },
+		{ "jitter-ms", required_argument, NULL, O_JITTER },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "token-file", required_argument, NULL, O_TOKEN },
 		{ "help", no_argument, NULL, 'h' },
@@ -771,6 +832,8 @@ main(int argc, char *argv[])
 				sr_die(SR_EX_USAGE, "--burst: must be at least 1");
 			break;
 		case O_MAX_INFLIGHT: max_inflight = num("--max-inflight", optarg); break;
+		case O_CONN_DELAY: conn_delay_ms = num("--conn-delay-ms", optarg); break;
+		case O_JITTER: jitter_ms = num("--jitter-ms", optarg); break;
 		case O_SEED: seed = (unsigned)num("--seed", optarg); break;
 		case O_TOKEN: {
 			FILE *f = fopen(optarg, "r");
@@ -792,6 +855,7 @@ main(int argc, char *argv[])
 		default: sr_usage(SR_EX_USAGE, usage);
 		}
 	}
+	jitter_seed = seed ^ 0x5bd1e995u;
 	if (port > 65535)
 		sr_die(SR_EX_USAGE, "--port: %ld is out of range", port);
 	logf = stderr;
@@ -814,13 +878,14 @@ main(int argc, char *argv[])
 	/* Handlers that sleep (latency, slow answers) need a thread each, or one
 	 * slow call would hold up every other call of its thread; otherwise a
 	 * small pool of event-driven threads is far cheaper per connection. */
-	slow = latency_ms > 0 || ptimeout_after > 0;
+	slow = latency_ms > 0 || ptimeout_after > 0 || conn_delay_ms > 0 || jitter_ms > 0;
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
 	    (slow ? MHD_USE_THREAD_PER_CONNECTION : MHD_USE_EPOLL),
 	    (uint16_t)port, NULL, NULL, on_request, NULL,
 	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(slow ? 0 : 2),
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
 	    MHD_OPTION_END);

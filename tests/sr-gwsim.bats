@@ -251,3 +251,29 @@ across_second() {
 	# Only the calls are logged.
 	assert_equal "$(jq -r .kind "$T/gw.log" | sort | uniq -c | tr -s ' ' | tr '\n' ,)" " 5 status, 4 stop,"
 }
+
+@test "--conn-delay-ms: the first request of a connection arrives late, the next on it does not" {
+	gwsim_start --conn-delay-ms 300
+	t0=$(now_ms)
+	# Two requests on one kept-alive connection; curl reports each one's time.
+	run -0 curl -sS -w '%{num_connects} %{time_total}\n' -o /dev/null -o /dev/null \
+		"$SRQ_GATEWAY/v1/cards/K1/status?carrier=c1" "$SRQ_GATEWAY/v1/cards/K2/status?carrier=c1"
+	assert_equal "$(echo "$output" | awk '{print $1}' | tr '\n' ' ')" "1 0 "
+	awk 'NR == 1 && $2 < 0.3 { exit 1 } NR == 2 && $2 >= 0.2 { exit 1 }' <<<"$output"
+	t1=$(field 1 t) t2=$(field 2 t)
+	[ $((t1 - t0)) -ge 300 ] || { echo "arrived $((t1 - t0)) ms after the connect"; false; }
+	[ $((t2 - t1)) -lt 200 ] || { echo "the second arrived $((t2 - t1)) ms later"; false; }
+	# A new connection pays again.
+	run -0 curl -sS -w '%{time_total}' -o /dev/null "$SRQ_GATEWAY/v1/cards/K3/status?carrier=c1"
+	awk '$1 < 0.3 { exit 1 }' <<<"$output"
+}
+
+@test "--jitter-ms: every request arrives up to N ms late" {
+	gwsim_start --jitter-ms 100
+	urls=()
+	for i in $(seq 8); do urls+=(-o /dev/null "$SRQ_GATEWAY/v1/cards/J$i/status?carrier=c1"); done
+	run -0 curl -sS -w '%{time_total}\n' "${urls[@]}"
+	# Each at most 100 ms late (plus the handling); together clearly late.
+	awk '$1 > 0.18 { exit 1 } { sum += $1 } END { if (sum < 0.1) exit 1 }' <<<"$output"
+	assert_equal "$(wc -l <"$T/gw.log")" 8
+}
