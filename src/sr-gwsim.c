@@ -5,7 +5,9 @@
  * second, or as a token bucket; 429 with Retry-After over it), a cap on an
  * account's calls in flight, and a per-card minimum interval between
  * state-change calls, stop and resume together (409 TOO_FREQUENT inside it).
- * Tests change the rate and the failing account mid-run (/_sim/set). Faults are
+ * Tests change the rate and the failing account mid-run (/_sim/set). A
+ * carrier may also accept a change and apply it later (--async-ms): a
+ * background thread lands it on time. Faults are
  * injected on request: latency, 429, a permanent rejection, 5xx before or
  * after applying the change, a dropped connection after applying, a response
  * slower than the client's timeout after applying.
@@ -21,6 +23,7 @@
  * "refused" when the carrier turned the call away, unapplied, and said so
  * (rate, authentication): such a call is certainly not a change.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -42,7 +45,7 @@ static const char usage[] =
 "                [--fault-5xx-after P] [--fault-drop-after P] [--fault-timeout-after P]\n"
 "                [--slow-ms N] [--fail-account ID] [--seed N] [--token-file F]\n"
 "                [--rate-mode sliding|fixed|bucket] [--burst B] [--max-inflight M]\n"
-"                [--conn-delay-ms N] [--jitter-ms N]\n"
+"                [--conn-delay-ms N] [--jitter-ms N] [--async-ms N]\n"
 "\n"
 "A carrier gateway simulator on 127.0.0.1 (libmicrohttpd):\n"
 "  POST /v1/cards/{card}/stop|resume  {\"carrier\":\"c17\",\"request_id\":\"...\"}\n"
@@ -78,6 +81,10 @@ static const char usage[] =
 "                       the connection was accepted (a TLS handshake); later\n"
 "                       requests of a kept-alive connection are not delayed [0]\n"
 "  --jitter-ms N        every request arrives a uniform random 0..N ms late [0]\n"
+"  --async-ms N         accept change calls (202 {\"code\":\"ACCEPTED\",\"txn\":\"T<n>\"})\n"
+"                       and change the card only N ms later, logged as an\n"
+"                       \"apply\" line; queries show the old state until then;\n"
+"                       \"already\" is judged on the state to come (0: at once) [0]\n"
 "  --fault-429 P        answer 429 with probability P (0..1) [0]\n"
 "  --retry-after S      the Retry-After of every 429, in seconds [1]\n"
 "  --throttle-in-body   refuse over the rate with 200 {\"code\":\"THROTTLED\"} (no\n"
@@ -97,7 +104,8 @@ static const char usage[] =
 "answered faithfully. Every request is logged as one JSON line:\n"
 "  {\"t\":ms,\"kind\":\"stop\",\"card\":..,\"carrier\":..,\"http\":200,\"code\":\"OK\",\n"
 "   \"applied\":true,\"state\":\"stopped\",\"fault\":\"\",\"key\":..,\"refused\":false}\n"
-"kind is stop, resume or status; code is the answer's code (for a query, the\n"
+"kind is stop, resume, status or apply (an --async-ms change landing: applied,\n"
+"fault \"async\", the call's txn and key); async accepted calls carry \"txn\"; code is the answer's code (for a query, the\n"
 "state); state is the card's state after the request; refused is true when the\n"
 "call was turned away unapplied and the carrier said so (rate, authentication).\n"
 "SIGINT or SIGTERM stops it.\n"
@@ -109,14 +117,15 @@ static const char usage[] =
 enum state { ST_ACTIVE, ST_STOPPED, ST_RETIRED };
 static const char *const state_name[] = { "active", "stopped", "retired" };
 
-enum kind { K_STOP, K_RESUME, K_STATUS };
-static const char *const kind_name[] = { "stop", "resume", "status" };
+enum kind { K_STOP, K_RESUME, K_STATUS, K_APPLY };
+static const char *const kind_name[] = { "stop", "resume", "status", "apply" };
 
 /* What the carrier decided about a request, whatever the API shape. */
 enum verdict {
 	V_NONE,         /* not decided yet */
 	V_OK,           /* changed; for a query, the state */
-	V_ALREADY,      /* the card was in the asked state already */
+	V_ALREADY,      /* the card was (or will be) in the asked state already */
+	V_ACCEPTED,     /* --async-ms: the change lands later */
 	V_TOO_FREQUENT, /* inside the card's interval */
 	V_RATE,         /* over the account's rate (or the 429 fault): refused */
 	V_AUTH,         /* bad or missing credentials: refused */
@@ -137,6 +146,7 @@ state_parse(const char *s)
 struct card {
 	char id[65], carrier[65];
 	enum state state;
+	enum state will;     /* once its pending changes (--async-ms) have landed */
 	int64_t last_change; /* last accepted change call, ms */
 };
 
@@ -165,7 +175,7 @@ struct ctx {
 /* One request, as asked and as decided. */
 struct call {
 	enum kind kind;
-	char card[65], carrier[65], key[160];
+	char card[65], carrier[65], key[160], txn[24];
 	int64_t arrived;
 	enum verdict v;
 	enum state state; /* the card's, after the request */
@@ -181,7 +191,22 @@ struct answer {
 	int retry_after;
 };
 
+/* An accepted change that lands later (--async-ms), in a min-heap on due
+ * (then n, the acceptance order, so a card's changes land in order). */
+struct pending {
+	int64_t due;
+	unsigned long n;
+	char card[65], carrier[65], key[160], txn[24];
+	enum state state;
+};
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER; /* the applier's */
+static struct pending *pend;
+static size_t npend, cappend;
+static unsigned long ntxn;
+static int stopping;
+static long async_ms;
 static struct card *cards;
 static size_t ncards, capcards; /* open addressing, capcards a power of two */
 static struct account *accounts;
@@ -374,8 +399,11 @@ log_call(const struct call *c, const struct answer *a)
 	    "http", c->drop ? 0 : a->http, "code", a->code, "applied", c->applied,
 	    "state", state_name[c->state], "fault", c->fault ? c->fault : "", "key", c->key,
 	    "refused", refused);
-	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *s;
 
+	if (c->txn[0])
+		json_object_set_new(o, "txn", json_string(c->txn));
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	fprintf(logf, "%s\n", s);
 	fflush(logf);
 	free(s);
@@ -453,6 +481,7 @@ answer_default(const struct call *c, struct answer *a)
 	} w[] = {
 		[V_OK] = { 200, "OK" },
 		[V_ALREADY] = { 200, "ALREADY" },
+		[V_ACCEPTED] = { 202, "ACCEPTED" },
 		[V_TOO_FREQUENT] = { 409, "TOO_FREQUENT" },
 		[V_RATE] = { 429, "RATE_LIMITED" },
 		[V_AUTH] = { 401, "UNAUTHORIZED" },
@@ -468,8 +497,124 @@ answer_default(const struct call *c, struct answer *a)
 	if (c->kind == K_STATUS && c->v == V_OK) {
 		a->code = state_name[c->state];
 		snprintf(a->body, sizeof a->body, "{\"status\":\"%s\"}", a->code);
-	} else
+	} else if (c->v == V_ACCEPTED)
+		snprintf(a->body, sizeof a->body, "{\"code\":\"%s\",\"txn\":\"%s\"}", a->code, c->txn);
+	else
 		snprintf(a->body, sizeof a->body, "{\"code\":\"%s\"}", a->code);
+}
+
+static int
+pending_before(const struct pending *a, const struct pending *b)
+{
+	return a->due < b->due || (a->due == b->due && a->n < b->n);
+}
+
+static void
+pending_swap(size_t i, size_t j)
+{
+	struct pending t = pend[i];
+
+	pend[i] = pend[j];
+	pend[j] = t;
+}
+
+/* Accept a change to land async_ms from now; its txn goes into c (caller
+ * holds mu). */
+static void
+schedule(struct call *c, enum state want)
+{
+	struct pending *p;
+	size_t i;
+
+	if (npend == cappend) {
+		cappend = cappend ? cappend * 2 : 64;
+		pend = sr_realloc(pend, cappend * sizeof *pend);
+	}
+	p = &pend[i = npend++];
+	memset(p, 0, sizeof *p);
+	p->due = now_ms() + async_ms;
+	p->n = ++ntxn;
+	p->state = want;
+	snprintf(p->card, sizeof p->card, "%s", c->card);
+	snprintf(p->carrier, sizeof p->carrier, "%s", c->carrier);
+	snprintf(p->key, sizeof p->key, "%s", c->key);
+	snprintf(p->txn, sizeof p->txn, "T%lu", p->n);
+	snprintf(c->txn, sizeof c->txn, "%s", p->txn);
+	for (; i > 0 && pending_before(&pend[i], &pend[(i - 1) / 2]); i = (i - 1) / 2)
+		pending_swap(i, (i - 1) / 2);
+	pthread_cond_signal(&wake);
+}
+
+/* Take the earliest pending change off the heap into *p. */
+static void
+pending_pop(struct pending *p)
+{
+	size_t i = 0, l, m;
+
+	*p = pend[0];
+	pend[0] = pend[--npend];
+	for (;;) {
+		m = i;
+		l = 2 * i + 1;
+		if (l < npend && pending_before(&pend[l], &pend[m]))
+			m = l;
+		if (l + 1 < npend && pending_before(&pend[l + 1], &pend[m]))
+			m = l + 1;
+		if (m == i)
+			break;
+		pending_swap(i, m);
+		i = m;
+	}
+}
+
+/* Land every change due by now, each logged as an "apply" line stamped
+ * with its due time (caller holds mu). */
+static void
+apply_due(int64_t now)
+{
+	struct pending p;
+	struct call c;
+	struct answer a;
+
+	while (npend > 0 && pend[0].due <= now) {
+		pending_pop(&p);
+		memset(&c, 0, sizeof c);
+		memset(&a, 0, sizeof a);
+		c.kind = K_APPLY;
+		snprintf(c.card, sizeof c.card, "%s", p.card);
+		snprintf(c.carrier, sizeof c.carrier, "%s", p.carrier);
+		snprintf(c.key, sizeof c.key, "%s", p.key);
+		snprintf(c.txn, sizeof c.txn, "%s", p.txn);
+		c.arrived = p.due;
+		c.v = V_OK;
+		c.state = card_get(p.card, p.carrier)->state = p.state;
+		c.applied = 1;
+		c.fault = "async";
+		a.code = "APPLIED";
+		log_call(&c, &a);
+	}
+}
+
+/* The applier thread: lands pending changes on time, requests or not. */
+static void *
+applier(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	pthread_mutex_lock(&mu);
+	while (!stopping) {
+		apply_due(now_ms());
+		if (npend == 0) {
+			pthread_cond_wait(&wake, &mu);
+			continue;
+		}
+		ts.tv_sec = pend[0].due / 1000;
+		ts.tv_nsec = pend[0].due % 1000 * 1000000;
+		pthread_cond_timedwait(&wake, &mu, &ts);
+	}
+	pthread_mutex_unlock(&mu);
+	return NULL;
 }
 
 /* The carrier's decision on an admitted request (caller holds mu). The
@@ -498,8 +643,12 @@ decide(struct call *c)
 	} else {
 		k->last_change = c->arrived;
 		c->v = V_ALREADY;
-		if (k->state != want) {
-			k->state = want;
+		if (k->will != want && async_ms > 0) {
+			k->will = want;
+			c->v = V_ACCEPTED;
+			schedule(c, want);
+		} else if (k->will != want) {
+			k->state = k->will = want;
 			c->v = V_OK, c->applied = 1;
 		}
 		if (p5xx_after > 0 && coin() < p5xx_after)
@@ -587,6 +736,7 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 		sr_sleep_ms(latency_ms);
 
 	pthread_mutex_lock(&mu);
+	apply_due(now_ms()); /* what is due has landed, even if the applier is late */
 	if (c.v == V_NONE)
 		decide(&c);
 	c.state = card_get(c.card, c.carrier)->state;
@@ -708,6 +858,7 @@ load_cards(const char *path)
 	char line[1024];
 	long n = 0;
 	int state;
+	struct card *k;
 
 	if (!f)
 		sr_die(SR_EX_USAGE, "--cards: cannot open '%s':", path);
@@ -720,8 +871,8 @@ load_cards(const char *path)
 			sr_die(SR_EX_USAGE, "--cards: line %ld: missing or bad \"card\"", n);
 		if ((state = st ? state_parse(st) : ST_ACTIVE) < 0)
 			sr_die(SR_EX_USAGE, "--cards: line %ld: unknown \"status\" '%s'", n, st);
-		card_get(id, sr_jstr(j, "carrier") ? sr_jstr(j, "carrier") : "")->state =
-		    (enum state)state;
+		k = card_get(id, sr_jstr(j, "carrier") ? sr_jstr(j, "carrier") : "");
+		k->state = k->will = (enum state)state;
 		json_decref(j);
 	}
 	fclose(f);
@@ -763,7 +914,8 @@ main(int argc, char *argv[])
 {
 	enum { O_PORT = 1, O_PORTFILE, O_LOG, O_QPS, O_INTERVAL, O_CARDS, O_LATENCY, O_429,
 		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT, O_RETRY_AFTER, O_FAIL_ACCOUNT,
-		O_THROTTLE_BODY, O_RATE_MODE, O_BURST, O_MAX_INFLIGHT, O_CONN_DELAY, O_JITTER };
+		O_THROTTLE_BODY, O_RATE_MODE, O_BURST, O_MAX_INFLIGHT, O_CONN_DELAY, O_JITTER,
+		O_ASYNC };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
 		{ "port-file", required_argument, NULL, O_PORTFILE },
@@ -787,6 +939,7 @@ main(int argc, char *argv[])
 		{ "max-inflight", required_argument, NULL, O_MAX_INFLIGHT },
 		{ "conn-delay-ms", required_argument, NULL, O_CONN_DELAY },
 		{ "jitter-ms", required_argument, NULL, O_JITTER },
+		{ "async-ms", required_argument, NULL, O_ASYNC },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "token-file", required_argument, NULL, O_TOKEN },
 		{ "help", no_argument, NULL, 'h' },
@@ -797,6 +950,7 @@ main(int argc, char *argv[])
 	long port = 8080;
 	struct sockaddr_in addr;
 	struct MHD_Daemon *d;
+	pthread_t applier_thread;
 	sigset_t sigs;
 	int c, sig, slow;
 
@@ -834,6 +988,7 @@ main(int argc, char *argv[])
 		case O_MAX_INFLIGHT: max_inflight = num("--max-inflight", optarg); break;
 		case O_CONN_DELAY: conn_delay_ms = num("--conn-delay-ms", optarg); break;
 		case O_JITTER: jitter_ms = num("--jitter-ms", optarg); break;
+		case O_ASYNC: async_ms = num("--async-ms", optarg); break;
 		case O_SEED: seed = (unsigned)num("--seed", optarg); break;
 		case O_TOKEN: {
 			FILE *f = fopen(optarg, "r");
@@ -903,9 +1058,19 @@ main(int argc, char *argv[])
 		fclose(f);
 		rename(tmp, portfile); /* readers never see a half-written file */
 	}
+	if (async_ms > 0 && (errno = pthread_create(&applier_thread, NULL, applier, NULL)))
+		sr_die(SR_EX_BACKEND, "cannot start the applier thread:");
 	sigwait(&sigs, &sig);
 	MHD_stop_daemon(d);
+	if (async_ms > 0) {
+		pthread_mutex_lock(&mu);
+		stopping = 1;
+		pthread_cond_signal(&wake);
+		pthread_mutex_unlock(&mu);
+		pthread_join(applier_thread, NULL);
+	}
 	pthread_mutex_lock(&mu);
+	free(pend);
 	if (logf != stderr)
 		fclose(logf);
 	free(cards);

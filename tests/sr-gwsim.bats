@@ -277,3 +277,53 @@ across_second() {
 	awk '$1 > 0.18 { exit 1 } { sum += $1 } END { if (sum < 0.1) exit 1 }' <<<"$output"
 	assert_equal "$(wc -l <"$T/gw.log")" 8
 }
+
+# wait_for CMD...: until CMD succeeds, for at most 5 s.
+wait_for() {
+	local i
+	for i in $(seq 250); do "$@" && return 0; sleep 0.02; done
+	"$@"
+}
+
+# landed N: N changes have landed (--async-ms), by the log.
+landed() {
+	[ "$(jq -s '[.[] | select(.kind == "apply")] | length' "$T/gw.log")" -eq "$1" ]
+}
+
+@test "default --async-ms: accepted with a txn, the old state until the change lands, then an apply line" {
+	gwsim_start --async-ms 400
+	change K1 stop
+	assert_equal "$http $body" '202 {"code":"ACCEPTED","txn":"T1"}'
+	logged -1 | jq -e '.http == 202 and .code == "ACCEPTED" and (.applied | not) and .state == "active"
+		and .txn == "T1" and (.refused | not)'
+	t_call=$(field -1 t)
+	query K1
+	assert_equal "$body" '{"status":"active"}'
+	# The interval runs from the accepted call.
+	change K1 resume
+	assert_equal "$http" 409
+	wait_for landed 1
+	jq -c 'select(.kind == "apply")' "$T/gw.log" | jq -e --argjson t "$t_call" '.card == "K1"
+		and .carrier == "c1" and .applied and .state == "stopped" and .fault == "async"
+		and .txn == "T1" and .key == "K1-stop" and .t >= $t + 400'
+	query K1
+	assert_equal "$body" '{"status":"stopped"}'
+}
+
+@test "--async-ms: already is judged on the state to come; a card's changes land in order" {
+	gwsim_start --async-ms 300 --interval-ms 0
+	change K1 stop
+	assert_equal "$http" 202
+	change K1 stop
+	assert_equal "$http $body" '200 {"code":"ALREADY"}'
+	change K1 resume
+	assert_equal "$http $body" '202 {"code":"ACCEPTED","txn":"T2"}'
+	query K1
+	assert_equal "$body" '{"status":"active"}'
+	# No request needed for them to land.
+	wait_for landed 2
+	assert_equal "$(jq -r 'select(.kind == "apply") | "\(.txn):\(.state)"' "$T/gw.log" | tr '\n' ' ')" \
+		"T1:stopped T2:active "
+	query K1
+	assert_equal "$body" '{"status":"active"}'
+}
