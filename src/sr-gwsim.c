@@ -23,12 +23,14 @@
  * "refused" when the carrier turned the call away, unapplied, and said so
  * (rate, authentication): such a call is certainly not a change.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -39,28 +41,52 @@
 #include "sr.h"
 
 static const char usage[] =
-"usage: sr-gwsim [--port N] [--port-file F] [--log F] [--qps N] [--interval-ms N]\n"
-"                [--cards F] [--latency-ms N] [--fault-429 P] [--retry-after S]\n"
-"                [--throttle-in-body] [--fault-reject P] [--fault-5xx-before P]\n"
-"                [--fault-5xx-after P] [--fault-drop-after P] [--fault-timeout-after P]\n"
-"                [--slow-ms N] [--fail-account ID] [--seed N] [--token-file F]\n"
-"                [--rate-mode sliding|fixed|bucket] [--burst B] [--max-inflight M]\n"
+"usage: sr-gwsim [--profile default|onelink] [--port N] [--port-file F] [--log F]\n"
+"                [--qps N] [--rate-mode sliding|fixed|bucket] [--burst B]\n"
+"                [--max-inflight M] [--interval-ms N] [--cards F] [--latency-ms N]\n"
 "                [--conn-delay-ms N] [--jitter-ms N] [--async-ms N]\n"
+"                [--fault-429 P] [--retry-after S] [--throttle-in-body]\n"
+"                [--fault-reject P] [--fault-5xx-before P] [--fault-5xx-after P]\n"
+"                [--fault-drop-after P] [--fault-timeout-after P] [--slow-ms N]\n"
+"                [--fail-account ID] [--seed N] [--token-file F] [--password-file F]\n"
+"                [--token-ttl-ms N]\n"
 "\n"
-"A carrier gateway simulator on 127.0.0.1 (libmicrohttpd):\n"
+"A carrier gateway simulator on 127.0.0.1 (libmicrohttpd), in one of these\n"
+"API shapes (--profile); the account of a call comes from the request.\n"
+"\n"
+"default\n"
 "  POST /v1/cards/{card}/stop|resume  {\"carrier\":\"c17\",\"request_id\":\"...\"}\n"
-"       header Idempotency-Key\n"
+"       header Idempotency-Key (logged as key)\n"
 "       200 {\"code\":\"OK\"} | 200 {\"code\":\"ALREADY\"} | 409 {\"code\":\"TOO_FREQUENT\"}\n"
 "       429 {\"code\":\"RATE_LIMITED\"} + Retry-After | 422 {\"code\":\"NOT_ALLOWED\"}\n"
 "       401 {\"code\":\"UNAUTHORIZED\"} | 500 {\"code\":\"INTERNAL\"}\n"
+"       --async-ms: 202 {\"code\":\"ACCEPTED\",\"txn\":\"T<n>\"}\n"
 "  GET  /v1/cards/{card}/status?carrier=c17\n"
 "       200 {\"status\":\"active\"|\"stopped\"|\"retired\"}\n"
-"A change call on a retired card is answered 422 NOT_ALLOWED.\n"
-"  POST /_sim/set?qps=N&fail_account=ID  change the carrier mid-run (an empty\n"
-"       fail_account clears it): 200 {\"ok\":true}, 400 on a bad parameter;\n"
-"       neither logged nor counted\n"
+"onelink (China Mobile OneLink-like), GET with a query or POST with a JSON or\n"
+"form body; the key is the transid, HTTP is 200 but for 5xx faults\n"
+"  /v5/ec/get/token?appid=A&password=P&transid=X   (the appid is the account)\n"
+"       {\"status\":\"0\",\"message\":\"正确\",\"result\":[{\"token\":\"<32 hex>\",\"ttl\":\"3600\"}]}\n"
+"       wrong password: {\"status\":\"12001\",\"message\":\"APPID或密码错误\"}\n"
+"  /v5/ec/change/sim-status?msisdn=CARD&operType=0|1&token=T&transid=X\n"
+"       (0 stop, 1 resume; the account is the token's appid)\n"
+"       {\"status\":\"0\",\"message\":\"正确\",\"result\":[{\"msisdn\":\"CARD\"}]}\n"
+"       (--async-ms: \"jobId\":\"J<n>\" in result[0])\n"
+"       12058 already, 12039 too frequent, 12040 over the rate, 12087 not\n"
+"       allowed, 12021 unknown or expired token, 12002 bad parameters;\n"
+"       5xx: HTTP 500, text/plain \"Internal Server Error\"\n"
+"  /v5/ec/query/sim-status?msisdn=CARD&token=T&transid=X\n"
+"       {\"status\":\"0\",\"message\":\"正确\",\"result\":[{\"cardStatus\":\"2\"|\"4\"|\"9\"}]}\n"
+"       (active, stopped, retired)\n"
+"every shape\n"
+"  POST /_sim/set?qps=N&fail_account=ID&token_ttl_ms=N  change the carrier\n"
+"       mid-run (an empty fail_account clears it): 200 {\"ok\":true}, 400 on a bad\n"
+"       parameter; neither logged nor counted\n"
+"  Unknown paths are 404; card ids are [A-Za-z0-9_.-]{1,64}. A change call on\n"
+"  a retired card is not allowed. Token fetches are not counted in the rate.\n"
 "\n"
 "Options:\n"
+"  --profile P          the API shape: default or onelink [default]\n"
 "  --port N             port (0: any free port; see --port-file)  [8080]\n"
 "  --port-file F        write the bound port to F once listening\n"
 "  --log F              JSONL log of every request [stderr]\n"
@@ -73,7 +99,8 @@ static const char usage[] =
 "  --burst B            the bucket's capacity (--rate-mode bucket) [N]\n"
 "  --max-inflight M     at most M calls+queries of one account handled at once;\n"
 "                       the excess is refused like a rate refusal (0: no limit) [0]\n"
-"  --interval-ms N      per-card minimum interval between change calls (0: none) [0]\n"
+"  --interval-ms N      per-card minimum interval between change calls, stop and\n"
+"                       resume together, from the last accepted one (0: none) [0]\n"
 "  --cards F            initial card states, JSONL\n"
 "                       {\"card\":...,\"status\":\"active\"|\"stopped\"|\"retired\"} [all active]\n"
 "  --latency-ms N       delay before answering each request (after its arrival) [0]\n"
@@ -81,15 +108,15 @@ static const char usage[] =
 "                       the connection was accepted (a TLS handshake); later\n"
 "                       requests of a kept-alive connection are not delayed [0]\n"
 "  --jitter-ms N        every request arrives a uniform random 0..N ms late [0]\n"
-"  --async-ms N         accept change calls (202 {\"code\":\"ACCEPTED\",\"txn\":\"T<n>\"})\n"
-"                       and change the card only N ms later, logged as an\n"
-"                       \"apply\" line; queries show the old state until then;\n"
-"                       \"already\" is judged on the state to come (0: at once) [0]\n"
-"  --fault-429 P        answer 429 with probability P (0..1) [0]\n"
+"  --async-ms N         accept change calls and change the card only N ms later,\n"
+"                       logged as an \"apply\" line; queries show the old state\n"
+"                       until then; \"already\" is judged on the state to come\n"
+"                       (0: at once) [0]\n"
+"  --fault-429 P        refuse as over the rate with probability P (0..1) [0]\n"
 "  --retry-after S      the Retry-After of every 429, in seconds [1]\n"
-"  --throttle-in-body   refuse over the rate with 200 {\"code\":\"THROTTLED\"} (no\n"
-"                       Retry-After) instead of 429, as some carriers do\n"
-"  --fault-reject P     answer 422 NOT_ALLOWED (a permanent rejection) [0]\n"
+"  --throttle-in-body   default shape: refuse over the rate with 200\n"
+"                       {\"code\":\"THROTTLED\"} (no Retry-After) instead of 429\n"
+"  --fault-reject P     a permanent rejection (default: 422 NOT_ALLOWED) [0]\n"
 "  --fault-5xx-before P answer 500 without applying [0]\n"
 "  --fault-5xx-after P  apply, then answer 500 [0]\n"
 "  --fault-drop-after P apply, then close the connection without an answer [0]\n"
@@ -98,16 +125,24 @@ static const char usage[] =
 "  --fail-account ID    every call of account ID, queries too, answers 500 (not\n"
 "                       applied) [none]\n"
 "  --seed N             seed of the fault generator [1]\n"
-"  --token-file F       require \"Authorization: Bearer <token>\" (token read from F)\n"
+"  --token-file F       require \"Authorization: Bearer <token>\" (token read from\n"
+"                       F) on every request, as an API gateway in front of the\n"
+"                       carrier would: 401 {\"code\":\"UNAUTHORIZED\"} otherwise\n"
+"  --password-file F    onelink: the password of every appid (read from F,\n"
+"                       trailing newline stripped) [any password]\n"
+"  --token-ttl-ms N     onelink: a token stops working N ms after its issue,\n"
+"                       whatever ttl it advertised (0: never) [0]\n"
 "  -h, --help, --version\n"
 "The faults but --fail-account apply to stop/resume calls; status queries are\n"
 "answered faithfully. Every request is logged as one JSON line:\n"
 "  {\"t\":ms,\"kind\":\"stop\",\"card\":..,\"carrier\":..,\"http\":200,\"code\":\"OK\",\n"
 "   \"applied\":true,\"state\":\"stopped\",\"fault\":\"\",\"key\":..,\"refused\":false}\n"
-"kind is stop, resume, status or apply (an --async-ms change landing: applied,\n"
-"fault \"async\", the call's txn and key); async accepted calls carry \"txn\"; code is the answer's code (for a query, the\n"
-"state); state is the card's state after the request; refused is true when the\n"
-"call was turned away unapplied and the carrier said so (rate, authentication).\n"
+"t is the arrival; kind is stop, resume, status, token or apply (an --async-ms\n"
+"change landing: applied, fault \"async\", the call's txn and key; async accepted\n"
+"calls carry \"txn\" too); code is the shape's business code (for an answered\n"
+"query, the state); state is the card's state after the request; refused is\n"
+"true when the call was turned away unapplied and the carrier said so (rate,\n"
+"in-flight, authentication), so it is certainly not a change.\n"
 "SIGINT or SIGTERM stops it.\n"
 "Exit: 0 stopped by a signal, 2 usage, 3 cannot listen.\n"
 "Example:\n"
@@ -117,8 +152,13 @@ static const char usage[] =
 enum state { ST_ACTIVE, ST_STOPPED, ST_RETIRED };
 static const char *const state_name[] = { "active", "stopped", "retired" };
 
-enum kind { K_STOP, K_RESUME, K_STATUS, K_APPLY };
-static const char *const kind_name[] = { "stop", "resume", "status", "apply" };
+enum kind { K_STOP, K_RESUME, K_STATUS, K_APPLY, K_TOKEN };
+static const char *const kind_name[] = { "stop", "resume", "status", "apply", "token" };
+
+/* The API shapes: where the account of a call comes from, and how each
+ * verdict is said. */
+enum profile { PR_DEFAULT, PR_ONELINK };
+static const char *const profile_name[] = { "default", "onelink" };
 
 /* What the carrier decided about a request, whatever the API shape. */
 enum verdict {
@@ -128,7 +168,8 @@ enum verdict {
 	V_ACCEPTED,     /* --async-ms: the change lands later */
 	V_TOO_FREQUENT, /* inside the card's interval */
 	V_RATE,         /* over the account's rate (or the 429 fault): refused */
-	V_AUTH,         /* bad or missing credentials: refused */
+	V_AUTH,         /* bad or missing credentials (or token): refused */
+	V_BEARER,       /* no good --token-file bearer: refused at the door */
 	V_NOT_ALLOWED,  /* a permanent rejection (retired card, --fault-reject) */
 	V_INTERNAL,     /* 5xx */
 };
@@ -181,6 +222,7 @@ struct call {
 	enum state state; /* the card's, after the request */
 	int applied, drop, slow;
 	const char *fault;
+	char token[33];   /* K_TOKEN: the one issued */
 };
 
 /* How a verdict is said on the wire. */
@@ -188,7 +230,15 @@ struct answer {
 	int http;
 	char body[256];
 	const char *code; /* for the log */
+	const char *type; /* Content-Type; NULL: JSON */
 	int retry_after;
+};
+
+/* A OneLink token: each fetch issues a new one, and older ones of the same
+ * appid stay valid until they expire themselves. */
+struct token {
+	char tok[33], appid[65];
+	int64_t issued;
 };
 
 /* An accepted change that lands later (--async-ms), in a min-heap on due
@@ -205,6 +255,9 @@ static pthread_cond_t wake = PTHREAD_COND_INITIALIZER; /* the applier's */
 static struct pending *pend;
 static size_t npend, cappend;
 static unsigned long ntxn;
+static char txn_prefix = 'T'; /* OneLink says jobId J<n> */
+static struct token *tokens;
+static size_t ntokens, captokens;
 static int stopping;
 static long async_ms;
 static struct card *cards;
@@ -220,7 +273,10 @@ static double p429, preject, p5xx_before, p5xx_after, pdrop_after, ptimeout_afte
 static int throttle_in_body;
 static unsigned seed = 1, jitter_seed; /* jitter draws leave the faults' sequence alone */
 static long conn_delay_ms, jitter_ms;
-static char *token;
+static char *token;     /* --token-file */
+static char *password;  /* --password-file */
+static long token_ttl_ms;
+static enum profile profile;
 static char fail_account[65]; /* every call of this account: 500 */
 
 static int64_t
@@ -393,12 +449,12 @@ coin(void)
 static void
 log_call(const struct call *c, const struct answer *a)
 {
-	int refused = c->v == V_RATE || c->v == V_AUTH;
+	int refused = c->v == V_RATE || c->v == V_AUTH || c->v == V_BEARER;
 	json_t *o = json_pack("{sI ss ss ss si ss sb ss ss ss sb}", "t", (json_int_t)c->arrived,
 	    "kind", kind_name[c->kind], "card", c->card, "carrier", c->carrier,
 	    "http", c->drop ? 0 : a->http, "code", a->code, "applied", c->applied,
-	    "state", state_name[c->state], "fault", c->fault ? c->fault : "", "key", c->key,
-	    "refused", refused);
+	    "state", c->kind == K_TOKEN ? "" : state_name[c->state],
+	    "fault", c->fault ? c->fault : "", "key", c->key, "refused", refused);
 	char *s;
 
 	if (c->txn[0])
@@ -411,13 +467,14 @@ log_call(const struct call *c, const struct answer *a)
 }
 
 static enum MHD_Result
-reply(struct MHD_Connection *con, int http, const char *body, int retry_after)
+reply_as(struct MHD_Connection *con, int http, const char *type, const char *body,
+    int retry_after)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
 	    MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
-	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Content-Type", type ? type : "application/json");
 	if (retry_after) {
 		char ra[24];
 
@@ -429,13 +486,29 @@ reply(struct MHD_Connection *con, int http, const char *body, int retry_after)
 	return ret;
 }
 
+static enum MHD_Result
+reply(struct MHD_Connection *con, int http, const char *body, int retry_after)
+{
+	return reply_as(con, http, NULL, body, retry_after);
+}
+
+/* With --token-file, an API gateway in front of the carrier wants the
+ * bearer, whatever the shape behind it. */
+static int
+bearer_ok(struct MHD_Connection *con)
+{
+	const char *auth = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Authorization");
+
+	return !token || (auth && !strncmp(auth, "Bearer ", 7) && !strcmp(auth + 7, token));
+}
+
 /* The default shape: POST /v1/cards/{card}/stop|resume, GET .../status.
  * Returns 0, or the HTTP status of a malformed request (body set). */
 static int
 parse_default(struct MHD_Connection *con, const char *method, const char *url,
     const struct ctx *cx, struct call *c, const char **bad)
 {
-	const char *p, *auth, *slash, *action;
+	const char *p, *slash, *action;
 
 	*bad = "{\"code\":\"NOT_FOUND\"}";
 	if (strncmp(url, "/v1/cards/", 10) != 0 || !(slash = strchr(url + 10, '/')) ||
@@ -464,11 +537,8 @@ parse_default(struct MHD_Connection *con, const char *method, const char *url,
 	*bad = "{\"code\":\"BAD_CARRIER\"}";
 	if (!sr_valid_id(c->carrier))
 		return 400;
-	if (token) {
-		auth = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Authorization");
-		if (!auth || strncmp(auth, "Bearer ", 7) || strcmp(auth + 7, token))
-			c->v = V_AUTH;
-	}
+	if (!bearer_ok(con))
+		c->v = V_BEARER;
 	return 0;
 }
 
@@ -485,6 +555,7 @@ answer_default(const struct call *c, struct answer *a)
 		[V_TOO_FREQUENT] = { 409, "TOO_FREQUENT" },
 		[V_RATE] = { 429, "RATE_LIMITED" },
 		[V_AUTH] = { 401, "UNAUTHORIZED" },
+		[V_BEARER] = { 401, "UNAUTHORIZED" },
 		[V_NOT_ALLOWED] = { 422, "NOT_ALLOWED" },
 		[V_INTERNAL] = { 500, "INTERNAL" },
 	};
@@ -501,6 +572,208 @@ answer_default(const struct call *c, struct answer *a)
 		snprintf(a->body, sizeof a->body, "{\"code\":\"%s\",\"txn\":\"%s\"}", a->code, c->txn);
 	else
 		snprintf(a->body, sizeof a->body, "{\"code\":\"%s\"}", a->code);
+}
+
+/* Decode %XX and '+' in place. */
+static void
+url_decode(char *s)
+{
+	char *o = s, hex[3] = "";
+
+	for (; *s; s++) {
+		if (*s == '+') {
+			*o++ = ' ';
+		} else if (*s == '%' && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2])) {
+			hex[0] = s[1], hex[1] = s[2];
+			*o++ = (char)strtol(hex, NULL, 16);
+			s += 2;
+		} else
+			*o++ = *s;
+	}
+	*o = '\0';
+}
+
+/* A POST body's parameters as a JSON object: a JSON body as it is, an
+ * application/x-www-form-urlencoded one decoded into strings. NULL if none. */
+static json_t *
+body_params(struct MHD_Connection *con, const struct ctx *cx)
+{
+	const char *type = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Content-Type");
+	char *copy, *save = NULL, *kv, *v;
+	json_t *o;
+
+	if (!cx->body)
+		return NULL;
+	if (!type || strncasecmp(type, "application/x-www-form-urlencoded", 33))
+		return json_loads(cx->body, 0, NULL);
+	o = json_object();
+	copy = sr_strdup(cx->body);
+	for (kv = strtok_r(copy, "&", &save); kv; kv = strtok_r(NULL, "&", &save)) {
+		if ((v = strchr(kv, '=')))
+			*v++ = '\0';
+		url_decode(kv);
+		if (v)
+			url_decode(v);
+		json_object_set_new(o, kv, json_string(v ? v : ""));
+	}
+	free(copy);
+	return o;
+}
+
+/* A OneLink parameter: from the body if there is one, else the query. */
+static const char *
+param(struct MHD_Connection *con, json_t *body, const char *name, char *buf, size_t len)
+{
+	json_t *v = json_is_object(body) ? json_object_get(body, name) : NULL;
+	const char *q;
+
+	if (json_is_string(v))
+		snprintf(buf, len, "%s", json_string_value(v));
+	else if (json_is_integer(v))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else if ((q = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, name)))
+		snprintf(buf, len, "%s", q);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+/* The token tok, newest first, or NULL (caller holds mu). */
+static const struct token *
+token_find(const char *tok)
+{
+	for (size_t i = ntokens; i-- > 0;)
+		if (!strcmp(tokens[i].tok, tok))
+			return &tokens[i];
+	return NULL;
+}
+
+/* Issue a new token for appid into c->token (caller holds mu). */
+static void
+token_issue(struct call *c)
+{
+	unsigned char r[16];
+	FILE *f = fopen("/dev/urandom", "r");
+	struct token *t;
+
+	if (!f || fread(r, 1, sizeof r, f) != sizeof r)
+		for (size_t i = 0; i < sizeof r; i++) /* unlikely; unique is enough */
+			r[i] = (unsigned char)rand_r(&jitter_seed);
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < sizeof r; i++)
+		snprintf(c->token + 2 * i, 3, "%02x", r[i]);
+	if (ntokens == captokens) {
+		captokens = captokens ? captokens * 2 : 64;
+		tokens = sr_realloc(tokens, captokens * sizeof *tokens);
+	}
+	t = &tokens[ntokens++];
+	snprintf(t->tok, sizeof t->tok, "%s", c->token);
+	snprintf(t->appid, sizeof t->appid, "%s", c->carrier);
+	t->issued = c->arrived;
+}
+
+/* OneLink (China Mobile) shape, GET with a query or POST with a JSON or
+ * form body:
+ *   /v5/ec/get/token?appid=&password=&transid=
+ *   /v5/ec/change/sim-status?msisdn=&operType=0|1&token=&transid=
+ *   /v5/ec/query/sim-status?msisdn=&token=&transid=
+ * The account is the appid, the token's for calls and queries; the key
+ * is the transid. Returns 0, or the HTTP status of an answer in *bad. */
+static int
+parse_onelink(struct MHD_Connection *con, const char *method, const char *url,
+    const struct ctx *cx, struct call *c, const char **bad)
+{
+	json_t *body = !strcmp(method, "POST") ? body_params(con, cx) : NULL;
+	char op[8], tok[80], pw[512];
+	const struct token *t;
+	int ret = 0;
+
+	*bad = "{\"status\":\"12002\",\"message\":\"参数错误\"}";
+	param(con, body, "transid", c->key, sizeof c->key);
+	if ((strcmp(method, "GET") && strcmp(method, "POST")) || strncmp(url, "/v5/ec/", 7)) {
+		*bad = "{\"code\":\"NOT_FOUND\"}";
+		ret = 404;
+	} else if (!strcmp(url + 7, "get/token")) {
+		c->kind = K_TOKEN;
+		param(con, body, "appid", c->carrier, sizeof c->carrier);
+		param(con, body, "password", pw, sizeof pw);
+		if (!sr_valid_id(c->carrier))
+			ret = 200;
+		else if (password && strcmp(pw, password))
+			c->v = V_AUTH;
+	} else if (!strcmp(url + 7, "change/sim-status") || !strcmp(url + 7, "query/sim-status")) {
+		c->kind = url[7] == 'q' ? K_STATUS : !strcmp(param(con, body, "operType", op,
+		    sizeof op), "0") ? K_STOP : K_RESUME;
+		param(con, body, "msisdn", c->card, sizeof c->card);
+		param(con, body, "token", tok, sizeof tok);
+		if (!sr_valid_id(c->card) || (c->kind != K_STATUS && strcmp(op, "0") && strcmp(op, "1")))
+			ret = 200;
+		pthread_mutex_lock(&mu);
+		if ((t = token_find(tok)))
+			snprintf(c->carrier, sizeof c->carrier, "%s", t->appid);
+		if (!t || (token_ttl_ms > 0 && c->arrived - t->issued >= token_ttl_ms))
+			c->v = V_AUTH;
+		pthread_mutex_unlock(&mu);
+	} else {
+		*bad = "{\"code\":\"NOT_FOUND\"}";
+		ret = 404;
+	}
+	json_decref(body);
+	if (!bearer_ok(con))
+		c->v = V_BEARER;
+	return ret;
+}
+
+static void
+answer_onelink(const struct call *c, struct answer *a)
+{
+	static const struct {
+		const char *status, *message;
+	} w[] = {
+		[V_OK] = { "0", "正确" },
+		[V_ALREADY] = { "12058", "卡状态已是目标状态" },
+		[V_ACCEPTED] = { "0", "正确" },
+		[V_TOO_FREQUENT] = { "12039", "同一卡号3分钟内不能重复办理" },
+		[V_RATE] = { "12040", "调用频繁，请稍后再试" },
+		[V_AUTH] = { "12021", "TOKEN不存在或已过期，请重新获取" },
+		[V_NOT_ALLOWED] = { "12087", "号码状态不允许办理" },
+	};
+	static const char *const card_status[] = { "2", "4", "9" }; /* active, stopped, retired */
+
+	a->http = 200;
+	if (c->v == V_INTERNAL) {
+		a->http = 500, a->code = "INTERNAL", a->type = "text/plain";
+		snprintf(a->body, sizeof a->body, "Internal Server Error");
+		return;
+	}
+	if (c->v == V_BEARER) {
+		a->http = 401, a->code = "UNAUTHORIZED";
+		snprintf(a->body, sizeof a->body, "{\"code\":\"UNAUTHORIZED\"}");
+		return;
+	}
+	if (c->kind == K_TOKEN && c->v == V_AUTH) {
+		a->code = "12001";
+		snprintf(a->body, sizeof a->body, "{\"status\":\"12001\",\"message\":\"APPID或密码错误\"}");
+		return;
+	}
+	a->code = w[c->v].status;
+	if (c->v != V_OK && c->v != V_ACCEPTED)
+		snprintf(a->body, sizeof a->body, "{\"status\":\"%s\",\"message\":\"%s\"}", a->code,
+		    w[c->v].message);
+	else if (c->kind == K_TOKEN)
+		snprintf(a->body, sizeof a->body, "{\"status\":\"0\",\"message\":\"正确\",\"result\":"
+		    "[{\"token\":\"%s\",\"ttl\":\"3600\"}]}", c->token);
+	else if (c->kind == K_STATUS) {
+		a->code = state_name[c->state];
+		snprintf(a->body, sizeof a->body, "{\"status\":\"0\",\"message\":\"正确\",\"result\":"
+		    "[{\"cardStatus\":\"%s\"}]}", card_status[c->state]);
+	} else if (c->v == V_ACCEPTED)
+		snprintf(a->body, sizeof a->body, "{\"status\":\"0\",\"message\":\"正确\",\"result\":"
+		    "[{\"msisdn\":\"%s\",\"jobId\":\"%s\"}]}", c->card, c->txn);
+	else
+		snprintf(a->body, sizeof a->body, "{\"status\":\"0\",\"message\":\"正确\",\"result\":"
+		    "[{\"msisdn\":\"%s\"}]}", c->card);
 }
 
 static int
@@ -538,7 +811,7 @@ schedule(struct call *c, enum state want)
 	snprintf(p->card, sizeof p->card, "%s", c->card);
 	snprintf(p->carrier, sizeof p->carrier, "%s", c->carrier);
 	snprintf(p->key, sizeof p->key, "%s", c->key);
-	snprintf(p->txn, sizeof p->txn, "T%lu", p->n);
+	snprintf(p->txn, sizeof p->txn, "%c%lu", txn_prefix, p->n);
 	snprintf(c->txn, sizeof c->txn, "%s", p->txn);
 	for (; i > 0 && pending_before(&pend[i], &pend[(i - 1) / 2]); i = (i - 1) / 2)
 		pending_swap(i, (i - 1) / 2);
@@ -623,9 +896,15 @@ applier(void *arg)
 static void
 decide(struct call *c)
 {
-	struct card *k = card_get(c->card, c->carrier);
+	struct card *k;
 	enum state want = c->kind == K_STOP ? ST_STOPPED : ST_ACTIVE;
 
+	if (c->kind == K_TOKEN) {
+		token_issue(c);
+		c->v = V_OK;
+		return;
+	}
+	k = card_get(c->card, c->carrier);
 	if (fail_account[0] && !strcmp(fail_account, c->carrier)) {
 		c->v = V_INTERNAL, c->fault = "account_down";
 	} else if (c->kind == K_STATUS) {
@@ -662,8 +941,8 @@ decide(struct call *c)
 
 /* What POST /_sim/set asks: each member is set only if given. */
 struct setting {
-	int bad, has_qps, has_fail;
-	long qps;
+	int bad, has_qps, has_fail, has_ttl;
+	long qps, token_ttl_ms;
 	char fail_account[65];
 };
 
@@ -676,6 +955,9 @@ setting_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *val
 	if (!strcmp(key, "qps")) {
 		st->has_qps = 1;
 		st->bad |= (st->qps = sr_parse_long(value)) < 0;
+	} else if (!strcmp(key, "token_ttl_ms")) {
+		st->has_ttl = 1;
+		st->bad |= (st->token_ttl_ms = sr_parse_long(value)) < 0;
 	} else if (!strcmp(key, "fail_account")) {
 		st->has_fail = 1;
 		value = value ? value : "";
@@ -686,8 +968,9 @@ setting_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *val
 	return MHD_YES;
 }
 
-/* The tests' control: POST /_sim/set?qps=N&fail_account=ID changes the
- * carrier mid-run. Neither logged nor counted: it is not a call. All or
+/* The tests' control: POST /_sim/set?qps=N&fail_account=ID&token_ttl_ms=N
+ * changes the carrier mid-run (a new TTL applies to the tokens already
+ * issued too: expiry is judged when a token is used). Neither logged nor counted: it is not a call. All or
  * nothing: a bad or unknown parameter changes nothing. */
 static enum MHD_Result
 control(struct MHD_Connection *con, const char *method, const char *url)
@@ -698,16 +981,28 @@ control(struct MHD_Connection *con, const char *method, const char *url)
 		return reply(con, 404, "{\"code\":\"NOT_FOUND\"}", 0);
 	memset(&st, 0, sizeof st);
 	MHD_get_connection_values(con, MHD_GET_ARGUMENT_KIND, setting_arg, &st);
-	if (st.bad || !(st.has_qps || st.has_fail))
+	if (st.bad || !(st.has_qps || st.has_fail || st.has_ttl))
 		return reply(con, 400, "{\"ok\":false}", 0);
 	pthread_mutex_lock(&mu);
 	if (st.has_qps)
 		qps = st.qps;
 	if (st.has_fail)
 		snprintf(fail_account, sizeof fail_account, "%s", st.fail_account);
+	if (st.has_ttl)
+		token_ttl_ms = st.token_ttl_ms;
 	pthread_mutex_unlock(&mu);
 	return reply(con, 200, "{\"ok\":true}", 0);
 }
+
+/* Each API shape: what a request asks, and how a verdict is said. */
+static const struct shape {
+	int (*parse)(struct MHD_Connection *, const char *, const char *, const struct ctx *,
+	    struct call *, const char **);
+	void (*answer)(const struct call *, struct answer *);
+} shapes[] = {
+	[PR_DEFAULT] = { parse_default, answer_default },
+	[PR_ONELINK] = { parse_onelink, answer_onelink },
+};
 
 /* Handle a complete request. Returns MHD_NO to drop the connection. */
 static enum MHD_Result
@@ -723,12 +1018,14 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 		return control(con, method, url);
 	memset(&c, 0, sizeof c);
 	memset(&a, 0, sizeof a);
-	if ((http = parse_default(con, method, url, cx, &c, &bad)))
-		return reply(con, http, bad, 0);
 	c.arrived = cx->arrived;
+	if ((http = shapes[profile].parse(con, method, url, cx, &c, &bad)))
+		return reply(con, http, bad, 0);
 
+	/* Token fetches are not calls: neither rated nor in flight. */
 	pthread_mutex_lock(&mu);
-	if (c.v == V_NONE && !(admitted = !(c.fault = admit(c.carrier, c.arrived))))
+	if (c.v == V_NONE && c.kind != K_TOKEN &&
+	    !(admitted = !(c.fault = admit(c.carrier, c.arrived))))
 		c.v = V_RATE;
 	pthread_mutex_unlock(&mu);
 
@@ -739,8 +1036,9 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 	apply_due(now_ms()); /* what is due has landed, even if the applier is late */
 	if (c.v == V_NONE)
 		decide(&c);
-	c.state = card_get(c.card, c.carrier)->state;
-	answer_default(&c, &a);
+	if (c.kind != K_TOKEN)
+		c.state = card_get(c.card, c.carrier)->state;
+	shapes[profile].answer(&c, &a);
 	log_call(&c, &a);
 	pthread_mutex_unlock(&mu);
 
@@ -748,7 +1046,7 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 	if (!c.drop) {
 		if (c.slow)
 			sr_sleep_ms(slow_ms);
-		ret = reply(con, a.http, a.body, a.retry_after);
+		ret = reply_as(con, a.http, a.type, a.body, a.retry_after);
 	}
 	if (admitted)
 		release(c.carrier);
@@ -899,6 +1197,24 @@ num(const char *opt, const char *s)
 	return v;
 }
 
+/* A secret from a file, without its trailing newline (never from argv). */
+static char *
+secret(const char *opt, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char buf[512];
+	size_t n;
+
+	if (!f)
+		sr_die(SR_EX_USAGE, "%s: cannot open '%s':", opt, path);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		n--;
+	buf[n] = '\0';
+	return sr_strdup(buf);
+}
+
 /* The index of s in names[n], or die. */
 static int
 word(const char *opt, const char *s, const char *const *names, int n)
@@ -915,7 +1231,7 @@ main(int argc, char *argv[])
 	enum { O_PORT = 1, O_PORTFILE, O_LOG, O_QPS, O_INTERVAL, O_CARDS, O_LATENCY, O_429,
 		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT, O_RETRY_AFTER, O_FAIL_ACCOUNT,
 		O_THROTTLE_BODY, O_RATE_MODE, O_BURST, O_MAX_INFLIGHT, O_CONN_DELAY, O_JITTER,
-		O_ASYNC };
+		O_ASYNC, O_PASSWORD, O_TOKEN_TTL, O_PROFILE };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
 		{ "port-file", required_argument, NULL, O_PORTFILE },
@@ -940,6 +1256,9 @@ main(int argc, char *argv[])
 		{ "conn-delay-ms", required_argument, NULL, O_CONN_DELAY },
 		{ "jitter-ms", required_argument, NULL, O_JITTER },
 		{ "async-ms", required_argument, NULL, O_ASYNC },
+		{ "password-file", required_argument, NULL, O_PASSWORD },
+		{ "token-ttl-ms", required_argument, NULL, O_TOKEN_TTL },
+		{ "profile", required_argument, NULL, O_PROFILE },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "token-file", required_argument, NULL, O_TOKEN },
 		{ "help", no_argument, NULL, 'h' },
@@ -990,27 +1309,26 @@ main(int argc, char *argv[])
 		case O_JITTER: jitter_ms = num("--jitter-ms", optarg); break;
 		case O_ASYNC: async_ms = num("--async-ms", optarg); break;
 		case O_SEED: seed = (unsigned)num("--seed", optarg); break;
-		case O_TOKEN: {
-			FILE *f = fopen(optarg, "r");
-			char buf[512];
-			size_t n;
-
-			if (!f)
-				sr_die(SR_EX_USAGE, "--token-file: cannot open '%s':", optarg);
-			n = fread(buf, 1, sizeof buf - 1, f);
-			fclose(f);
-			while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-				n--;
-			buf[n] = '\0';
-			token = sr_strdup(buf);
+		case O_TOKEN:
+			free(token);
+			token = secret("--token-file", optarg);
 			break;
-		}
+		case O_PASSWORD:
+			free(password);
+			password = secret("--password-file", optarg);
+			break;
+		case O_TOKEN_TTL: token_ttl_ms = num("--token-ttl-ms", optarg); break;
+		case O_PROFILE:
+			profile = (enum profile)word("--profile", optarg, profile_name, 2);
+			break;
 		case SR_OPT_VERSION: printf("sr-gwsim %s\n", SR_VERSION); return 0;
 		case 'h': fputs(usage, stdout); return 0;
 		default: sr_usage(SR_EX_USAGE, usage);
 		}
 	}
 	jitter_seed = seed ^ 0x5bd1e995u;
+	if (profile == PR_ONELINK)
+		txn_prefix = 'J';
 	if (port > 65535)
 		sr_die(SR_EX_USAGE, "--port: %ld is out of range", port);
 	logf = stderr;
@@ -1077,7 +1395,9 @@ main(int argc, char *argv[])
 	for (int i = 0; i < naccounts; i++)
 		free(accounts[i].arrivals);
 	free(accounts);
+	free(tokens);
 	free(token);
+	free(password);
 	pthread_mutex_unlock(&mu);
 	return 0;
 }

@@ -327,3 +327,161 @@ landed() {
 	query K1
 	assert_equal "$body" '{"status":"active"}'
 }
+
+# ol_token APPID [PASSWORD]: fetch a OneLink token into $tok.
+ol_token() {
+	req "$SRQ_GATEWAY/v5/ec/get/token?appid=$1&password=${2:-pw}&transid=tk$RANDOM"
+	tok=$(jq -r '.result[0].token // ""' <<<"$body")
+}
+
+# ol_change CARD 0|1 TOKEN [CURL-ARGS...]: a OneLink change, as a GET.
+ol_change() {
+	req "${@:4}" "$SRQ_GATEWAY/v5/ec/change/sim-status?msisdn=$1&operType=$2&token=$3&transid=$1-$2"
+}
+
+# ol_query CARD TOKEN: a OneLink status query.
+ol_query() {
+	req "$SRQ_GATEWAY/v5/ec/query/sim-status?msisdn=$1&token=$2&transid=q$1"
+}
+
+@test "onelink: token, ok, already, too frequent, query, retired; GET, JSON and form bodies" {
+	printf 'pw\n' >"$T/pw"
+	cards '{"card":"S1","status":"stopped"}' '{"card":"R1","status":"retired"}'
+	gwsim_start --profile onelink --password-file "$T/pw" --cards "$T/cards.jsonl"
+	ol_token a1 wrong
+	assert_equal "$http $body" '200 {"status":"12001","message":"APPID或密码错误"}'
+	logged -1 | jq -e '.kind == "token" and .carrier == "a1" and .code == "12001" and .refused'
+	ol_token a1
+	[[ $tok =~ ^[0-9a-f]{32}$ ]]
+	assert_equal "$(jq -c '[.status, .message, .result[0].ttl]' <<<"$body")" '["0","正确","3600"]'
+	logged -1 | jq -e '.kind == "token" and .carrier == "a1" and .code == "0" and (.refused | not)'
+	ol_change K1 0 "$tok"
+	assert_equal "$http $body" '200 {"status":"0","message":"正确","result":[{"msisdn":"K1"}]}'
+	logged -1 | jq -e '.kind == "stop" and .carrier == "a1" and .code == "0" and .applied
+		and .state == "stopped" and .key == "K1-0"'
+	ol_query K1 "$tok"
+	assert_equal "$body" '{"status":"0","message":"正确","result":[{"cardStatus":"4"}]}'
+	logged -1 | jq -e '.kind == "status" and .code == "stopped"'
+	# A POST with a JSON body, inside the card's interval.
+	req -X POST -H 'Content-Type: application/json' \
+		-d "{\"msisdn\":\"K1\",\"operType\":\"1\",\"token\":\"$tok\",\"transid\":\"j1\"}" \
+		"$SRQ_GATEWAY/v5/ec/change/sim-status"
+	assert_equal "$http $body" '200 {"status":"12039","message":"同一卡号3分钟内不能重复办理"}'
+	logged -1 | jq -e '.kind == "resume" and .key == "j1" and (.applied | not) and (.refused | not)'
+	# A POST with a form body.
+	req -X POST -d msisdn=S1 -d operType=0 -d "token=$tok" -d transid=f1 "$SRQ_GATEWAY/v5/ec/change/sim-status"
+	assert_equal "$http $body" '200 {"status":"12058","message":"卡状态已是目标状态"}'
+	logged -1 | jq -e '.kind == "stop" and .card == "S1" and .key == "f1" and .code == "12058"'
+	ol_change R1 1 "$tok"
+	assert_equal "$body" '{"status":"12087","message":"号码状态不允许办理"}'
+	ol_query R1 "$tok"
+	assert_equal "$body" '{"status":"0","message":"正确","result":[{"cardStatus":"9"}]}'
+	ol_query K2 "$tok"
+	assert_equal "$(jq -r '.result[0].cardStatus' <<<"$body")" 2
+	# Bad parameters are answered, not logged; unknown paths are 404.
+	n=$(wc -l <"$T/gw.log")
+	ol_change K1 7 "$tok"
+	assert_equal "$body" '{"status":"12002","message":"参数错误"}'
+	req "$SRQ_GATEWAY/v5/ec/nope"
+	assert_equal "$http" 404
+	req "$SRQ_GATEWAY/v1/cards/K1/status?carrier=a1"
+	assert_equal "$http" 404
+	assert_equal "$(wc -l <"$T/gw.log")" "$n"
+}
+
+@test "onelink: the rate refusal is always in the body; token fetches are not counted" {
+	gwsim_start --profile onelink --qps 2
+	ol_token a1
+	ol_token a1
+	ol_token a1
+	ol_query K1 "$tok"
+	ol_change K1 0 "$tok"
+	assert_equal "$http" 200
+	ol_change K2 0 "$tok"
+	assert_equal "$http $body" '200 {"status":"12040","message":"调用频繁，请稍后再试"}'
+	run ! grep -qi '^Retry-After' "$T/headers"
+	logged -1 | jq -e '.code == "12040" and .fault == "qps" and .refused and (.applied | not)'
+	ol_token a2
+	ol_query K3 "$tok"
+	assert_equal "$(jq -r '.result[0].cardStatus' <<<"$body")" 2
+	assert_equal "$(jq -c .refused "$T/gw.log" | tr '\n' ' ')" \
+		"false false false false false true false false "
+}
+
+@test "onelink: a token expires --token-ttl-ms after its issue; older ones live on; unknown ones are refused" {
+	gwsim_start --profile onelink --token-ttl-ms 600
+	ol_token a1
+	t1=$tok
+	ol_query K1 "$t1"
+	assert_equal "$(jq -r .status <<<"$body")" 0
+	# A newer token does not end the older one.
+	ol_token a1
+	t2=$tok
+	ol_query K1 "$t1"
+	assert_equal "$(jq -r .status <<<"$body")" 0
+	# Used until it stops working: no earlier than 600 ms after its issue.
+	expired() { ol_query K1 "$t1"; [ "$(jq -r .status <<<"$body")" = 12021 ]; }
+	wait_for expired
+	assert_equal "$body" '{"status":"12021","message":"TOKEN不存在或已过期，请重新获取"}'
+	issued=$(jq -s '[.[] | select(.kind == "token")][0].t' "$T/gw.log")
+	logged -1 | jq -e --argjson i "$issued" '.t - $i >= 600 and .refused and .carrier == "a1"'
+	jq -s -e --argjson i "$issued" '[.[] | select(.kind == "status" and .code == "active")] | all(.t - $i < 600)' "$T/gw.log"
+	ol_token a1
+	ol_change K1 0 "$tok"
+	assert_equal "$(jq -r .status <<<"$body")" 0
+	# An unknown token: refused, no account known.
+	ol_change K1 1 nosuchtoken
+	assert_equal "$(jq -r .status <<<"$body")" 12021
+	logged -1 | jq -e '.refused and .carrier == "" and (.applied | not)'
+	# The carrier shortens the TTL: every token issued so far is gone.
+	req -X POST "$SRQ_GATEWAY/_sim/set?token_ttl_ms=1"
+	assert_equal "$http" 200
+	ol_query K1 "$tok"
+	assert_equal "$(jq -r .status <<<"$body")" 12021
+}
+
+@test "onelink: faults, a failing account and the bearer, in OneLink's words" {
+	gwsim_start --profile onelink --fault-5xx-before 1 --fail-account a9
+	ol_token a1
+	ol_change K1 0 "$tok"
+	assert_equal "$http $body" '500 Internal Server Error'
+	grep -qi '^Content-Type: text/plain' "$T/headers"
+	logged -1 | jq -e '.http == 500 and .fault == "5xx_before" and (.refused | not) and (.applied | not)'
+	ol_token a9
+	ol_query K1 "$tok"
+	assert_equal "$http" 500
+	logged -1 | jq -e '.kind == "status" and .fault == "account_down"'
+	gwsim_start --profile onelink --fault-429 1
+	ol_token a1
+	ol_change K1 0 "$tok"
+	assert_equal "$http $body" '200 {"status":"12040","message":"调用频繁，请稍后再试"}'
+	logged -1 | jq -e '.fault == "429" and .refused'
+	gwsim_start --profile onelink --fault-reject 1
+	ol_token a1
+	ol_change K1 0 "$tok"
+	assert_equal "$body" '{"status":"12087","message":"号码状态不允许办理"}'
+	printf 'sekrit\n' >"$T/tok"
+	gwsim_start --profile onelink --token-file "$T/tok"
+	ol_token a1
+	assert_equal "$http" 401
+	logged -1 | jq -e '.kind == "token" and .refused'
+	req -H 'Authorization: Bearer sekrit' "$SRQ_GATEWAY/v5/ec/get/token?appid=a1&password=x&transid=t"
+	tok=$(jq -r '.result[0].token' <<<"$body")
+	ol_change K1 0 "$tok" -H 'Authorization: Bearer sekrit'
+	assert_equal "$(jq -r .status <<<"$body")" 0
+}
+
+@test "onelink --async-ms: a jobId, the old cardStatus until the change lands" {
+	gwsim_start --profile onelink --async-ms 300
+	ol_token a1
+	ol_change K1 0 "$tok"
+	assert_equal "$body" '{"status":"0","message":"正确","result":[{"msisdn":"K1","jobId":"J1"}]}'
+	logged -1 | jq -e '.code == "0" and .txn == "J1" and (.applied | not) and .state == "active"'
+	ol_query K1 "$tok"
+	assert_equal "$(jq -r '.result[0].cardStatus' <<<"$body")" 2
+	wait_for landed 1
+	jq -c 'select(.kind == "apply")' "$T/gw.log" | jq -e '.txn == "J1" and .key == "K1-0"
+		and .state == "stopped" and .carrier == "a1"'
+	ol_query K1 "$tok"
+	assert_equal "$(jq -r '.result[0].cardStatus' <<<"$body")" 4
+}
