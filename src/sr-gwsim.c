@@ -12,9 +12,14 @@
  * after applying the change, a dropped connection after applying, a response
  * slower than the client's timeout after applying.
  *
- * A request goes through three steps: what it asks (parse), what the carrier
- * decides (a verdict, the same for every API shape), and how the verdict is
- * said on the wire (answer). Every request is logged as one JSON line, so
+ * It speaks one of three API shapes (--profile): the default one above,
+ * OneLink's (China Mobile: tokens, status codes in 200 bodies) or Cisco
+ * Control Center's (Basic auth, PUT a device's status). A request goes
+ * through three steps: what it asks (parse, per shape), what the carrier
+ * decides (a verdict, the same for every shape), and how the verdict is said
+ * on the wire (answer, per shape). A request "arrives" when the carrier's
+ * clock sees it, after a connection handshake and network jitter if asked:
+ * rate limits count arrivals, not sends. Every request is logged as one JSON line, so
  * tests check srq's invariants from the gateway's side:
  *   {"t":ms,"kind":"stop","card":"...","carrier":"c17","http":200,
  *    "code":"OK","applied":true,"state":"stopped","fault":"","key":"...",
@@ -41,14 +46,15 @@
 #include "sr.h"
 
 static const char usage[] =
-"usage: sr-gwsim [--profile default|onelink] [--port N] [--port-file F] [--log F]\n"
-"                [--qps N] [--rate-mode sliding|fixed|bucket] [--burst B]\n"
-"                [--max-inflight M] [--interval-ms N] [--cards F] [--latency-ms N]\n"
-"                [--conn-delay-ms N] [--jitter-ms N] [--async-ms N]\n"
-"                [--fault-429 P] [--retry-after S] [--throttle-in-body]\n"
-"                [--fault-reject P] [--fault-5xx-before P] [--fault-5xx-after P]\n"
-"                [--fault-drop-after P] [--fault-timeout-after P] [--slow-ms N]\n"
-"                [--fail-account ID] [--seed N] [--token-file F] [--password-file F]\n"
+"usage: sr-gwsim [--profile default|onelink|cisco] [--port N] [--port-file F]\n"
+"                [--log F] [--qps N] [--rate-mode sliding|fixed|bucket]\n"
+"                [--burst B] [--max-inflight M] [--interval-ms N] [--cards F]\n"
+"                [--latency-ms N] [--conn-delay-ms N] [--jitter-ms N]\n"
+"                [--async-ms N] [--fault-429 P] [--retry-after S]\n"
+"                [--throttle-in-body] [--fault-reject P] [--fault-5xx-before P]\n"
+"                [--fault-5xx-after P] [--fault-drop-after P]\n"
+"                [--fault-timeout-after P] [--slow-ms N] [--fail-account ID]\n"
+"                [--seed N] [--token-file F] [--password-file F]\n"
 "                [--token-ttl-ms N]\n"
 "\n"
 "A carrier gateway simulator on 127.0.0.1 (libmicrohttpd), in one of these\n"
@@ -78,6 +84,16 @@ static const char usage[] =
 "  /v5/ec/query/sim-status?msisdn=CARD&token=T&transid=X\n"
 "       {\"status\":\"0\",\"message\":\"正确\",\"result\":[{\"cardStatus\":\"2\"|\"4\"|\"9\"}]}\n"
 "       (active, stopped, retired)\n"
+"cisco (Cisco IoT Control Center-like); HTTP Basic auth, the user is the account\n"
+"  PUT  /rws/api/v1/devices/{iccid}  {\"status\":\"DEACTIVATED\"|\"ACTIVATED\"}\n"
+"       200 {\"iccid\":\"CARD\"} (already in that state too)\n"
+"       --async-ms: 202 {\"iccid\":\"CARD\",\"status\":\"PENDING\"}\n"
+"  GET  /rws/api/v1/devices/{iccid}\n"
+"       200 {\"iccid\":\"CARD\",\"status\":\"ACTIVATED\"|\"DEACTIVATED\"|\"RETIRED\"}\n"
+"  errors {\"errorCode\":..,\"errorMessage\":..}: 401 10000001 bad credentials,\n"
+"       429 40000029 over the rate (+ Retry-After), 400 30000009 too frequent,\n"
+"       404 20000001 not allowed (Invalid ICCID), 500 30000001, 400 10000024\n"
+"       bad status in the body\n"
 "every shape\n"
 "  POST /_sim/set?qps=N&fail_account=ID&token_ttl_ms=N  change the carrier\n"
 "       mid-run (an empty fail_account clears it): 200 {\"ok\":true}, 400 on a bad\n"
@@ -86,7 +102,7 @@ static const char usage[] =
 "  a retired card is not allowed. Token fetches are not counted in the rate.\n"
 "\n"
 "Options:\n"
-"  --profile P          the API shape: default or onelink [default]\n"
+"  --profile P          the API shape: default, onelink or cisco [default]\n"
 "  --port N             port (0: any free port; see --port-file)  [8080]\n"
 "  --port-file F        write the bound port to F once listening\n"
 "  --log F              JSONL log of every request [stderr]\n"
@@ -95,15 +111,15 @@ static const char usage[] =
 "  --rate-mode M        how --qps is counted [sliding]:\n"
 "                       sliding  at most N in any 1000 ms\n"
 "                       fixed    at most N per calendar second (floor(t/1000))\n"
-"                       bucket   a token bucket of --burst, refilled at N per second\n"
+"                       bucket   a bucket of --burst tokens, N more each second\n"
 "  --burst B            the bucket's capacity (--rate-mode bucket) [N]\n"
 "  --max-inflight M     at most M calls+queries of one account handled at once;\n"
-"                       the excess is refused like a rate refusal (0: no limit) [0]\n"
+"                       the excess is refused as over the rate (0: no limit) [0]\n"
 "  --interval-ms N      per-card minimum interval between change calls, stop and\n"
 "                       resume together, from the last accepted one (0: none) [0]\n"
-"  --cards F            initial card states, JSONL\n"
-"                       {\"card\":...,\"status\":\"active\"|\"stopped\"|\"retired\"} [all active]\n"
-"  --latency-ms N       delay before answering each request (after its arrival) [0]\n"
+"  --cards F            initial card states, JSONL {\"card\":..,\"status\":S}, S one\n"
+"                       of active, stopped, retired [every card active]\n"
+"  --latency-ms N       delay before answering each request, once arrived [0]\n"
 "  --conn-delay-ms N    the first request of a new connection arrives N ms after\n"
 "                       the connection was accepted (a TLS handshake); later\n"
 "                       requests of a kept-alive connection are not delayed [0]\n"
@@ -114,9 +130,9 @@ static const char usage[] =
 "                       (0: at once) [0]\n"
 "  --fault-429 P        refuse as over the rate with probability P (0..1) [0]\n"
 "  --retry-after S      the Retry-After of every 429, in seconds [1]\n"
-"  --throttle-in-body   default shape: refuse over the rate with 200\n"
+"  --throttle-in-body   default: refuse over the rate with 200\n"
 "                       {\"code\":\"THROTTLED\"} (no Retry-After) instead of 429\n"
-"  --fault-reject P     a permanent rejection (default: 422 NOT_ALLOWED) [0]\n"
+"  --fault-reject P     a permanent rejection, as for a retired card [0]\n"
 "  --fault-5xx-before P answer 500 without applying [0]\n"
 "  --fault-5xx-after P  apply, then answer 500 [0]\n"
 "  --fault-drop-after P apply, then close the connection without an answer [0]\n"
@@ -127,9 +143,11 @@ static const char usage[] =
 "  --seed N             seed of the fault generator [1]\n"
 "  --token-file F       require \"Authorization: Bearer <token>\" (token read from\n"
 "                       F) on every request, as an API gateway in front of the\n"
-"                       carrier would: 401 {\"code\":\"UNAUTHORIZED\"} otherwise\n"
-"  --password-file F    onelink: the password of every appid (read from F,\n"
-"                       trailing newline stripped) [any password]\n"
+"                       carrier would: 401 {\"code\":\"UNAUTHORIZED\"} otherwise;\n"
+"                       cisco: the Basic password instead\n"
+"  --password-file F    onelink: the password of every appid; cisco: the Basic\n"
+"                       password of every account (read from F, trailing\n"
+"                       newline stripped) [any password]\n"
 "  --token-ttl-ms N     onelink: a token stops working N ms after its issue,\n"
 "                       whatever ttl it advertised (0: never) [0]\n"
 "  -h, --help, --version\n"
@@ -146,8 +164,13 @@ static const char usage[] =
 "SIGINT or SIGTERM stops it.\n"
 "Exit: 0 stopped by a signal, 2 usage, 3 cannot listen.\n"
 "Example:\n"
-"  sr-gwsim --port 0 --port-file gw.port --log gw.log --qps 20 --interval-ms 1000 &\n"
-"  curl -X POST -d '{\"carrier\":\"c17\"}' http://127.0.0.1:$(cat gw.port)/v1/cards/K1/stop\n";
+"  sr-gwsim --port 0 --port-file gw.port --log gw.log --qps 20 \\\n"
+"      --interval-ms 1000 &\n"
+"  curl -X POST -d '{\"carrier\":\"c17\"}' \\\n"
+"      \"http://127.0.0.1:$(cat gw.port)/v1/cards/K1/stop\"\n"
+"  sr-gwsim --profile cisco --port 8080 --async-ms 2000 &\n"
+"  curl -X PUT -u c17:key -d '{\"status\":\"DEACTIVATED\"}' \\\n"
+"      http://127.0.0.1:8080/rws/api/v1/devices/K1\n";
 
 enum state { ST_ACTIVE, ST_STOPPED, ST_RETIRED };
 static const char *const state_name[] = { "active", "stopped", "retired" };
@@ -157,8 +180,8 @@ static const char *const kind_name[] = { "stop", "resume", "status", "apply", "t
 
 /* The API shapes: where the account of a call comes from, and how each
  * verdict is said. */
-enum profile { PR_DEFAULT, PR_ONELINK };
-static const char *const profile_name[] = { "default", "onelink" };
+enum profile { PR_DEFAULT, PR_ONELINK, PR_CISCO };
+static const char *const profile_name[] = { "default", "onelink", "cisco" };
 
 /* What the carrier decided about a request, whatever the API shape. */
 enum verdict {
@@ -776,6 +799,87 @@ answer_onelink(const struct call *c, struct answer *a)
 		    "[{\"msisdn\":\"%s\"}]}", c->card);
 }
 
+/* Cisco IoT Control Center shape:
+ *   PUT /rws/api/v1/devices/{iccid}  {"status":"DEACTIVATED"|"ACTIVATED"}
+ *   GET /rws/api/v1/devices/{iccid}
+ * HTTP Basic: the user is the account, the password its API key (from
+ * --password-file, or --token-file). Returns 0, or the HTTP status of an
+ * answer in *bad. */
+static int
+parse_cisco(struct MHD_Connection *con, const char *method, const char *url,
+    const struct ctx *cx, struct call *c, const char **bad)
+{
+	static const char prefix[] = "/rws/api/v1/devices/";
+	const char *key = password ? password : token, *st, *p;
+	char *user, *pw = NULL;
+	json_t *j;
+
+	*bad = "{\"code\":\"NOT_FOUND\"}";
+	if (strncmp(url, prefix, sizeof prefix - 1) || (strcmp(method, "GET") && strcmp(method, "PUT")))
+		return 404;
+	*bad = "{\"errorCode\":\"20000001\",\"errorMessage\":\"Invalid ICCID\"}";
+	if (!sr_valid_id(url + sizeof prefix - 1))
+		return 404;
+	snprintf(c->card, sizeof c->card, "%s", url + sizeof prefix - 1);
+	c->kind = K_STATUS;
+	if (!strcmp(method, "PUT")) {
+		j = cx->body ? json_loads(cx->body, 0, NULL) : NULL;
+		st = j ? sr_jstr(j, "status") : NULL;
+		c->kind = st && !strcmp(st, "DEACTIVATED") ? K_STOP : K_RESUME;
+		if (!st || (strcmp(st, "DEACTIVATED") && strcmp(st, "ACTIVATED"))) {
+			json_decref(j);
+			*bad = "{\"errorCode\":\"10000024\",\"errorMessage\":\"Invalid status\"}";
+			return 400;
+		}
+		json_decref(j);
+	}
+	p = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Idempotency-Key");
+	snprintf(c->key, sizeof c->key, "%s", p ? p : "");
+	user = MHD_basic_auth_get_username_password(con, &pw);
+	if (user && sr_valid_id(user))
+		snprintf(c->carrier, sizeof c->carrier, "%s", user);
+	if (!c->carrier[0] || (key && (!pw || strcmp(pw, key))))
+		c->v = V_AUTH;
+	MHD_free(user);
+	MHD_free(pw);
+	return 0;
+}
+
+static void
+answer_cisco(const struct call *c, struct answer *a)
+{
+	static const char *const status[] = { "ACTIVATED", "DEACTIVATED", "RETIRED" };
+	static const struct {
+		int http;
+		const char *code, *message;
+	} w[] = {
+		[V_TOO_FREQUENT] = { 400, "30000009", "Too many status changes" },
+		[V_RATE] = { 429, "40000029", "Rate limit exceeded" },
+		[V_AUTH] = { 401, "10000001", "Invalid credentials or IP" },
+		[V_BEARER] = { 401, "10000001", "Invalid credentials or IP" },
+		[V_NOT_ALLOWED] = { 404, "20000001", "Invalid ICCID" },
+		[V_INTERNAL] = { 500, "30000001", "Unknown server error" },
+	};
+
+	a->http = 200;
+	if (c->kind == K_STATUS && c->v == V_OK) {
+		a->code = state_name[c->state];
+		snprintf(a->body, sizeof a->body, "{\"iccid\":\"%s\",\"status\":\"%s\"}", c->card,
+		    status[c->state]);
+	} else if (c->v == V_OK || c->v == V_ALREADY) {
+		a->code = c->v == V_OK ? "OK" : "ALREADY";
+		snprintf(a->body, sizeof a->body, "{\"iccid\":\"%s\"}", c->card);
+	} else if (c->v == V_ACCEPTED) {
+		a->http = 202, a->code = "ACCEPTED";
+		snprintf(a->body, sizeof a->body, "{\"iccid\":\"%s\",\"status\":\"PENDING\"}", c->card);
+	} else {
+		a->http = w[c->v].http, a->code = w[c->v].code;
+		a->retry_after = a->http == 429;
+		snprintf(a->body, sizeof a->body, "{\"errorCode\":\"%s\",\"errorMessage\":\"%s\"}",
+		    a->code, w[c->v].message);
+	}
+}
+
 static int
 pending_before(const struct pending *a, const struct pending *b)
 {
@@ -1002,6 +1106,7 @@ static const struct shape {
 } shapes[] = {
 	[PR_DEFAULT] = { parse_default, answer_default },
 	[PR_ONELINK] = { parse_onelink, answer_onelink },
+	[PR_CISCO] = { parse_cisco, answer_cisco },
 };
 
 /* Handle a complete request. Returns MHD_NO to drop the connection. */
@@ -1319,7 +1424,7 @@ main(int argc, char *argv[])
 			break;
 		case O_TOKEN_TTL: token_ttl_ms = num("--token-ttl-ms", optarg); break;
 		case O_PROFILE:
-			profile = (enum profile)word("--profile", optarg, profile_name, 2);
+			profile = (enum profile)word("--profile", optarg, profile_name, 3);
 			break;
 		case SR_OPT_VERSION: printf("sr-gwsim %s\n", SR_VERSION); return 0;
 		case 'h': fputs(usage, stdout); return 0;
@@ -1329,6 +1434,8 @@ main(int argc, char *argv[])
 	jitter_seed = seed ^ 0x5bd1e995u;
 	if (profile == PR_ONELINK)
 		txn_prefix = 'J';
+	if (profile == PR_CISCO && token && password)
+		sr_die(SR_EX_USAGE, "--profile cisco: the API key comes from --password-file or --token-file, not both");
 	if (port > 65535)
 		sr_die(SR_EX_USAGE, "--port: %ld is out of range", port);
 	logf = stderr;

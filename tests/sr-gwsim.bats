@@ -143,6 +143,13 @@ cards() {
 	assert_output --partial 'unknown "status"'
 	run -2 sr-gwsim --fail-account 'a b'
 	run -2 sr-gwsim --qps -1
+	run -2 sr-gwsim --profile nope
+	run -2 sr-gwsim --rate-mode nope
+	run -2 sr-gwsim --burst 0
+	printf 'x\n' >"$T/x"
+	run -2 sr-gwsim --port 0 --profile cisco --token-file "$T/x" --password-file "$T/x"
+	assert_output --partial 'not both'
+	run -2 sr-gwsim --password-file "$T/nonexistent"
 	run -0 sr-gwsim --help
 	assert_output --partial 'Exit:'
 	assert_output --partial 'Example:'
@@ -484,4 +491,101 @@ ol_query() {
 		and .state == "stopped" and .carrier == "a1"'
 	ol_query K1 "$tok"
 	assert_equal "$(jq -r '.result[0].cardStatus' <<<"$body")" 4
+}
+
+# cs_change CARD DEACTIVATED|ACTIVATED [USER:PASSWORD]: a Cisco change.
+cs_change() {
+	req -X PUT -u "${3:-c1:key}" -H 'Content-Type: application/json' -H "Idempotency-Key: $1-$2" \
+		-d "{\"status\":\"$2\"}" "$SRQ_GATEWAY/rws/api/v1/devices/$1"
+}
+
+# cs_query CARD [USER:PASSWORD]: a Cisco status query.
+cs_query() {
+	req -u "${2:-c1:key}" "$SRQ_GATEWAY/rws/api/v1/devices/$1"
+}
+
+@test "cisco: ok, already, too frequent, query, retired and Basic auth" {
+	printf 'key\n' >"$T/pw"
+	cards '{"card":"S1","status":"stopped"}' '{"card":"R1","status":"retired"}'
+	gwsim_start --profile cisco --password-file "$T/pw" --cards "$T/cards.jsonl"
+	cs_change K1 DEACTIVATED
+	assert_equal "$http $body" '200 {"iccid":"K1"}'
+	logged -1 | jq -e '.kind == "stop" and .carrier == "c1" and .code == "OK" and .applied
+		and .state == "stopped" and .key == "K1-DEACTIVATED"'
+	cs_query K1
+	assert_equal "$http $body" '200 {"iccid":"K1","status":"DEACTIVATED"}'
+	logged -1 | jq -e '.kind == "status" and .code == "stopped"'
+	cs_change K1 ACTIVATED
+	assert_equal "$http $body" '400 {"errorCode":"30000009","errorMessage":"Too many status changes"}'
+	logged -1 | jq -e '.code == "30000009" and (.refused | not) and (.applied | not)'
+	# Already: the same answer as a change, told apart in the log only.
+	cs_change S1 DEACTIVATED c2:key
+	assert_equal "$http $body" '200 {"iccid":"S1"}'
+	logged -1 | jq -e '.code == "ALREADY" and (.applied | not) and .carrier == "c2"'
+	cs_change R1 ACTIVATED
+	assert_equal "$http $body" '404 {"errorCode":"20000001","errorMessage":"Invalid ICCID"}'
+	logged -1 | jq -e '.state == "retired" and (.refused | not)'
+	cs_query R1
+	assert_equal "$body" '{"iccid":"R1","status":"RETIRED"}'
+	# Credentials: wrong, missing.
+	cs_change K2 DEACTIVATED c1:nope
+	assert_equal "$http $body" '401 {"errorCode":"10000001","errorMessage":"Invalid credentials or IP"}'
+	logged -1 | jq -e '.refused and .carrier == "c1" and (.applied | not)'
+	req "$SRQ_GATEWAY/rws/api/v1/devices/K2"
+	assert_equal "$http" 401
+	logged -1 | jq -e '.refused and .carrier == ""'
+	# Malformed requests and unknown paths are answered, not logged.
+	n=$(wc -l <"$T/gw.log")
+	cs_change K2 SUSPENDED
+	assert_equal "$http" 400
+	req -u c1:key "$SRQ_GATEWAY/rws/api/v1/devices/bad%20id"
+	assert_equal "$http" 404
+	req -u c1:key -X POST "$SRQ_GATEWAY/rws/api/v1/devices/K2"
+	assert_equal "$http" 404
+	req -u c1:key "$SRQ_GATEWAY/v1/cards/K2/status?carrier=c1"
+	assert_equal "$http" 404
+	assert_equal "$(wc -l <"$T/gw.log")" "$n"
+}
+
+@test "cisco: rate and in-flight refusals are 429 with Retry-After; faults; a failing account" {
+	gwsim_start --profile cisco --qps 1 --retry-after 3
+	cs_query K1
+	cs_change K1 DEACTIVATED
+	assert_equal "$http $body" '429 {"errorCode":"40000029","errorMessage":"Rate limit exceeded"}'
+	grep -qi '^Retry-After: 3' "$T/headers"
+	logged -1 | jq -e '.refused and .fault == "qps" and .code == "40000029"'
+	gwsim_start --profile cisco --max-inflight 1 --latency-ms 400
+	: >"$T/gw.log"
+	cs_query K1 & p1=$!
+	cs_query K2 & p2=$!
+	wait "$p1" "$p2"
+	assert_equal "$(jq -s -c '[.[] | [.http, .fault, .refused]] | sort' "$T/gw.log")" \
+		'[[200,"",false],[429,"inflight",true]]'
+	gwsim_start --profile cisco --fault-5xx-after 1 --fail-account c9
+	cs_change K1 DEACTIVATED
+	assert_equal "$http $body" '500 {"errorCode":"30000001","errorMessage":"Unknown server error"}'
+	logged -1 | jq -e '.applied and .fault == "5xx_after" and (.refused | not)'
+	cs_query K1 c9:x
+	assert_equal "$http" 500
+	logged -1 | jq -e '.fault == "account_down"'
+	gwsim_start --profile cisco --fault-429 1
+	cs_change K1 DEACTIVATED
+	assert_equal "$http" 429
+	logged -1 | jq -e '.fault == "429" and .refused'
+}
+
+@test "cisco --async-ms: 202 PENDING, the old status until the change lands; --token-file as the key" {
+	printf 'sekrit\n' >"$T/tok"
+	gwsim_start --profile cisco --async-ms 300 --token-file "$T/tok"
+	cs_change K1 DEACTIVATED
+	assert_equal "$http" 401
+	cs_change K1 DEACTIVATED c1:sekrit
+	assert_equal "$http $body" '202 {"iccid":"K1","status":"PENDING"}'
+	logged -1 | jq -e '.code == "ACCEPTED" and .txn == "T1" and (.applied | not)'
+	cs_query K1 c1:sekrit
+	assert_equal "$body" '{"iccid":"K1","status":"ACTIVATED"}'
+	wait_for landed 1
+	cs_query K1 c1:sekrit
+	assert_equal "$body" '{"iccid":"K1","status":"DEACTIVATED"}'
+	jq -c 'select(.kind == "apply")' "$T/gw.log" | jq -e '.txn == "T1" and .state == "stopped" and .key == "K1-DEACTIVATED"'
 }
