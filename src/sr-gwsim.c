@@ -433,13 +433,17 @@ admit_bucket(struct account *a, int64_t t)
 
 /* Admit one arrival of the account: NULL, or why it is refused. A refused
  * arrival is not counted in the rate; an admitted one is in flight until
- * release() (caller holds mu). */
+ * release() (caller holds mu). Accounts are kept only when something is
+ * counted. */
 static const char *
 admit(const char *carrier, int64_t t)
 {
-	struct account *a = account_get(carrier);
+	struct account *a;
 	int ok = 1;
 
+	if (qps <= 0 && max_inflight <= 0)
+		return NULL;
+	a = account_get(carrier);
 	if (max_inflight > 0 && a->inflight >= max_inflight)
 		return "inflight";
 	if (qps > 0) {
@@ -451,13 +455,16 @@ admit(const char *carrier, int64_t t)
 	}
 	if (!ok)
 		return "qps";
-	a->inflight++;
+	if (max_inflight > 0)
+		a->inflight++;
 	return NULL;
 }
 
 static void
 release(const char *carrier)
 {
+	if (max_inflight <= 0)
+		return;
 	pthread_mutex_lock(&mu);
 	account_get(carrier)->inflight--;
 	pthread_mutex_unlock(&mu);
@@ -515,6 +522,16 @@ reply(struct MHD_Connection *con, int http, const char *body, int retry_after)
 	return reply_as(con, http, NULL, body, retry_after);
 }
 
+/* Copy src into dst (65 bytes) if it is an id, else make dst "": a long
+ * id must be refused, not truncated into another one. */
+static void
+id_copy(char *dst, const char *src)
+{
+	dst[0] = '\0';
+	if (src && sr_valid_id(src))
+		snprintf(dst, 65, "%s", src);
+}
+
 /* With --token-file, an API gateway in front of the carrier wants the
  * bearer, whatever the shape behind it. */
 static int
@@ -542,13 +559,12 @@ parse_default(struct MHD_Connection *con, const char *method, const char *url,
 	if (!strcmp(method, "GET") && !strcmp(action, "status")) {
 		c->kind = K_STATUS;
 		p = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "carrier");
-		snprintf(c->carrier, sizeof c->carrier, "%s", p ? p : "");
+		id_copy(c->carrier, p);
 	} else if (!strcmp(method, "POST") && (!strcmp(action, "stop") || !strcmp(action, "resume"))) {
 		json_t *j = cx->body ? json_loads(cx->body, 0, NULL) : NULL;
 
 		c->kind = !strcmp(action, "stop") ? K_STOP : K_RESUME;
-		if (j && sr_jstr(j, "carrier"))
-			snprintf(c->carrier, sizeof c->carrier, "%s", sr_jstr(j, "carrier"));
+		id_copy(c->carrier, j ? sr_jstr(j, "carrier") : NULL);
 		json_decref(j);
 		p = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Idempotency-Key");
 		snprintf(c->key, sizeof c->key, "%s", p ? p : "");
@@ -627,7 +643,7 @@ body_params(struct MHD_Connection *con, const struct ctx *cx)
 
 	if (!cx->body)
 		return NULL;
-	if (!type || strncasecmp(type, "application/x-www-form-urlencoded", 33))
+	if ((type && !strncasecmp(type, "application/json", 16)) || cx->body[0] == '{')
 		return json_loads(cx->body, 0, NULL);
 	o = json_object();
 	copy = sr_strdup(cx->body);
@@ -643,7 +659,8 @@ body_params(struct MHD_Connection *con, const struct ctx *cx)
 	return o;
 }
 
-/* A OneLink parameter: from the body if there is one, else the query. */
+/* A OneLink parameter: from the body if there is one, else the query.
+ * Truncated to fit buf (ids are read with id_param, never truncated). */
 static const char *
 param(struct MHD_Connection *con, json_t *body, const char *name, char *buf, size_t len)
 {
@@ -659,6 +676,15 @@ param(struct MHD_Connection *con, json_t *body, const char *name, char *buf, siz
 	else
 		buf[0] = '\0';
 	return buf;
+}
+
+/* An id parameter into dst (65 bytes), or "" if absent or not an id. */
+static void
+id_param(struct MHD_Connection *con, json_t *body, const char *name, char *dst)
+{
+	char buf[256];
+
+	id_copy(dst, param(con, body, name, buf, sizeof buf));
 }
 
 /* The token tok, newest first, or NULL (caller holds mu). */
@@ -719,7 +745,7 @@ parse_onelink(struct MHD_Connection *con, const char *method, const char *url,
 		ret = 404;
 	} else if (!strcmp(url + 7, "get/token")) {
 		c->kind = K_TOKEN;
-		param(con, body, "appid", c->carrier, sizeof c->carrier);
+		id_param(con, body, "appid", c->carrier);
 		param(con, body, "password", pw, sizeof pw);
 		if (!sr_valid_id(c->carrier))
 			ret = 200;
@@ -728,7 +754,7 @@ parse_onelink(struct MHD_Connection *con, const char *method, const char *url,
 	} else if (!strcmp(url + 7, "change/sim-status") || !strcmp(url + 7, "query/sim-status")) {
 		c->kind = url[7] == 'q' ? K_STATUS : !strcmp(param(con, body, "operType", op,
 		    sizeof op), "0") ? K_STOP : K_RESUME;
-		param(con, body, "msisdn", c->card, sizeof c->card);
+		id_param(con, body, "msisdn", c->card);
 		param(con, body, "token", tok, sizeof tok);
 		if (!sr_valid_id(c->card) || (c->kind != K_STATUS && strcmp(op, "0") && strcmp(op, "1")))
 			ret = 200;
@@ -836,8 +862,7 @@ parse_cisco(struct MHD_Connection *con, const char *method, const char *url,
 	p = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Idempotency-Key");
 	snprintf(c->key, sizeof c->key, "%s", p ? p : "");
 	user = MHD_basic_auth_get_username_password(con, &pw);
-	if (user && sr_valid_id(user))
-		snprintf(c->carrier, sizeof c->carrier, "%s", user);
+	id_copy(c->carrier, user);
 	if (!c->carrier[0] || (key && (!pw || strcmp(pw, key))))
 		c->v = V_AUTH;
 	MHD_free(user);

@@ -73,6 +73,9 @@ cards() {
 	logged -1 | jq -e '.code == "ALREADY" and (.applied | not) and .state == "stopped"'
 	query S2
 	assert_equal "$http $body" '200 {"status":"active"}'
+	# An account id too long is refused, not cut down to another account.
+	change K3 stop "c$(printf '%070d' 0)"
+	assert_equal "$http $body" '400 {"code":"BAD_CARRIER"}'
 }
 
 @test "default: over the rate 429 with Retry-After, queries counted, the refusal flagged" {
@@ -388,6 +391,8 @@ ol_query() {
 	# Bad parameters are answered, not logged; unknown paths are 404.
 	n=$(wc -l <"$T/gw.log")
 	ol_change K1 7 "$tok"
+	assert_equal "$body" '{"status":"12002","message":"参数错误"}'
+	ol_change "K$(printf '%070d' 0)" 0 "$tok"
 	assert_equal "$body" '{"status":"12002","message":"参数错误"}'
 	req "$SRQ_GATEWAY/v5/ec/nope"
 	assert_equal "$http" 404
