@@ -152,13 +152,15 @@ static const char usage[] =
 "                       whatever ttl it advertised (0: never) [0]\n"
 "  -h, --help, --version\n"
 "The faults but --fail-account apply to stop/resume calls; status queries are\n"
-"answered faithfully. Every request is logged as one JSON line:\n"
+"answered faithfully. Every call, query and token fetch is logged as one JSON\n"
+"line (malformed requests and /_sim/ are not):\n"
 "  {\"t\":ms,\"kind\":\"stop\",\"card\":..,\"carrier\":..,\"http\":200,\"code\":\"OK\",\n"
 "   \"applied\":true,\"state\":\"stopped\",\"fault\":\"\",\"key\":..,\"refused\":false}\n"
 "t is the arrival; kind is stop, resume, status, token or apply (an --async-ms\n"
-"change landing: applied, fault \"async\", the call's txn and key; async accepted\n"
-"calls carry \"txn\" too); code is the shape's business code (for an answered\n"
-"query, the state); state is the card's state after the request; refused is\n"
+"change landing at t: http 0, code APPLIED, applied, fault \"async\", the call's\n"
+"txn and key; async accepted calls carry \"txn\" too); code is the shape's\n"
+"business code (for an answered query, the state); http is 0 for a dropped\n"
+"connection; state is the card's state after the request; refused is\n"
 "true when the call was turned away unapplied and the carrier said so (rate,\n"
 "in-flight, authentication), so it is certainly not a change.\n"
 "SIGINT or SIGTERM stops it.\n"
@@ -480,11 +482,13 @@ static void
 log_call(const struct call *c, const struct answer *a)
 {
 	int refused = c->v == V_RATE || c->v == V_AUTH || c->v == V_BEARER;
-	json_t *o = json_pack("{sI ss ss ss si ss sb ss ss ss sb}", "t", (json_int_t)c->arrived,
+	json_t *key = json_string(c->key); /* NULL if not UTF-8 (sent so, or cut to fit) */
+	json_t *o = json_pack("{sI ss ss ss si ss sb ss ss so sb}", "t", (json_int_t)c->arrived,
 	    "kind", kind_name[c->kind], "card", c->card, "carrier", c->carrier,
 	    "http", c->drop ? 0 : a->http, "code", a->code, "applied", c->applied,
 	    "state", c->kind == K_TOKEN ? "" : state_name[c->state],
-	    "fault", c->fault ? c->fault : "", "key", c->key, "refused", refused);
+	    "fault", c->fault ? c->fault : "", "key", key ? key : json_string(""),
+	    "refused", refused);
 	char *s;
 
 	if (c->txn[0])
@@ -1019,14 +1023,39 @@ applier(void *arg)
 	return NULL;
 }
 
-/* The carrier's decision on an admitted request (caller holds mu). The
- * order is the carrier's: an account that is down fails everything; the
- * faults but that one hit change calls only. */
+/* A change call the carrier takes: the card's interval starts now, and
+ * "already" is judged on the state the card will have once what is pending
+ * has landed. The faults after applying strike here. */
+static void
+accept_change(struct call *c, struct card *k)
+{
+	enum state want = c->kind == K_STOP ? ST_STOPPED : ST_ACTIVE;
+
+	k->last_change = c->arrived;
+	c->v = V_ALREADY;
+	if (k->will != want && async_ms > 0) {
+		k->will = want;
+		c->v = V_ACCEPTED;
+		schedule(c, want);
+	} else if (k->will != want) {
+		k->state = k->will = want;
+		c->v = V_OK, c->applied = 1;
+	}
+	if (p5xx_after > 0 && coin() < p5xx_after)
+		c->v = V_INTERNAL, c->fault = "5xx_after";
+	else if (pdrop_after > 0 && coin() < pdrop_after)
+		c->drop = 1, c->fault = "drop_after";
+	else if (ptimeout_after > 0 && coin() < ptimeout_after)
+		c->slow = 1, c->fault = "timeout_after";
+}
+
+/* The carrier's decision on an admitted request, or a token fetch (caller
+ * holds mu). The order is the carrier's: an account that is down fails
+ * everything; the faults but that one hit change calls only. */
 static void
 decide(struct call *c)
 {
 	struct card *k;
-	enum state want = c->kind == K_STOP ? ST_STOPPED : ST_ACTIVE;
 
 	if (c->kind == K_TOKEN) {
 		token_issue(c);
@@ -1048,24 +1077,8 @@ decide(struct call *c)
 		c->v = V_INTERNAL, c->fault = "5xx_before";
 	} else if (interval_ms > 0 && k->last_change && c->arrived - k->last_change < interval_ms) {
 		c->v = V_TOO_FREQUENT;
-	} else {
-		k->last_change = c->arrived;
-		c->v = V_ALREADY;
-		if (k->will != want && async_ms > 0) {
-			k->will = want;
-			c->v = V_ACCEPTED;
-			schedule(c, want);
-		} else if (k->will != want) {
-			k->state = k->will = want;
-			c->v = V_OK, c->applied = 1;
-		}
-		if (p5xx_after > 0 && coin() < p5xx_after)
-			c->v = V_INTERNAL, c->fault = "5xx_after";
-		else if (pdrop_after > 0 && coin() < pdrop_after)
-			c->drop = 1, c->fault = "drop_after";
-		else if (ptimeout_after > 0 && coin() < ptimeout_after)
-			c->slow = 1, c->fault = "timeout_after";
-	}
+	} else
+		accept_change(c, k);
 }
 
 /* What POST /_sim/set asks: each member is set only if given. */
@@ -1098,9 +1111,10 @@ setting_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *val
 }
 
 /* The tests' control: POST /_sim/set?qps=N&fail_account=ID&token_ttl_ms=N
- * changes the carrier mid-run (a new TTL applies to the tokens already
- * issued too: expiry is judged when a token is used). Neither logged nor counted: it is not a call. All or
- * nothing: a bad or unknown parameter changes nothing. */
+ * changes the carrier mid-run; a new TTL applies to the tokens already
+ * issued too (expiry is judged when a token is used). Neither logged nor
+ * counted: it is not a call. All or nothing: a bad or unknown parameter
+ * changes nothing. */
 static enum MHD_Result
 control(struct MHD_Connection *con, const char *method, const char *url)
 {
@@ -1154,9 +1168,12 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 
 	/* Token fetches are not calls: neither rated nor in flight. */
 	pthread_mutex_lock(&mu);
-	if (c.v == V_NONE && c.kind != K_TOKEN &&
-	    !(admitted = !(c.fault = admit(c.carrier, c.arrived))))
-		c.v = V_RATE;
+	if (c.v == V_NONE && c.kind != K_TOKEN) {
+		if ((c.fault = admit(c.carrier, c.arrived)))
+			c.v = V_RATE;
+		else
+			admitted = 1;
+	}
 	pthread_mutex_unlock(&mu);
 
 	if (latency_ms > 0)
@@ -1222,7 +1239,9 @@ arrive(struct MHD_Connection *con)
 	struct sock *s = ci ? ci->socket_context : NULL;
 	int64_t wait = 0;
 
-	if (s && !s->served && conn_delay_ms > 0 && (wait = s->accepted + conn_delay_ms - now_ms()) < 0)
+	if (s && !s->served && conn_delay_ms > 0)
+		wait = s->accepted + conn_delay_ms - now_ms();
+	if (wait < 0) /* the handshake is long over */
 		wait = 0;
 	if (s)
 		s->served = 1;
@@ -1359,9 +1378,10 @@ int
 main(int argc, char *argv[])
 {
 	enum { O_PORT = 1, O_PORTFILE, O_LOG, O_QPS, O_INTERVAL, O_CARDS, O_LATENCY, O_429,
-		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT, O_RETRY_AFTER, O_FAIL_ACCOUNT,
-		O_THROTTLE_BODY, O_RATE_MODE, O_BURST, O_MAX_INFLIGHT, O_CONN_DELAY, O_JITTER,
-		O_ASYNC, O_PASSWORD, O_TOKEN_TTL, O_PROFILE };
+		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT,
+		O_RETRY_AFTER, O_FAIL_ACCOUNT, O_THROTTLE_BODY, O_RATE_MODE, O_BURST,
+		O_MAX_INFLIGHT, O_CONN_DELAY, O_JITTER, O_ASYNC, O_PASSWORD, O_TOKEN_TTL,
+		O_PROFILE };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
 		{ "port-file", required_argument, NULL, O_PORTFILE },
@@ -1460,7 +1480,8 @@ main(int argc, char *argv[])
 	if (profile == PR_ONELINK)
 		txn_prefix = 'J';
 	if (profile == PR_CISCO && token && password)
-		sr_die(SR_EX_USAGE, "--profile cisco: the API key comes from --password-file or --token-file, not both");
+		sr_die(SR_EX_USAGE, "--profile cisco: the API key is --password-file or "
+		    "--token-file, not both");
 	if (port > 65535)
 		sr_die(SR_EX_USAGE, "--port: %ld is out of range", port);
 	logf = stderr;
@@ -1475,14 +1496,17 @@ main(int argc, char *argv[])
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (async_ms > 0 && (errno = pthread_create(&applier_thread, NULL, applier, NULL)))
+		sr_die(SR_EX_BACKEND, "cannot start the applier thread:");
 
 	memset(&addr, 0, sizeof addr);
 	addr.sin_family = AF_INET;
 	addr.sin_port = htons((uint16_t)port);
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	/* Handlers that sleep (latency, slow answers) need a thread each, or one
-	 * slow call would hold up every other call of its thread; otherwise a
-	 * small pool of event-driven threads is far cheaper per connection. */
+	/* Handlers that sleep (arrival delays, latency, slow answers) need a
+	 * thread each, or one slow call would hold up every other call of its
+	 * thread; otherwise a small pool of event-driven threads is far cheaper
+	 * per connection. */
 	slow = latency_ms > 0 || ptimeout_after > 0 || conn_delay_ms > 0 || jitter_ms > 0;
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
 	    (slow ? MHD_USE_THREAD_PER_CONNECTION : MHD_USE_EPOLL),
@@ -1508,8 +1532,6 @@ main(int argc, char *argv[])
 		fclose(f);
 		rename(tmp, portfile); /* readers never see a half-written file */
 	}
-	if (async_ms > 0 && (errno = pthread_create(&applier_thread, NULL, applier, NULL)))
-		sr_die(SR_EX_BACKEND, "cannot start the applier thread:");
 	sigwait(&sigs, &sig);
 	MHD_stop_daemon(d);
 	if (async_ms > 0) {
