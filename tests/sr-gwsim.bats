@@ -4,9 +4,11 @@
 
 bats_require_minimum_version 1.5.0
 
+# The simulator needs no Redis: only the per-test directory (as help.bats),
+# which keeps this suite fast.
 setup() {
 	load helpers/common
-	srq_setup
+	T="$BATS_TEST_TMPDIR"
 }
 
 # The simulator stopped by SIGTERM with nothing leaked or undefined: the
