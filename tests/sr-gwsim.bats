@@ -173,16 +173,26 @@ burst() {
 }
 
 # across_second: a burst of 3 late in one calendar second, then a burst of 3
-# early in the next; prints how many were refused.
+# early in the next, all inside 1000 ms; prints how many were refused. The
+# arrivals are checked on the log; on a machine too busy to place them so,
+# it tries again (at most 3 times).
 across_second() {
-	local s
-	until [ $(( $(now_ms) % 1000 )) -ge 650 ] && [ $(( $(now_ms) % 1000 )) -lt 800 ]; do sleep 0.01; done
-	s=$(( $(now_ms) / 1000 ))
-	burst 3
-	until [ $(( $(now_ms) / 1000 )) -gt "$s" ]; do sleep 0.005; done
-	burst 3
-	[ $(( $(now_ms) / 1000 )) -eq $((s + 1)) ] || { echo "too slow: the bursts spanned more than a second" >&2; return 1; }
-	jq -s '[.[] | select(.refused)] | length' "$T/gw.log"
+	local s try
+	for try in 1 2 3; do
+		: >"$T/gw.log"
+		until [ $(( $(now_ms) % 1000 )) -ge 600 ] && [ $(( $(now_ms) % 1000 )) -lt 750 ]; do sleep 0.01; done
+		s=$(( $(now_ms) / 1000 ))
+		burst 3
+		until [ $(( $(now_ms) / 1000 )) -gt "$s" ]; do sleep 0.005; done
+		burst 3
+		if jq -s -e 'map(.t / 1000 | floor) as $s | length == 6 and ($s[0:3] | unique) == [$s[0]]
+			and ($s[3:6] | unique) == [$s[0] + 1] and .[5].t - .[0].t < 1000' "$T/gw.log" >/dev/null; then
+			jq -s '[.[] | select(.refused)] | length' "$T/gw.log"
+			return 0
+		fi
+		echo "try $try: arrivals not placed across one second boundary" >&2
+	done
+	return 1
 }
 
 @test "rate modes: fixed admits a burst across a calendar second, sliding refuses it" {
@@ -190,7 +200,6 @@ across_second() {
 	run -0 across_second
 	assert_output 0
 	gwsim_start --qps 3
-	: >"$T/gw.log"
 	run -0 across_second
 	assert_output 3
 	assert_equal "$(jq -s -c '[.[] | select(.refused) | .fault] | unique' "$T/gw.log")" '["qps"]'
