@@ -105,7 +105,7 @@ static const char usage[] =
 "  --profile P          the API shape: default, onelink or cisco [default]\n"
 "  --port N             port (0: any free port; see --port-file)  [8080]\n"
 "  --port-file F        write the bound port to F once listening\n"
-"  --log F              JSONL log of every request [stderr]\n"
+"  --log F              JSONL log of every call, query and token fetch [stderr]\n"
 "  --qps N              per-account calls+queries per second, counted on arrival\n"
 "                       (0: no limit) [0]; a refused arrival is not counted\n"
 "  --rate-mode M        how --qps is counted [sliding]:\n"
