@@ -15,8 +15,8 @@ CC ?= cc
 CFLAGS ?= -g -O2
 override CFLAGS += -std=c11 -Wall -Wextra -Werror -Wstrict-prototypes -Wwrite-strings -Wno-format-truncation \
 	-D_POSIX_C_SOURCE=200809L -Isrc \
-	$(shell $(PKG_CONFIG) --cflags hiredis libcurl jansson)
-LDLIBS = $(shell $(PKG_CONFIG) --libs hiredis libcurl jansson) -lcsv
+	$(shell $(PKG_CONFIG) --cflags hiredis libcurl jansson libcrypto)
+LDLIBS = $(shell $(PKG_CONFIG) --libs hiredis libcurl jansson libcrypto) -lcsv
 MHD_LIBS = $(shell $(PKG_CONFIG) --libs libmicrohttpd)
 
 # Sanitizer build (make test uses it): separate object dir, same sources.
@@ -33,9 +33,9 @@ TOOLS = sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admi
 # Every script in share/lua is embedded; includes/ holds the pieces they share.
 LUA = $(sort $(wildcard share/lua/*.lua))
 LUA_INC = $(wildcard share/lua/includes/*.lua)
-LIB = sr_util sr_config sr_redis sr_keys sr_jsonl sr_valid sr_judge sr_task sr_command sr_csv sr_switch sr_lock sr_direct sr_gateway sr_dispatch sr_lua_gen
+LIB = sr_util sr_config sr_redis sr_keys sr_jsonl sr_valid sr_judge sr_task sr_command sr_csv sr_switch sr_lock sr_direct sr_gateway sr_dispatch sr_profile sr_lua_gen sr_profile_gen
 LIBOBJ = $(LIB:%=$(OUT)/%.o)
-UNIT = test_judge test_valid test_jsonl test_classify test_csv
+UNIT = test_judge test_valid test_jsonl test_classify test_csv test_profile
 
 all: $(TOOLS:%=$(BIN)/%)
 
@@ -44,6 +44,13 @@ all: $(TOOLS:%=$(BIN)/%)
 src/sr_lua_gen.c: $(LUA) $(LUA_INC) scripts/lua-embed
 	@scripts/lua-embed src/sr_lua_gen $(LUA)
 src/sr_lua_gen.h: src/sr_lua_gen.c
+
+# The default carrier profile is built in, from the file that documents it.
+src/sr_profile_gen.c: share/profiles/default.profile
+	@{ echo '/* generated from $< by make; do not edit */'; \
+	   echo 'const char sr_default_profile[] ='; \
+	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	   echo ';'; } > $@.tmp && mv $@.tmp $@
 
 $(OUT)/%.o: src/%.c src/sr.h src/sr_lua_gen.h
 	@mkdir -p $(OUT)
@@ -54,6 +61,18 @@ $(OUT)/sr_lua_gen.o: src/sr_lua_gen.c src/sr.h src/sr_lua_gen.h
 	@mkdir -p $(OUT)
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS) -c -o $@ $<
+
+$(OUT)/sr_profile_gen.o: src/sr_profile_gen.c
+	@mkdir -p $(OUT)
+	@echo "  CC      $@"
+	@$(CC) $(CFLAGS) -c -o $@ $<
+
+# sr-admin is several files: cards and the rest (sr-admin.c), accounts.
+$(BIN)/sr-admin: $(OUT)/sr-admin.o $(OUT)/admin_account.o $(LIBOBJ)
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(OUT)/sr-admin.o $(OUT)/admin_account.o: src/admin.h
 
 $(BIN)/sr-gwsim: $(OUT)/sr-gwsim.o $(LIBOBJ)
 	@mkdir -p $(BIN)
@@ -94,7 +113,7 @@ bench: all
 	SRQ_RATE_WINDOW_MS=1000 ./bench/rate.sh
 
 clean:
-	rm -rf build bin src/sr_lua_gen.c src/sr_lua_gen.h
+	rm -rf build bin src/sr_lua_gen.c src/sr_lua_gen.h src/sr_profile_gen.c
 
 .PHONY: all deps unit test install demo bench clean
 .SECONDARY:

@@ -57,7 +57,7 @@ done
 
 # --- drain ------------------------------------------------------------------
 bench_gwsim --log /dev/null
-export SRQ_QPS=0 SRQ_MAX_RUNNING=0 SRQ_MIN_INTERVAL_MS=0
+export SRQ_QPS=0 SRQ_MAX_RUNNING=0 SRQ_UNLIMITED=1 SRQ_MIN_INTERVAL_MS=0
 head -n "$D" "$T/req.jsonl" | "$BIN/sr-enqueue" >/dev/null
 t0=$(now_ms)
 "$BIN/sr-claim" --until-empty --for 300 --batch 256 | "$BIN/sr-exec" | "$BIN/sr-confirm" >"$T/finals.jsonl"

@@ -18,6 +18,7 @@ export SRQ_REDIS="unix://$T/redis.sock" SRQ_PREFIX=bench
 R() { redis-cli -s "$T/redis.sock" "$@"; }
 now_ms() { date +%s%3N; }
 bench_gwsim() {
+	rm -f "$T/gw.port"
 	"$BIN/sr-gwsim" --port 0 --port-file "$T/gw.port" "$@" &
 	echo $! >"$T/gw.pid"
 	for _ in $(seq 100); do [ -s "$T/gw.port" ] && break; sleep 0.05; done

@@ -3,7 +3,7 @@
 # only those that are missing. Needs root (or sudo) when something is missing.
 set -eu
 pkgs="build-essential pkg-config libhiredis-dev libcurl4-openssl-dev libjansson-dev
-libcsv-dev libmicrohttpd-dev redis-server redis-tools jq bats bats-support bats-assert curl valgrind"
+libcsv-dev libmicrohttpd-dev libssl-dev redis-server redis-tools jq bats bats-support bats-assert curl valgrind"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

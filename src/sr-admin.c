@@ -17,23 +17,35 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sr.h"
+#include "admin.h"
 
 static const char usage[] =
 "usage: sr-admin COMMAND [ARGS] [--reason TEXT] [--carrier ID] [--since MS]\n"
 "\n"
-"Commands (output JSONL):\n"
+"Cards (output JSONL):\n"
 "  show CARD            the command, version, claim and lease, last call, interval\n"
 "                       left, failures, last error, confirming, frozen, facts, and the\n"
 "                       last audit entries\n"
 "  why CARD             one sentence (and fields) on why the card is or is not about to\n"
 "                       be changed: interval, rate, backoff, confirming, frozen, claimed,\n"
-"                       superseded, or what the judgment says\n"
+"                       paused, breaker, superseded, or what the judgment says\n"
 "  retry CARD...        unfreeze, reset the failure counters, make due now\n"
 "  freeze CARD...       take the command out of the queues until retried\n"
 "  drop CARD...         cancel the command (its version is bumped)\n"
 "                       (CARD '-' reads card ids, or JSON lines with \"card\", from stdin)\n"
-"  limits ACCOUNT [qps=N] [running=N]   show or set an account's limits\n"
+"Accounts:\n"
+"  limits ACCOUNT [qps=N] [running=N] [burst=N]\n"
+"                       show or set an account's limits (each at least 1), with its\n"
+"                       effective rate (lowered while the carrier refuses calls for\n"
+"                       rate), pause and breaker\n"
+"  pause ACCOUNT [--until TIME]   no call to the account (queued commands stay, untouched,\n"
+"                       nothing is called, not even by the direct path) until resumed, or\n"
+"                       until TIME (30m, 2h, 2026-12-01T10:00Z, epoch ms)\n"
+"  resume ACCOUNT       end a pause\n"
+"  breaker ACCOUNT [open|close]   show, open by hand (no call, no probe) or close\n"
+"  profile ACCOUNT      the account's carrier profile, resolved, secrets redacted, and\n"
+"                       checked (secrets readable, every request builds); exit 1 if not\n"
+"Everything else:\n"
 "  switch on|off|show   the global switch stop_resume_queue_enabled\n"
 "  alerts [--since MS] [--ack ID]       list alerts (with \"open\"), or acknowledge one\n"
 "  audit CARD | --account A [--since MS]  audit entries, oldest first\n"
@@ -46,24 +58,32 @@ static const char usage[] =
 "                       --grace-bulk (3600000), --grace-device (600000)\n"
 "\n"
 "Options:\n"
-"  --reason TEXT   why (recorded with every mutation; who is SUDO_USER or USER)\n"
+"  --reason TEXT   why (recorded with every change, with who: SUDO_USER, or the user\n"
+"                  running it)\n"
 "  --carrier ID    the card's account, when the asset mirror does not know it\n"
 "  --since MS      only entries from this epoch-ms on\n"
+"  --until TIME    (pause) when the pause ends by itself\n"
 "  --table         aligned columns for people instead of JSONL\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
-"Exit: 0 done, 1 some cards not found, 2 usage, 3 Redis unavailable.\n"
+"Environment: SRQ_PROFILES (carrier profiles), SRQ_MIN_INTERVAL_MS, SRQ_QPS...\n"
+"Exit: 0 done, 1 some cards not found (or a change refused, a profile that does not\n"
+"  check out), 2 usage, 3 Redis unavailable.\n"
 "Examples:\n"
 "  sr-admin why 89860012345678901234\n"
-"  # retry every frozen card of account c17 that failed with a 5xx\n"
+"  sr-admin pause c17 --until 2h --reason 'carrier maintenance'\n"
+"  sr-admin limits c17 qps=5 --reason 'carrier asked'\n"
+"  # retry every frozen card of account c17\n"
 "  redis-cli ZRANGE 'polling:carrier:{c17}:frozen' 0 -1 | sr-admin retry - --reason 'gateway fixed'\n"
 "  sr-admin alerts | jq -c 'select(.open)'\n";
 
-static struct sr_config cfg;
-static struct sr_redis rds;
-static const char *reason = "", *who, *carrier_opt;
+struct sr_config cfg;
+struct sr_redis rds;
+const char *reason = "", *who;
+const char *until_opt;
+static const char *carrier_opt, *ack, *account_opt;
 static long long since;
 
-static redisReply *
+redisReply *
 cmd(int argc, const char **argv)
 {
 	redisReply *rep = sr_redis_cmd(&rds, argc, argv);
@@ -73,8 +93,7 @@ cmd(int argc, const char **argv)
 	return rep;
 }
 
-/* HGETALL-style reply into an object of strings. */
-static json_t *
+json_t *
 hash_obj(redisReply *rep)
 {
 	json_t *o = json_object();
@@ -201,10 +220,7 @@ do_show(const char *card)
 	return SR_EX_OK;
 }
 
-static void
-say(json_t *o, const char *state, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
+void
 say(json_t *o, const char *state, const char *fmt, ...)
 {
 	char buf[320];
@@ -279,6 +295,8 @@ do_why(const char *card)
 	} else if (lease > now && sr_jstr(c, "claim")) {
 		say(o, "claimed", "claimed by a live lease until %lld ms (token %s)%s", lease,
 		    sr_jstr(c, "claim"), sr_jstr(c, "called") ? ": its call is in flight" : "");
+	} else if (account_why(o, carrier, now, 0)) {
+		/* the account holds every call: paused, or its breaker */
 	} else if (hint(c, "confirming")) {
 		say(o, "confirming", "confirming an unknown result: a status query is due at %lld ms", due);
 	} else if (due > now && last && due <= last + cfg.min_interval_ms && !fails) {
@@ -287,27 +305,14 @@ do_why(const char *card)
 	} else if (due > now && fails) {
 		say(o, "backoff", "backing off after %lld consecutive failures until %lld ms; last error: %s",
 		    fails, due, sr_jstr(c, "last_error") ? sr_jstr(c, "last_error") : "none");
+	} else if (due > now && sr_jstr(c, "last_error")) {
+		say(o, "refused", "the carrier refused its last call without applying it (%s): not a "
+		    "failure of the card; it goes again at %lld ms", sr_jstr(c, "last_error"), due);
 	} else if (due > now) {
 		say(o, "scheduled", "due at %lld ms", due);
-	} else {
-		char rkey[SR_KEY_MAX], lkey[SR_KEY_MAX], from[32];
-		const char *r[] = { "ZCOUNT", sr_key_account(rkey, cfg.prefix, carrier, "sr_rate"), from, "+inf" };
-		const char *l[] = { "HGET", sr_key_account(lkey, cfg.prefix, carrier, "limits"), "qps" };
-		redisReply *rc, *lc;
-		long long qps;
-
-		snprintf(from, sizeof from, "%lld", now - cfg.rate_window_ms);
-		rc = cmd(4, r);
-		lc = cmd(3, l);
-		qps = lc->type == REDIS_REPLY_STRING ? atoll(lc->str) : cfg.qps;
-		if (qps > 0 && rc->integer >= qps)
-			say(o, "rate", "due, waiting for the account's rate: %lld calls in the last %ld ms, "
-			    "limit %lld per second", rc->integer, cfg.rate_window_ms, qps);
-		else
-			say(o, "due", "due now (%lld ms ago): waiting for a dispatcher (sr-claim | sr-exec)",
-			    now - due);
-		freeReplyObject(rc);
-		freeReplyObject(lc);
+	} else if (!account_why(o, carrier, now, 1)) {
+		say(o, "due", "due now (%lld ms ago): waiting for a dispatcher (sr-claim | sr-exec)",
+		    now - due);
 	}
 	json_object_set_new(o, "details", s);
 	sr_out(o);
@@ -477,51 +482,6 @@ static int
 show_one(const char *what, const char *card)
 {
 	return !strcmp(what, "show") ? do_show(card) : do_why(card);
-}
-
-static int
-do_limits(int argc, char **argv)
-{
-	char key[SR_KEY_MAX];
-	redisReply *rep;
-	json_t *o;
-
-	if (argc < 1 || !sr_valid_id(argv[0]))
-		sr_usage(SR_EX_USAGE, usage);
-	sr_key_account(key, cfg.prefix, argv[0], "limits");
-	for (int i = 1; i < argc; i++) {
-		char *eq = strchr(argv[i], '=');
-		long v;
-
-		if (!eq || (strncmp(argv[i], "qps=", 4) && strncmp(argv[i], "running=", 8)) ||
-		    (v = sr_parse_long(eq + 1)) < 0)
-			sr_die(SR_EX_USAGE, "limits: '%s' is not qps=N or running=N", argv[i]);
-		*eq = '\0';
-		{
-			char au[SR_KEY_MAX], val[24];
-			const char *h[] = { "HSET", key, argv[i], val };
-			const char *x[] = { "XADD", au, "MAXLEN", "~", "10000", "*", "what", "limits",
-				"account", argv[0], "field", argv[i], "value", val, "who", who, "why", reason };
-
-			snprintf(val, sizeof val, "%ld", v);
-			snprintf(au, sizeof au, "%s:admin_audit", cfg.prefix);
-			freeReplyObject(cmd(4, h));
-			freeReplyObject(cmd(18, x));
-		}
-	}
-	{
-		const char *g[] = { "HGETALL", key };
-
-		rep = cmd(2, g);
-	}
-	o = json_pack("{ss}", "account", argv[0]);
-	json_object_set_new(o, "qps", json_integer(cfg.qps));
-	json_object_set_new(o, "running", json_integer(cfg.max_running));
-	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i + 1 < rep->elements; i += 2)
-		json_object_set_new(o, rep->element[i]->str, json_integer(atoll(rep->element[i + 1]->str)));
-	freeReplyObject(rep);
-	sr_out(o);
-	return SR_EX_OK;
 }
 
 /* Every account's name, from P:accounts. */
@@ -780,10 +740,95 @@ do_audit(const char *card, const char *account)
 	return SR_EX_OK;
 }
 
+/* ------------------------------------------------------------ the commands */
+
+static int
+c_switch(int argc, char **argv)
+{
+	const char *pos = argc == 1 ? argv[0] : "";
+	int on;
+
+	if (argc != 1 || (strcmp(pos, "on") && strcmp(pos, "off") && strcmp(pos, "show")))
+		sr_die(SR_EX_USAGE, "usage: sr-admin switch on|off|show [--reason TEXT]");
+	if (strcmp(pos, "show") && sr_switch_set(&rds, &cfg, !strcmp(pos, "on"), who, reason) < 0)
+		sr_die(SR_EX_BACKEND, "cannot set the switch: %s", rds.errstr);
+	if ((on = sr_switch_get(&rds, &cfg)) < 0)
+		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	sr_out(json_pack("{ss}", "switch", on ? "on" : "off"));
+	return SR_EX_OK;
+}
+
+static int
+c_show(int argc, char **argv)
+{
+	if (argc < 1)
+		sr_die(SR_EX_USAGE, "usage: sr-admin show CARD...");
+	return for_cards(argc, argv, show_one, "show");
+}
+
+static int
+c_why(int argc, char **argv)
+{
+	if (argc < 1)
+		sr_die(SR_EX_USAGE, "usage: sr-admin why CARD...");
+	return for_cards(argc, argv, show_one, "why");
+}
+
+static int
+mutate(const char *what, int argc, char **argv)
+{
+	if (argc < 1)
+		sr_die(SR_EX_USAGE, "usage: sr-admin %s CARD... | - [--reason TEXT]", what);
+	return for_cards(argc, argv, do_mutate, what);
+}
+
+static int c_retry(int argc, char **argv) { return mutate("retry", argc, argv); }
+static int c_freeze(int argc, char **argv) { return mutate("freeze", argc, argv); }
+static int c_drop(int argc, char **argv) { return mutate("drop", argc, argv); }
+
+static int
+c_alerts(int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		sr_die(SR_EX_USAGE, "usage: sr-admin alerts [--since MS] [--ack ID]");
+	return do_alerts(ack);
+}
+
+static int
+c_sweep(int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		sr_die(SR_EX_USAGE, "usage: sr-admin sweep [--grace-* MS]");
+	return do_sweep();
+}
+
+static int
+c_audit(int argc, char **argv)
+{
+	if (!account_opt && (argc != 1 || !sr_valid_id(argv[0])))
+		sr_die(SR_EX_USAGE, "usage: sr-admin audit CARD | --account A [--since MS]");
+	return do_audit(account_opt ? NULL : argv[0], account_opt);
+}
+
+/* The command table: name, what runs it (with the command's own arguments). */
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "show", c_show }, { "why", c_why },
+	{ "retry", c_retry }, { "freeze", c_freeze }, { "drop", c_drop },
+	{ "limits", admin_limits }, { "pause", admin_pause }, { "resume", admin_resume },
+	{ "breaker", admin_breaker }, { "profile", admin_profile },
+	{ "switch", c_switch }, { "alerts", c_alerts }, { "audit", c_audit }, { "sweep", c_sweep },
+};
+
 int
 main(int argc, char *argv[])
 {
-	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT, O_GH, O_GN, O_GB, O_GD, O_TABLE };
+	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT, O_GH, O_GN, O_GB, O_GD, O_TABLE,
+		O_UNTIL };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "reason", required_argument, NULL, O_REASON },
@@ -792,13 +837,14 @@ main(int argc, char *argv[])
 		{ "ack", required_argument, NULL, O_ACK },
 		{ "account", required_argument, NULL, O_ACCOUNT },
 		{ "table", no_argument, NULL, O_TABLE },
+		{ "until", required_argument, NULL, O_UNTIL },
 		{ "grace-high", required_argument, NULL, O_GH },
 		{ "grace-normal", required_argument, NULL, O_GN },
 		{ "grace-bulk", required_argument, NULL, O_GB },
 		{ "grace-device", required_argument, NULL, O_GD },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *ack = NULL, *account = NULL, *sub;
+	const char *sub;
 	int c, status = SR_EX_OK;
 
 	sr_prog = "sr-admin";
@@ -829,8 +875,9 @@ main(int argc, char *argv[])
 		case O_ACCOUNT:
 			if (!sr_valid_id(optarg))
 				sr_die(SR_EX_USAGE, "--account: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);
-			account = optarg;
+			account_opt = optarg;
 			break;
+		case O_UNTIL: until_opt = optarg; break;
 		default:
 			if (!sr_config_option(&cfg, c, optarg, usage))
 				sr_usage(SR_EX_USAGE, usage);
@@ -839,46 +886,22 @@ main(int argc, char *argv[])
 	/* GNU getopt permutes: options may also follow the command
 	 * ("sr-admin retry X --reason Y"); what is left is the command and its
 	 * arguments. */
-	if (optind >= argc)
-		sr_usage(SR_EX_USAGE, usage);
-	sub = argv[optind++];
-	if (!(who = getenv("SUDO_USER")) || !*who)
-		who = getenv("USER") && *getenv("USER") ? getenv("USER") : "unknown";
-	sr_redis_open(&rds, &cfg);
-
-	if (!strcmp(sub, "switch")) {
-		const char *pos = optind < argc ? argv[optind] : "";
-		int on;
-
-		if (optind + 1 != argc || (strcmp(pos, "on") && strcmp(pos, "off") && strcmp(pos, "show")))
-			sr_die(SR_EX_USAGE, "usage: sr-admin switch on|off|show [--reason TEXT]");
-		if (strcmp(pos, "show") && sr_switch_set(&rds, &cfg, !strcmp(pos, "on"), who, reason) < 0)
-			sr_die(SR_EX_BACKEND, "cannot set the switch: %s", rds.errstr);
-		if ((on = sr_switch_get(&rds, &cfg)) < 0)
-			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		sr_out(json_pack("{ss}", "switch", on ? "on" : "off"));
-	} else if (!strcmp(sub, "show") || !strcmp(sub, "why")) {
-		if (optind >= argc)
-			sr_die(SR_EX_USAGE, "usage: sr-admin %s CARD...", sub);
-		status = for_cards(argc - optind, argv + optind, show_one, sub);
-	} else if (!strcmp(sub, "retry") || !strcmp(sub, "freeze") || !strcmp(sub, "drop")) {
-		if (optind >= argc)
-			sr_die(SR_EX_USAGE, "usage: sr-admin %s CARD... | - [--reason TEXT]", sub);
-		status = for_cards(argc - optind, argv + optind, do_mutate, sub);
-	} else if (!strcmp(sub, "limits")) {
-		status = do_limits(argc - optind, argv + optind);
-	} else if (!strcmp(sub, "alerts")) {
-		status = do_alerts(ack);
-	} else if (!strcmp(sub, "sweep")) {
-		status = do_sweep();
-	} else if (!strcmp(sub, "audit")) {
-		if (!account && (optind >= argc || !sr_valid_id(argv[optind])))
-			sr_die(SR_EX_USAGE, "usage: sr-admin audit CARD | --account A [--since MS]");
-		status = do_audit(account ? NULL : argv[optind], account);
-	} else {
-		fprintf(stderr, "%s: unknown command '%s'\n", sr_prog, sub);
+	if (optind >= argc) {
+		fprintf(stderr, "%s: no command given (show, why, retry, limits, pause, ...)\n", sr_prog);
 		sr_usage(SR_EX_USAGE, usage);
 	}
+	sub = argv[optind++];
+	who = sr_who();
+	sr_redis_open(&rds, &cfg);
+
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (!strcmp(sub, commands[i].name)) {
+			status = commands[i].run(argc - optind, argv + optind);
+			break;
+		} else if (i + 1 == sizeof commands / sizeof commands[0]) {
+			fprintf(stderr, "%s: unknown command '%s'\n", sr_prog, sub);
+			sr_usage(SR_EX_USAGE, usage);
+		}
 	sr_table_flush();
 	sr_redis_close(&rds);
 	return sr_finish(status);

@@ -91,18 +91,15 @@ static long
 round_robin(int start, long budget, long batch, long long *queued, long long *wait_ms)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char keys[7][SR_KEY_MAX], prefix[SR_KEY_MAX], max[24], lease[24], running[24], interval[24];
+	char keys[8][SR_KEY_MAX], prefix[SR_KEY_MAX], max[24];
 	long share = budget / ncarriers, extra = budget % ncarriers;
 	long claimed = 0;
 
 	*queued = 0;
 	*wait_ms = 250;
-	snprintf(lease, sizeof lease, "%ld", cfg.lease_ms);
-	snprintf(running, sizeof running, "%ld", cfg.max_running);
-	snprintf(interval, sizeof interval, "%ld", cfg.min_interval_ms);
 	for (int k = 0; k < ncarriers; k++) {
 		const char *c = carriers[(start + k) % ncarriers];
-		const char *argv[12];
+		const char *argv[11];
 		/* A limited budget (--max) is shared evenly, the remainder going
 		 * to the accounts first in this round's rotation. */
 		long mine = share + (k < extra);
@@ -114,12 +111,11 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 		argv[4] = sr_key_account(keys[4], cfg.prefix, c, "limits");
 		argv[5] = sr_key_account(keys[5], cfg.prefix, c, "seq");
 		argv[6] = sr_key_account(keys[6], cfg.prefix, c, "confirming");
-		argv[7] = sr_key_account(prefix, cfg.prefix, c, "card:");
-		argv[8] = max;
-		argv[9] = lease;
-		argv[10] = running;
-		argv[11] = interval;
-		sr_redis_append_script(&rds, SR_LUA_CLAIM, 7, 12, argv, NULL);
+		argv[7] = sr_key_account(keys[7], cfg.prefix, c, "edge");
+		argv[8] = sr_account(&cfg, c)->settings;
+		argv[9] = sr_key_account(prefix, cfg.prefix, c, "card:");
+		argv[10] = max;
+		sr_redis_append_script(&rds, SR_LUA_CLAIM, 8, 11, argv, NULL);
 	}
 	for (int k = 0; k < ncarriers; k++) {
 		const char *c = carriers[(start + k) % ncarriers];
@@ -127,7 +123,7 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 
 		if (!rep)
 			return -1;
-		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 4) {
+		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 5) {
 			sr_warn("claim script failed for account '%s': %s", c,
 			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
 			freeReplyObject(rep);
@@ -205,5 +201,6 @@ main(int argc, char *argv[])
 		free((char *)carriers[i]);
 	free(carriers);
 	sr_redis_close(&rds);
+	sr_accounts_free();
 	return sr_finish(SR_EX_OK);
 }

@@ -42,7 +42,7 @@ struct res {
 	long line;
 	json_t *obj;
 	struct sr_task t;
-	const char *outcome;
+	const char *outcome, *class;
 	char error[200];
 	int bad;     /* rejected line */
 	int upstream_error; /* sr-exec could not process it */
@@ -51,10 +51,12 @@ struct res {
 	long long ver_now;
 };
 
+static const char *const classes[] = { "throttled", "too_frequent", "refused", "not_sent", "auth",
+	NULL };
+
 static struct sr_config cfg;
 static struct sr_redis rds;
 static int redis_up = 1;
-static long confirm_delay_ms = 2000;
 
 static void
 parse(struct res *r, const char *line)
@@ -80,6 +82,16 @@ parse(struct res *r, const char *line)
 	if (!r->outcome) {
 		r->bad = 1;
 		snprintf(r->error, sizeof r->error, "missing or unknown \"outcome\"");
+		return;
+	}
+	if ((o = sr_jstr(r->obj, "class"))) {
+		for (int i = 0; classes[i]; i++)
+			if (!strcmp(o, classes[i]))
+				r->class = classes[i];
+		if (!r->class) {
+			r->bad = 1;
+			snprintf(r->error, sizeof r->error, "unknown \"class\"");
+		}
 	}
 }
 
@@ -93,6 +105,8 @@ append_status_update(struct res *r)
 
 	if (is_query && !strcmp(r->outcome, "ok"))
 		state = sr_jstr(r->obj, "observed");
+	else if (json_is_true(json_object_get(r->obj, "in_progress")))
+		return 0; /* accepted: it has not landed yet */
 	else if (!is_query && (!strcmp(r->outcome, "ok") || !strcmp(r->outcome, "already"))) {
 		state = !strcmp(r->t.action, "stop") ? "stopped" : "active";
 		by = !strcmp(r->t.action, "stop") ? "auto" : NULL;
@@ -124,21 +138,17 @@ static void
 append_confirm(struct res *r)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char keys[12][SR_KEY_MAX], ver[24], http[24], ra[24], interval[24], alert[24], freeze[24],
-	    maxlen[24], jitter[24], delay[24];
-	const char *argv[28];
+	char keys[14][SR_KEY_MAX], ver[24], http[24], ra[24], jitter[24], at[24];
+	const char *argv[30];
 	const char *observed = sr_jstr(r->obj, "observed"), *gate = sr_jstr(r->obj, "gate");
 	const char *error = sr_jstr(r->obj, "error");
+	long long sent = sr_jint(r->obj, "at", 0);
 
 	snprintf(ver, sizeof ver, "%lld", r->t.ver);
 	snprintf(http, sizeof http, "%lld", sr_jint(r->obj, "http", 0));
 	snprintf(ra, sizeof ra, "%lld", sr_jint(r->obj, "retry_after_ms", 0));
-	snprintf(interval, sizeof interval, "%ld", cfg.min_interval_ms);
-	snprintf(alert, sizeof alert, "%ld", cfg.alert_after);
-	snprintf(freeze, sizeof freeze, "%ld", cfg.freeze_after);
-	snprintf(maxlen, sizeof maxlen, "%ld", cfg.audit_maxlen);
 	snprintf(jitter, sizeof jitter, "%d", rand() % 1000);
-	snprintf(delay, sizeof delay, "%ld", confirm_delay_ms);
+	snprintf(at, sizeof at, "%lld", sent > 0 ? sent : 0);
 	argv[0] = sr_key_card(keys[0], cfg.prefix, r->t.carrier, r->t.card);
 	for (int q = 0; q < 3; q++)
 		argv[1 + q] = sr_key_account(keys[1 + q], cfg.prefix, r->t.carrier, qs[q]);
@@ -149,24 +159,26 @@ append_confirm(struct res *r)
 	argv[8] = sr_key_account(keys[8], cfg.prefix, r->t.carrier, "confirming");
 	argv[9] = sr_key_account(keys[9], cfg.prefix, r->t.carrier, "flapping");
 	argv[10] = sr_key_account(keys[10], cfg.prefix, r->t.carrier, "alerts_open");
-	argv[11] = r->t.card;
-	argv[12] = r->t.token;
-	argv[13] = ver;
-	argv[14] = r->t.kind;
-	argv[15] = r->outcome;
-	argv[16] = http;
-	argv[17] = error ? error : "";
-	argv[18] = observed ? observed : "";
-	argv[19] = ra;
-	argv[20] = interval;
-	argv[21] = alert;
-	argv[22] = freeze;
-	argv[23] = maxlen;
-	argv[24] = jitter;
-	argv[25] = delay;
-	argv[26] = gate ? gate : "";
-	argv[27] = sr_key_account(keys[11], cfg.prefix, r->t.carrier, "stats:");
-	sr_redis_append_script(&rds, SR_LUA_CONFIRM, 11, 28, argv, NULL);
+	argv[11] = sr_key_account(keys[11], cfg.prefix, r->t.carrier, "edge");
+	argv[12] = sr_key_account(keys[12], cfg.prefix, r->t.carrier, "limits");
+	argv[13] = sr_account(&cfg, r->t.carrier)->settings;
+	argv[14] = r->t.card;
+	argv[15] = r->t.token;
+	argv[16] = ver;
+	argv[17] = r->t.kind;
+	argv[18] = r->outcome;
+	argv[19] = http;
+	argv[20] = error ? error : "";
+	argv[21] = observed ? observed : "";
+	argv[22] = ra;
+	argv[23] = jitter;
+	argv[24] = gate ? gate : "";
+	argv[25] = sr_key_account(keys[13], cfg.prefix, r->t.carrier, "stats:");
+	argv[26] = r->class ? r->class : "";
+	argv[27] = sent > 0 ? at : "";
+	argv[28] = json_is_true(json_object_get(r->obj, "in_progress")) ? "1" : "";
+	argv[29] = r->t.carrier;
+	sr_redis_append_script(&rds, SR_LUA_CONFIRM, 13, 30, argv, NULL);
 }
 
 static void
@@ -252,13 +264,10 @@ main(int argc, char *argv[])
 	static struct res rs[BATCH];
 	struct sr_reader rd;
 	int c, rc, n = 0, status = SR_EX_OK;
-	const char *s;
 	char *line;
 
 	sr_prog = "sr-confirm";
 	sr_config_init(&cfg);
-	if ((s = getenv("SRQ_CONFIRM_DELAY_MS")) && *s && (confirm_delay_ms = sr_parse_long(s)) < 0)
-		sr_die(SR_EX_USAGE, "SRQ_CONFIRM_DELAY_MS: '%s' is not a non-negative integer", s);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
 		if (!sr_config_option(&cfg, c, optarg, usage))
 			sr_usage(SR_EX_USAGE, usage);
@@ -291,5 +300,6 @@ main(int argc, char *argv[])
 	if (!redis_up)
 		fprintf(stderr, "%s: error: %s\n", sr_prog, rds.errstr);
 	sr_redis_close(&rds);
+	sr_accounts_free();
 	return sr_finish(status);
 }

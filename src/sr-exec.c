@@ -24,6 +24,9 @@
 
 #include "sr.h"
 
+/* How far ahead the gate may grant a slot: the call is held until then. */
+#define SLOT_AHEAD_MS 200
+
 static const char usage[] =
 "usage: sr-exec [--gateway URL] [--concurrency N] < tasks.jsonl > results.jsonl\n"
 "\n"
@@ -44,14 +47,17 @@ static const char usage[] =
 "Example:\n"
 "  sr-claim --until-empty --for 60 | sr-exec | sr-confirm\n";
 
-enum { IT_NEW, IT_WAIT, IT_CALL, IT_DONE };
+enum { IT_NEW, IT_READY, IT_WAIT, IT_HOLD, IT_CALL, IT_DONE };
 
 struct item {
 	int state;
 	json_t *obj;  /* the task line, echoed in the result */
 	struct sr_task t;
 	struct sr_call call;
-	int64_t wake; /* IT_WAIT: monotonic ms when the gate may be tried again */
+	struct sr_edge *edge;
+	int64_t wake;     /* IT_WAIT: when to try the gate again; IT_HOLD: when to send (mono ms) */
+	long long at;     /* the slot the gate granted (Redis ms) */
+	int resend;       /* sent again after a re-authentication */
 	struct item *next;
 };
 
@@ -59,21 +65,32 @@ static struct sr_config cfg;
 static struct sr_redis rds;
 static struct sr_gateway *gw;
 static struct item *items, **items_tail = &items; /* FIFO: claim order is priority order */
-static int nitems, redis_up = 1, status = SR_EX_OK;
+static int nitems, nheld, redis_up = 1, status = SR_EX_OK;
 
 static void
-result(struct item *it, const char *outcome, const char *error)
+emit_result(struct item *it, const char *outcome, const char *error)
 {
 	json_t *o = it->obj;
+	struct sr_call *c = &it->call;
 
 	json_object_set_new(o, "outcome", json_string(outcome));
-	json_object_set_new(o, "http", json_integer(it->call.http));
+	json_object_set_new(o, "http", json_integer(c->http));
 	json_object_set_new(o, "error", json_string(error ? error : ""));
-	json_object_set_new(o, "ms", json_integer(it->call.ms));
-	if (it->call.observed[0])
-		json_object_set_new(o, "observed", json_string(it->call.observed));
-	if (it->call.retry_after_ms)
-		json_object_set_new(o, "retry_after_ms", json_integer(it->call.retry_after_ms));
+	json_object_set_new(o, "ms", json_integer(c->ms));
+	if (c->class)
+		json_object_set_new(o, "class", json_string(c->class));
+	if (c->observed[0])
+		json_object_set_new(o, "observed", json_string(c->observed));
+	if (!strcmp(c->observed, "other"))
+		json_object_set_new(o, "carrier_state", json_string(c->raw_state));
+	if (c->in_progress)
+		json_object_set_new(o, "in_progress", json_true());
+	if (c->txn[0])
+		json_object_set_new(o, "txn", json_string(c->txn));
+	if (c->retry_after_ms)
+		json_object_set_new(o, "retry_after_ms", json_integer(c->retry_after_ms));
+	if (it->at)
+		json_object_set_new(o, "at", json_integer(it->at));
 	sr_emit(o);
 	it->obj = NULL;
 	it->state = IT_DONE;
@@ -94,7 +111,7 @@ static void
 blocked(struct item *it, const char *why, const char *error)
 {
 	json_object_set_new(it->obj, "gate", json_string(why));
-	result(it, "blocked", error);
+	emit_result(it, "blocked", error);
 }
 
 /* Re-judge the new items with fresh facts: returns -1 if Redis failed. */
@@ -142,6 +159,7 @@ rejudge(struct item **batch, int n)
 			sr_device_facts_load(&df, rep);
 			freeReplyObject(rep);
 		}
+		batch[i]->state = IT_READY;
 		/* Queries are read-only and decide an earlier call: never skipped. */
 		if (strcmp(batch[i]->t.kind, "call") != 0)
 			continue;
@@ -151,7 +169,7 @@ rejudge(struct item **batch, int n)
 
 			snprintf(why, sizeof why, "re-judged: %s", j.reason);
 			json_object_set_new(batch[i]->obj, "judged", json_string(j.reason));
-			result(batch[i], "superseded", why);
+			emit_result(batch[i], "superseded", why);
 		}
 	}
 	rc = 0;
@@ -160,44 +178,42 @@ out:
 	return rc;
 }
 
-/* Try the gate for items, start calls for those that pass. -1: Redis failed. */
+/* Ask the gate for a slot for each item; hold those that pass until their
+ * slot. -1: Redis failed. */
 static int
 gate(struct item **batch, int n)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char keys[8][SR_KEY_MAX], ver[24], interval[24], qps[24], window[24], lease[24];
+	char keys[9][SR_KEY_MAX], ver[24], ahead[24];
 
-	snprintf(interval, sizeof interval, "%ld", cfg.min_interval_ms);
-	snprintf(qps, sizeof qps, "%ld", cfg.qps);
-	snprintf(window, sizeof window, "%ld", cfg.rate_window_ms);
-	snprintf(lease, sizeof lease, "%ld", cfg.lease_ms);
+	snprintf(ahead, sizeof ahead, "%d", SLOT_AHEAD_MS);
 	for (int i = 0; i < n; i++) {
 		struct sr_task *t = &batch[i]->t;
 		const char *argv[16];
 
 		snprintf(ver, sizeof ver, "%lld", t->ver);
 		argv[0] = sr_key_card(keys[0], cfg.prefix, t->carrier, t->card);
-		argv[1] = sr_key_account(keys[1], cfg.prefix, t->carrier, "sr_rate");
+		argv[1] = sr_key_account(keys[1], cfg.prefix, t->carrier, "edge");
 		argv[2] = sr_key_account(keys[2], cfg.prefix, t->carrier, "limits");
 		for (int q = 0; q < 3; q++)
 			argv[3 + q] = sr_key_account(keys[3 + q], cfg.prefix, t->carrier, qs[q]);
 		argv[6] = sr_key_account(keys[6], cfg.prefix, t->carrier, "sr_running");
-		argv[7] = t->token;
-		argv[8] = ver;
-		argv[9] = t->kind;
-		argv[10] = interval;
-		argv[11] = qps;
-		argv[12] = window;
-		argv[13] = lease;
-		argv[14] = t->card;
-		argv[15] = sr_key_account(keys[7], cfg.prefix, t->carrier, "stats:");
-		sr_redis_append_script(&rds, SR_LUA_GATE, 7, 16, argv, NULL);
+		argv[7] = sr_key_account(keys[7], cfg.prefix, t->carrier, "audit");
+		argv[8] = batch[i]->edge->acct->settings;
+		argv[9] = t->token;
+		argv[10] = ver;
+		argv[11] = t->kind;
+		argv[12] = t->card;
+		argv[13] = sr_key_account(keys[8], cfg.prefix, t->carrier, "stats:");
+		argv[14] = ahead;
+		argv[15] = batch[i]->resend ? "1" : "0";
+		sr_redis_append_script(&rds, SR_LUA_GATE, 8, 16, argv, NULL);
 	}
 	for (int i = 0; i < n; i++) {
 		struct item *it = batch[i];
 		redisReply *rep = sr_redis_reply(&rds);
 		const char *verdict;
-		char msg[96];
+		char msg[128];
 
 		if (!rep)
 			return -1;
@@ -211,19 +227,32 @@ gate(struct item **batch, int n)
 		}
 		verdict = rep->element[0]->str;
 		if (!strcmp(verdict, "pass")) {
-			it->state = IT_CALL;
-			sr_gateway_start(gw, &it->call);
+			/* Held until its slot: the rate counts it from then. */
+			it->at = rep->element[1]->integer;
+			it->wake = sr_mono_ms() + (rep->element[1]->integer - rep->element[2]->integer);
+			it->state = IT_HOLD;
+			it->edge->held++;
+			nheld++;
 		} else if (!strcmp(verdict, "rate")) {
 			it->state = IT_WAIT;
 			it->wake = sr_mono_ms() + rep->element[1]->integer;
 		} else if (!strcmp(verdict, "stale")) {
 			snprintf(msg, sizeof msg, "version %lld replaced by %lld", it->t.ver,
 			    rep->element[1]->integer);
-			result(it, "superseded", msg);
+			emit_result(it, "superseded", msg);
 		} else if (!strcmp(verdict, "interval")) {
 			snprintf(msg, sizeof msg, "card called too recently; next call at %lld ms",
 			    rep->element[1]->integer);
 			blocked(it, "interval", msg);
+		} else if (!strcmp(verdict, "paused") || !strcmp(verdict, "breaker")) {
+			long long until = rep->element[1]->integer, now = rep->element[2]->integer;
+
+			snprintf(msg, sizeof msg, "%s until %lld ms", !strcmp(verdict, "paused") ?
+			    "the account is paused" : "the account's breaker is open", until);
+			it->call.retry_after_ms = until > now ? until - now : 1;
+			blocked(it, verdict, msg);
+		} else if (!strcmp(verdict, "replayed")) {
+			blocked(it, "replayed", "this claim has called already: a replayed task is not sent");
 		} else {
 			blocked(it, "lost", "lease lost: the claim is no longer ours");
 		}
@@ -270,6 +299,7 @@ read_tasks(struct sr_reader *rd, int block)
 		strcpy(it->call.carrier, it->t.carrier);
 		strcpy(it->call.action, strcmp(it->t.kind, "query") == 0 ? "status" : it->t.action);
 		it->call.ver = it->t.ver;
+		it->edge = sr_gateway_edge(gw, it->t.carrier);
 		it->state = IT_NEW;
 		it->next = NULL;
 		*items_tail = it;
@@ -278,36 +308,68 @@ read_tasks(struct sr_reader *rd, int block)
 	}
 }
 
-/* One scheduling step: re-judge and gate what is ready, within the free
- * concurrency. Returns ms until the next waiting item may be retried. */
+/* One scheduling step: re-judge what is new, ask the gate for what is ready
+ * (within the free concurrency and each account's in-flight limit, once its
+ * authentication is ready), send what is held and due. Returns ms until the
+ * next held or waiting item is due. */
 static int64_t
 schedule(void)
 {
 	struct item **batch = sr_malloc((size_t)(nitems + 1) * sizeof *batch);
 	int64_t now = sr_mono_ms(), next = 50;
-	int n = 0, free_slots = (int)cfg.concurrency - sr_gateway_running(gw);
+	int n = 0, free_slots = (int)cfg.concurrency - sr_gateway_running(gw) - nheld;
 
 	for (struct item *it = items; it && n < free_slots; it = it->next)
 		if (it->state == IT_NEW)
 			batch[n++] = it;
 	if (n > 0 && redis_up && rejudge(batch, n) < 0)
 		redis_up = 0;
-	/* The items still NEW after re-judgment, and the waiting ones now due. */
+	/* The ready ones, and the waiting ones now due, in claim order. */
 	n = 0;
 	for (struct item *it = items; it && n < free_slots; it = it->next) {
-		if (it->state == IT_NEW || (it->state == IT_WAIT && it->wake <= now))
-			batch[n++] = it;
-		else if (it->state == IT_WAIT && it->wake - now < next)
-			next = it->wake - now;
+		struct sr_edge *e = it->edge;
+		int ready;
+
+		if (it->state == IT_WAIT && it->wake > now) {
+			if (it->wake - now < next)
+				next = it->wake - now;
+			continue;
+		}
+		if (it->state != IT_READY && it->state != IT_WAIT)
+			continue;
+		if (e->acct->running > 0 && e->held + e->running >= e->acct->running)
+			continue; /* the account's calls in flight are at its limit */
+		if ((ready = sr_edge_ready(gw, e)) == 0)
+			continue; /* its token is being fetched */
+		if (ready < 0) {
+			it->call.class = "auth";
+			emit_result(it, "retry", e->auth_error);
+			continue;
+		}
+		batch[n++] = it;
 	}
 	if (n > 0 && redis_up && gate(batch, n) < 0)
 		redis_up = 0;
 	if (!redis_up) {
 		for (struct item *it = items; it; it = it->next)
-			if (it->state == IT_NEW || it->state == IT_WAIT)
+			if (it->state == IT_NEW || it->state == IT_READY || it->state == IT_WAIT)
 				result_error(it, rds.errstr);
 		sr_redis_discard(&rds);
 	}
+	/* Send what is due; the rest says when it will be. */
+	now = sr_mono_ms();
+	for (struct item *it = items; it; it = it->next)
+		if (it->state == IT_HOLD) {
+			if (it->wake <= now) {
+				it->state = IT_CALL;
+				it->edge->held--;
+				nheld--;
+				if (redis_up && sr_edge_cold(&rds, &cfg, it->edge) < 0)
+					redis_up = 0; /* sent all the same: its slot was granted */
+				sr_gateway_start(gw, &it->call);
+			} else if (it->wake - now < next)
+				next = it->wake - now;
+		}
 	free(batch);
 	sr_flush();
 	return next < 1 ? 1 : next;
@@ -322,7 +384,16 @@ reap(void)
 	while ((call = sr_gateway_done(gw))) {
 		struct item *it = (struct item *)((char *)call - offsetof(struct item, call));
 
-		result(it, sr_outcome_name(call->outcome), call->error);
+		if (call->class && !strcmp(call->class, "auth") && call->verdict == SR_V_REAUTH &&
+		    !it->resend) {
+			/* Refused for authentication: re-authenticate (once for every
+			 * call in flight) and send it again, through the gate. */
+			sr_edge_reauth(call->edge, call->auth_gen);
+			it->resend = 1;
+			it->state = IT_READY;
+			continue;
+		}
+		emit_result(it, sr_outcome_name(call->outcome), call->error);
 	}
 	for (pp = &items; *pp;) {
 		if ((*pp)->state == IT_DONE) {

@@ -168,6 +168,16 @@ account_stat(const char *carrier, long window_s, redisReply *rep)
 			json_object_set_new(o, "oldest_due_s", json_integer(v / 1000));
 		else if (!strcmp(k, "cmds"))
 			json_object_set_new(o, "commands", json_integer(v));
+		else if (!strcmp(k, "qps_effective_milli"))
+			json_object_set_new(o, "qps_effective", json_real(v / 1000.0));
+		else if (!strcmp(k, "breaker"))
+			json_object_set_new(o, "breaker", json_string(v == 1 ? "open" : v == 2 ? "half_open" :
+			    "closed"));
+		else if (!strcmp(k, "paused_until_ms"))
+			json_object_set_new(o, "paused", json_boolean(v > 0)), json_object_set_new(o, k,
+			    v > 0 ? json_integer(v) : json_null());
+		else if (!strcmp(k, "breaker_since_ms") || !strcmp(k, "breaker_until_ms"))
+			json_object_set_new(o, k, v > 0 ? json_integer(v) : json_null());
 		else
 			json_object_set_new(o, k, json_integer(v));
 	}
@@ -190,6 +200,8 @@ add_into(json_t *t, json_t *a)
 	json_object_foreach(a, k, v) {
 		json_t *cur = json_object_get(t, k);
 
+		if (json_is_integer(v) && (strstr(k, "until_ms") || strstr(k, "since_ms")))
+			continue; /* times, not amounts */
 		if (json_is_integer(v) && strcmp(k, "window_s") && strcmp(k, "oldest_due_s"))
 			json_object_set_new(t, k, json_integer(sr_jint(t, k, 0) + json_integer_value(v)));
 		else if (!strcmp(k, "oldest_due_s"))
@@ -218,6 +230,9 @@ static const struct metric metrics[] = {
 	{ "running", "srq_running", "Claims in flight." },
 	{ "max_running", "srq_max_running", "The account's max-running limit." },
 	{ "qps", "srq_qps_limit", "The account's calls per second limit." },
+	{ "qps_effective", "srq_qps_effective", "The rate srq calls the account at now: below the limit while the carrier refuses calls for rate (AIMD)." },
+	{ "breaker", "srq_breaker_open", "1 while the account's breaker is open or half-open: its calls are held." },
+	{ "paused", "srq_paused", "1 while the account is paused (sr-admin pause)." },
 	{ "calls", "srq_calls_window", "State-change calls in the window." },
 	{ "queries", "srq_queries_window", "Status queries in the window." },
 	{ "commands", "srq_commands_window", "Distinct commands called in the window." },
@@ -235,7 +250,11 @@ static const struct metric metrics[] = {
 static void
 prom_value(FILE *f, const char *name, const char *labels, json_t *v)
 {
-	if (json_is_integer(v))
+	if (json_is_boolean(v))
+		fprintf(f, "%s{%s} %d\n", name, labels, json_is_true(v));
+	else if (json_is_string(v)) /* the breaker: closed, open, half_open */
+		fprintf(f, "%s{%s} %d\n", name, labels, strcmp(json_string_value(v), "closed") != 0);
+	else if (json_is_integer(v))
 		fprintf(f, "%s{%s} %lld\n", name, labels, (long long)json_integer_value(v));
 	else if (json_is_real(v))
 		fprintf(f, "%s{%s} %.6g\n", name, labels, json_real_value(v));
@@ -316,7 +335,7 @@ main(int argc, char *argv[])
 	int c, ncarriers = 0, prom = 0, table = 0, alerts = 1;
 	long window_s = 600;
 	json_t *records = json_array(), *total = json_object();
-	char key[SR_KEY_MAX], minutes[24], qps[24], running[24];
+	char key[SR_KEY_MAX], minutes[24];
 	redisReply *rep;
 	long long dq = 0, doldest = 0, now_ms;
 	FILE *f = stdout;
@@ -363,21 +382,18 @@ main(int argc, char *argv[])
 		freeReplyObject(rep);
 	}
 	snprintf(minutes, sizeof minutes, "%ld", (window_s + 59) / 60);
-	snprintf(qps, sizeof qps, "%ld", cfg.qps);
-	snprintf(running, sizeof running, "%ld", cfg.max_running);
 	for (int k = 0; k < ncarriers; k++) {
-		char keys[10][SR_KEY_MAX];
+		char keys[11][SR_KEY_MAX];
 		const char *a[13];
 		const char *names[] = { qs[0], qs[1], qs[2], "sr_running", "frozen", "confirming", "flapping",
-			"alerts_open", "limits" };
+			"alerts_open", "limits", "edge" };
 
-		for (int i = 0; i < 9; i++)
+		for (int i = 0; i < 10; i++)
 			a[i] = sr_key_account(keys[i], cfg.prefix, carriers[k], names[i]);
-		a[9] = sr_key_account(keys[9], cfg.prefix, carriers[k], "stats:");
-		a[10] = minutes;
-		a[11] = qps;
-		a[12] = running;
-		sr_redis_append_script(&rds, SR_LUA_STAT, 9, 13, a, NULL);
+		a[10] = sr_key_account(keys[10], cfg.prefix, carriers[k], "stats:");
+		a[11] = minutes;
+		a[12] = sr_account(&cfg, carriers[k])->settings;
+		sr_redis_append_script(&rds, SR_LUA_STAT, 10, 13, a, NULL);
 	}
 	for (int k = 0; k < ncarriers; k++) {
 		if (!(rep = sr_redis_reply(&rds)))

@@ -48,6 +48,14 @@ void sr_flush(void);
  * Redis server's clock (sr_redis_time_ms). */
 int64_t sr_mono_ms(void);
 void sr_sleep_ms(int64_t ms);
+/* A moment, in ms on the clock of now_ms (the Redis server's): a duration
+ * from now ("500ms", "90s", "10m", "2h", "1d"), an ISO-8601 UTC time
+ * ("2026-12-01", "2026-12-01T10:00", "2026-12-01T10:00:00Z"), or epoch
+ * milliseconds (epoch seconds are refused: a silent factor of 1000). -1 when
+ * not understood. */
+int64_t sr_parse_when(const char *s, int64_t now_ms);
+/* Who runs this, for the audit: SUDO_USER, else the effective user. */
+const char *sr_who(void);
 /* Worst of two exit statuses: BACKEND > USAGE > REJECTED > OK. */
 int sr_worst(int a, int b);
 
@@ -99,6 +107,9 @@ struct sr_config {
 	long freeze_after;      /* SRQ_FREEZE_AFTER */
 	long concurrency;       /* SRQ_CONCURRENCY (sr-exec) */
 	long audit_maxlen;      /* SRQ_AUDIT_MAXLEN: audit stream cap per account */
+	long burst;             /* SRQ_RATE_BURST: calls at once after a quiet spell (1) */
+	long confirm_delay_ms;  /* SRQ_CONFIRM_DELAY_MS: wait before querying an unknown result */
+	const char *profiles_dir; /* SRQ_PROFILES: directory of carrier profiles */
 };
 
 /* Long option codes shared by every tool (use in getopt_long tables). */
@@ -165,6 +176,10 @@ redisReply *sr_redis_reply(struct sr_redis *r);
 void sr_redis_discard(struct sr_redis *r);
 /* Run one command and return its reply (NULL on connection failure). */
 redisReply *sr_redis_cmd(struct sr_redis *r, int argc, const char **argv);
+/* An error reply that says Redis cannot take the command now (out of
+ * memory, a read-only replica, loading, busy...), rather than a refusal by a
+ * script: 1. */
+int sr_redis_backend_error(const char *err);
 /* The Redis server's clock in ms, or -1 on failure. */
 int64_t sr_redis_time_ms(struct sr_redis *r);
 
@@ -322,14 +337,126 @@ const char *sr_want_name(enum sr_want w);
 int sr_action_still_wanted(const char *action, const struct sr_card_facts *card,
     const struct sr_judgment *j);
 
+/* -------------------------------------------------------------- sr_profile.c */
+
+/* A carrier profile (README, "Carrier profiles"). Numbers are -1 when the
+ * profile leaves them to the environment's defaults. */
+#define SR_PROFILE_MAX (64 * 1024)
+#define SR_RULE_HTTP_MAX 8
+enum { SR_REQ_STOP, SR_REQ_RESUME, SR_REQ_QUERY, SR_REQ_TOKEN };
+enum { SR_BODY_NONE, SR_BODY_JSON, SR_BODY_FORM, SR_BODY_TEXT };
+enum { SR_SIGN_NONE, SR_SIGN_MD5, SR_SIGN_SHA256, SR_SIGN_HMAC_SHA256 };
+/* What a rule makes of an answer. */
+enum sr_verdict {
+	SR_V_OK, SR_V_ALREADY, SR_V_IN_PROGRESS, /* applied / in state / accepted, lands later */
+	SR_V_THROTTLE, SR_V_TOO_FREQUENT, SR_V_REFUSED, /* not applied: account rate, card window, other */
+	SR_V_FAIL, SR_V_UNKNOWN, SR_V_REAUTH,    /* permanent, may have applied, authentication */
+};
+struct sr_request_tmpl {
+	char *method, *url, *body;
+	int type; /* SR_BODY_*: how placeholders in the body are escaped, and its Content-Type */
+};
+struct sr_rule {
+	long http_lo[SR_RULE_HTTP_MAX], http_hi[SR_RULE_HTTP_MAX];
+	int nhttp;        /* none: any status */
+	char **codes;     /* any of these business codes (none: any) */
+	int ncodes;
+	char *msg, *body; /* substrings of the message / the body, or NULL */
+	int verdict, line;
+};
+struct sr_var {
+	char *name, *value;
+	int secret; /* secret.NAME: file:PATH, env:NAME or literal; never printed */
+};
+struct sr_profile {
+	char *name, *path;
+	char **accounts; /* fnmatch patterns */
+	int naccounts;
+	long qps, running, burst, interval_ms, timeout_ms, connect_timeout_ms;
+	long connect_budget_ms, keepalive_ms, poll_ms, settle_ms, aimd_memory_ms;
+	long brk_failures, brk_window_ms, brk_cool_ms, brk_cool_max_ms, token_ttl_s;
+	double aimd_inc, aimd_beta, brk_ratio;
+	int async;
+	char *base, *reqid, *basic;
+	struct sr_request_tmpl req[4]; /* SR_REQ_* */
+	char **headers;
+	int nheaders;
+	struct sr_var *vars;
+	int nvars;
+	char *token_field, *token_ttl_field;
+	int sign, sign_upper;
+	char *sign_input, *sign_key;
+	char *code_path, *msg_path, *state_path, *txn_path, *state_active, *state_stopped;
+	struct sr_rule *rules, *qrules; /* qrules: query.rule, when a profile gives them */
+	int nrules, nqrules;
+};
+/* Parse a profile's text; NULL with err set ("FILE: line N: ...") when bad.
+ * dir is where 'from = NAME' finds NAME.profile (the built-in 'default'
+ * needs none). */
+struct sr_profile *sr_profile_parse(const char *text, const char *name, const char *file,
+    const char *dir, char *err, size_t errlen);
+void sr_profile_free(struct sr_profile *p);
+/* The profile serving an account: the first in SRQ_PROFILES (name order)
+ * whose 'accounts' match it, else the built-in default. Profiles are loaded
+ * on first use; a bad profile is a configuration error (exit 2). */
+const struct sr_profile *sr_profile_for(const struct sr_config *cfg, const char *carrier);
+const char *sr_verdict_name(int verdict);
+
+/* An account's resolved settings: its profile's, then the environment's. */
+struct sr_account {
+	char id[65];
+	const struct sr_profile *p;
+	long qps, running, burst, interval_ms, window_ms, lease_ms, timeout_ms, connect_timeout_ms;
+	long connect_budget_ms, keepalive_ms, poll_ms, settle_ms, confirm_delay_ms;
+	long alert_after, freeze_after, audit_max, aimd_memory_ms;
+	long brk_failures, brk_window_ms, brk_cool_ms, brk_cool_max_ms;
+	double aimd_inc, aimd_beta, brk_ratio;
+	char *settings; /* the same, as the JSON the scripts take */
+	struct sr_account *next;
+};
+/* The account's settings (cached per process). Never NULL. */
+const struct sr_account *sr_account(const struct sr_config *cfg, const char *carrier);
+void sr_accounts_free(void);
+
+/* A bounded text buffer for expansions. */
+struct sr_buf {
+	char *s;
+	size_t len, cap;
+};
+/* Where an expanded value goes, and so how it is escaped. */
+enum { SR_CTX_RAW, SR_CTX_URL, SR_CTX_JSON, SR_CTX_FORM, SR_CTX_HEADER };
+/* Give the value of placeholder name (NULL: unknown); *raw = 1 to insert it
+ * unescaped (a base URL). */
+typedef const char *sr_lookup_fn(void *arg, const char *name, int *raw);
+/* Expand {name} placeholders of tmpl into out, each value escaped for ctx.
+ * Anything else, JSON braces included, is copied as it is. -1 with err. */
+int sr_expand(const char *tmpl, int ctx, sr_lookup_fn *lookup, void *arg, struct sr_buf *out,
+    char *err, size_t errlen);
+
+/* A carrier's answer, read by a profile's rules. */
+struct sr_answer {
+	int verdict;        /* enum sr_verdict */
+	int rule;           /* the line of the matching rule (0: none matched) */
+	char code[64], msg[160], txn[64];
+	char raw_state[32]; /* queries: the carrier's state code */
+	char observed[16];  /* queries: active, stopped or other */
+};
+void sr_classify(const struct sr_profile *p, long http, const char *body, int is_query,
+    struct sr_answer *a);
+/* The text at a small path of a JSON answer ("a.b", "a[0].b") or of an XML
+ * one ("xml:Tag"). 1 when found. */
+int sr_answer_field(json_t *j, const char *body, const char *path, char *out, size_t outlen);
+
 /* -------------------------------------------------------------- sr_gateway.c */
 
-/* Outcome classes of one gateway call (SPEC section 7). */
+/* Outcome classes of one gateway call: the "outcome" of a result record. */
 enum sr_outcome {
 	SR_OUT_OK, SR_OUT_ALREADY, SR_OUT_RETRY, SR_OUT_FAIL, SR_OUT_UNKNOWN,
 	SR_OUT_SUPERSEDED, SR_OUT_BLOCKED,
 };
 const char *sr_outcome_name(enum sr_outcome o);
+
+struct sr_edge;
 
 struct sr_call {
 	/* in */
@@ -338,25 +465,72 @@ struct sr_call {
 	void *user;
 	/* out */
 	enum sr_outcome outcome;
+	const char *class;      /* a retry: throttled, too_frequent, refused, not_sent, auth */
+	int verdict;            /* what the profile's rules said (SR_V_*), -1 before an answer */
+	int in_progress;        /* ok, but the carrier only accepted the change */
 	long http;
 	char error[160];
-	char observed[16];      /* for status: active/stopped */
+	char observed[16];      /* for status: active/stopped/other */
+	char raw_state[32], txn[64];
 	long long retry_after_ms;
 	long long ms;           /* duration of the call */
+	int auth_gen;           /* the account's authentication it went out with */
+	int cold;               /* it set up a new connection */
 	/* private */
-	void *easy;
-	char *body;
-	size_t body_len;
-	char reqbody[256];
-	size_t reqoff;      /* how much of reqbody libcurl has read */
-	void *headers;
+	struct sr_edge *edge;
+	int is_fetch, conn_close;
+	void *easy, *headers;
+	char *body, *reqbody;
+	size_t body_len, reqlen, reqoff;
 	int64_t started;
+};
+
+/* One account's side of the client: its connection pool, what it learned of
+ * its connections, its authentication. */
+#define SR_EDGE_CONNS 64
+struct sr_edge {
+	const struct sr_account *acct;
+	void *share;          /* the account's own connection pool (CURLSH) */
+	int held;             /* calls holding a slot, not started yet (kept by the caller) */
+	int running;          /* calls running */
+	struct { long port; int64_t used; } conns[SR_EDGE_CONNS]; /* connections known alive */
+	int nconns;
+	long cold_ms;         /* how much later than sent a call on a new connection may leave */
+	long warm_ms;         /* the quickest answer on a warm connection (-1: none yet) */
+	/* authentication */
+	int auth_gen;         /* bumped by each re-authentication */
+	int auth_failed;
+	char auth_error[200];
+	char *token;          /* a fetched token, and until when it is used (mono ms) */
+	int64_t token_until;
+	long fetches;         /* tokens fetched */
+	struct sr_call *fetch; /* the token fetch in flight */
+	struct secret *secrets;
+	int nsecrets;
+	struct sr_edge *next;
 };
 
 struct sr_gateway;
 struct sr_gateway *sr_gateway_new(const struct sr_config *cfg);
 void sr_gateway_free(struct sr_gateway *gw);
-/* Start a call (non-blocking). */
+/* The account's side of the client (made on first use). */
+struct sr_edge *sr_gateway_edge(struct sr_gateway *gw, const char *carrier);
+/* How much later than its slot the account's next call may leave: 0 when a
+ * warm connection is idle for it, else the setup time of a new one. */
+long sr_edge_spread(struct sr_edge *e);
+/* Right before a call leaves: if it must set up a new connection, move the
+ * account's pace by the setup time (cold.lua), so the rate accounts for when
+ * it really leaves. -1 if Redis failed. */
+int sr_edge_cold(struct sr_redis *r, const struct sr_config *cfg, struct sr_edge *e);
+/* Authentication: 1 ready, 0 waiting for a token (its fetch is started:
+ * one for every waiting call), -1 failed (e->auth_error). */
+int sr_edge_ready(struct sr_gateway *gw, struct sr_edge *e);
+/* The carrier refused a call sent with authentication gen: re-authenticate
+ * (secret files read again, a new token fetched), once for every call in
+ * flight with that gen. */
+void sr_edge_reauth(struct sr_edge *e, int gen);
+/* Start a call (non-blocking). A request that cannot be built (a secret
+ * file missing, a template error) finishes at once as retry/not_sent. */
 void sr_gateway_start(struct sr_gateway *gw, struct sr_call *call);
 /* Run transfers for up to timeout_ms (returns early when one finishes);
  * extra_fd >= 0 is also waited on. Returns finished calls one by one through
@@ -364,9 +538,12 @@ void sr_gateway_start(struct sr_gateway *gw, struct sr_call *call);
 void sr_gateway_poll(struct sr_gateway *gw, int timeout_ms, int extra_fd);
 struct sr_call *sr_gateway_done(struct sr_gateway *gw);
 int sr_gateway_running(struct sr_gateway *gw);
-/* Classify an HTTP answer (exposed for unit tests). */
-enum sr_outcome sr_classify_http(long http, const char *body, int is_query, char *observed,
-    size_t observed_len);
+/* Check an account's profile as it would be used: every secret resolved
+ * (reported as set, not set, or why it cannot be read; never its value),
+ * every request built and sent nowhere. Fills report; -1 if any failed. */
+int sr_edge_check(struct sr_gateway *gw, struct sr_edge *e, json_t *report);
+/* Hex of a digest (2n+1 bytes in out). */
+void sr_hex(const unsigned char *md, size_t n, char *out, int upper);
 
 /* -------------------------------------------------------------- sr_command.c */
 
@@ -406,7 +583,7 @@ struct sr_direct {
 	int tries;          /* state-change calls made */
 	char outcome[16], error[160];
 	/* private */
-	int state, queries, query_next, locked;
+	int state, queries, query_next, locked, reauthed;
 	int64_t wake, started;
 	char token[SR_TOKEN_MAX];
 	struct sr_call call;

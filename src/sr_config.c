@@ -97,6 +97,17 @@ sr_config_init(struct sr_config *cfg)
 	cfg->freeze_after = env_long("SRQ_FREEZE_AFTER", 10);
 	cfg->concurrency = env_long("SRQ_CONCURRENCY", 64);
 	cfg->audit_maxlen = env_long("SRQ_AUDIT_MAXLEN", 100000);
+	cfg->burst = env_long("SRQ_RATE_BURST", 1);
+	cfg->confirm_delay_ms = env_long("SRQ_CONFIRM_DELAY_MS", 2000);
+	cfg->profiles_dir = env_str("SRQ_PROFILES", NULL);
+	/* A rate or concurrency of 0 would mean "no limit" at the carrier: only
+	 * on purpose (benchmarks), never by a typo or an attempt to pause. */
+	if ((cfg->qps == 0 || cfg->max_running == 0) && !env_long("SRQ_UNLIMITED", 0))
+		sr_die(SR_EX_USAGE, "%s: 0 would mean no limit at the carrier; set SRQ_UNLIMITED=1 "
+		    "to mean it (benchmarks), or use 'sr-admin pause' to stop calls",
+		    cfg->qps == 0 ? "SRQ_QPS" : "SRQ_MAX_RUNNING");
+	if (cfg->burst < 1)
+		sr_die(SR_EX_USAGE, "SRQ_RATE_BURST: must be at least 1");
 	if (cfg->lease_ms < 1000)
 		sr_die(SR_EX_USAGE, "SRQ_LEASE_MS: must be at least 1000");
 	if (cfg->rate_window_ms < 1000)

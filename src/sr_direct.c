@@ -17,7 +17,7 @@
 #define TRY_GAP_MS 2000
 #define LOCK_WAIT_MS 5000
 
-enum { D_LOCK, D_GATE, D_CALL, D_DONE };
+enum { D_LOCK, D_GATE, D_HOLD, D_CALL, D_DONE };
 
 static int
 target_reached(const struct sr_direct *d, const char *observed)
@@ -38,28 +38,32 @@ finish(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d, int
 	d->locked = 0;
 }
 
-/* One gate pass for d. Returns -1 if Redis failed. */
+/* One gate pass for d: a slot held until it is due, or why not. -1 if
+ * Redis failed. */
 static int
 gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, struct sr_direct *d)
 {
-	char keys[3][SR_KEY_MAX], interval[24], qps[24], window[24], member[96];
-	const char *argv[8];
+	struct sr_edge *e = sr_gateway_edge(gw, d->carrier);
+	char keys[3][SR_KEY_MAX];
+	const char *argv[6];
 	redisReply *rep;
-	int query = d->query_next;
+	int query = d->query_next, ready;
 
-	snprintf(interval, sizeof interval, "%ld", cfg->min_interval_ms);
-	snprintf(qps, sizeof qps, "%ld", cfg->qps);
-	snprintf(window, sizeof window, "%ld", cfg->rate_window_ms);
-	snprintf(member, sizeof member, "direct:%s:%d:%lld", d->card, d->tries, (long long)sr_mono_ms());
+	if ((ready = sr_edge_ready(gw, e)) == 0) {
+		d->wake = sr_mono_ms() + 20; /* its token is being fetched */
+		return 0;
+	}
+	if (ready < 0) {
+		finish(r, cfg, d, 0, e->auth_error);
+		return 0;
+	}
 	argv[0] = sr_key_card(keys[0], cfg->prefix, d->carrier, d->card);
-	argv[1] = sr_key_account(keys[1], cfg->prefix, d->carrier, "sr_rate");
+	argv[1] = sr_key_account(keys[1], cfg->prefix, d->carrier, "edge");
 	argv[2] = sr_key_account(keys[2], cfg->prefix, d->carrier, "limits");
-	argv[3] = query ? "query" : "call";
-	argv[4] = interval;
-	argv[5] = qps;
-	argv[6] = window;
-	argv[7] = member;
-	sr_redis_append_script(r, SR_LUA_DIRECT_GATE, 3, 8, argv, NULL);
+	argv[3] = e->acct->settings;
+	argv[4] = query ? "query" : "call";
+	argv[5] = "200";
+	sr_redis_append_script(r, SR_LUA_DIRECT_GATE, 3, 6, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1) {
@@ -73,15 +77,23 @@ gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, str
 		d->call.user = d;
 		if (!query)
 			d->tries++;
-		d->state = D_CALL;
-		sr_gateway_start(gw, &d->call);
+		/* Held until its slot: the account's rate counts it from then. */
+		d->state = D_HOLD;
+		d->wake = sr_mono_ms() + (rep->element[1]->integer - rep->element[2]->integer);
+		e->held++;
 	} else if (!strcmp(rep->element[0]->str, "rate")) {
 		d->wake = sr_mono_ms() + rep->element[1]->integer;
-	} else {
+	} else if (!strcmp(rep->element[0]->str, "interval")) {
 		char msg[96];
 
 		snprintf(msg, sizeof msg, "card called too recently; next call allowed at %lld ms",
 		    rep->element[1]->integer);
+		finish(r, cfg, d, 0, msg);
+	} else {
+		char msg[96];
+
+		snprintf(msg, sizeof msg, "the account %s until %lld ms", !strcmp(rep->element[0]->str,
+		    "paused") ? "is paused" : "breaker is open", rep->element[1]->integer);
 		finish(r, cfg, d, 0, msg);
 	}
 	freeReplyObject(rep);
@@ -99,6 +111,15 @@ settle(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 	snprintf(d->outcome, sizeof d->outcome, "%s", sr_outcome_name(c->outcome));
 	if (c->error[0])
 		snprintf(d->error, sizeof d->error, "%s", c->error);
+	if (c->verdict == SR_V_REAUTH && !d->reauthed) {
+		/* Refused for authentication: re-authenticate once and go again. */
+		d->reauthed = 1;
+		sr_edge_reauth(c->edge, c->auth_gen);
+		if (strcmp(c->action, "status"))
+			d->tries--;
+		d->wake = sr_mono_ms();
+		return;
+	}
 	if (!strcmp(c->action, "status")) {
 		d->queries++;
 		if (c->outcome == SR_OUT_OK && target_reached(d, c->observed)) {
@@ -158,7 +179,16 @@ sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config 
 			}
 			if (d->state == D_GATE && d->wake <= now && gate(r, gw, cfg, d) < 0)
 				return -1;
-			if ((d->state == D_GATE || d->state == D_LOCK) && d->wake < next)
+			if (d->state == D_HOLD && d->wake <= now) {
+				struct sr_edge *e = sr_gateway_edge(gw, d->carrier);
+
+				d->state = D_CALL;
+				e->held--;
+				if (sr_edge_cold(r, cfg, e) < 0)
+					return -1;
+				sr_gateway_start(gw, &d->call);
+			}
+			if ((d->state == D_GATE || d->state == D_LOCK || d->state == D_HOLD) && d->wake < next)
 				next = d->wake;
 		}
 		if (sr_gateway_running(gw))

@@ -1,26 +1,58 @@
-/* sr_gateway.c - the carrier gateway client (SPEC section 7), on libcurl's
- * multi interface: many calls in flight, connections kept alive and reused.
+/* sr_gateway.c - the carrier gateway client, on libcurl's multi interface:
+ * many calls in flight, each account with its own pool of kept-alive
+ * connections, requests built from the account's profile (sr_profile.c).
  *
  * Classification is the heart of "nothing lost, nothing doubled": an error
  * before the request could have reached the carrier is "retry" (definitely
  * not executed); anything after it may have been executed and is "unknown",
  * which sr-confirm resolves with a status query, never with a blind re-call.
- * The bearer token goes into a header only; it is never logged or printed.
+ *
+ * The rate is held at the wire: each account has its own connection pool, so
+ * the client knows whether a call goes out on a warm connection (it leaves
+ * when it is sent) or must set up a new one first (it leaves up to the
+ * connection's setup time later: the gate holds the account's pace that much
+ * longer, see sr_edge_spread).
+ *
+ * Secrets (tokens, passwords, app secrets) are read from files or the
+ * environment when a request is built, go into that request only, and are
+ * never logged or printed; a URL that carries one is never printed either.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include <curl/curl.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 #include "sr.h"
 
 #define BODY_MAX (64 * 1024)
+#define REQ_MAX (16 * 1024)
+#define EDGE_BUCKETS 64
+
+struct secret {
+	char name[40];
+	char *value;      /* NULL: not set */
+	char path[512];   /* the file it came from, if any */
+	struct timespec mtime;
+	int64_t checked;  /* when the file was last looked at (mono ms) */
+};
 
 struct sr_gateway {
 	CURLM *multi;
 	const struct sr_config *cfg;
-	char *auth; /* "Authorization: Bearer ..." or NULL */
+	struct sr_edge *edges[EDGE_BUCKETS];
+	struct sr_call **failed; /* calls that could not be built: done at once */
+	int nfailed, capfailed;
 	int running;
+	unsigned long seq;
 };
 
 const char *
@@ -38,17 +70,34 @@ sr_gateway_new(const struct sr_config *cfg)
 	struct sr_gateway *gw = sr_malloc(sizeof *gw);
 
 	memset(gw, 0, sizeof *gw);
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	gw->multi = curl_multi_init();
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(gw->multi = curl_multi_init()))
+		sr_die(SR_EX_USAGE, "cannot initialise libcurl");
 	gw->cfg = cfg;
 	curl_multi_setopt(gw->multi, CURLMOPT_MAXCONNECTS, (long)cfg->concurrency);
-	if (cfg->gateway_token) {
-		size_t n = strlen(cfg->gateway_token) + 32;
-
-		gw->auth = sr_malloc(n);
-		snprintf(gw->auth, n, "Authorization: Bearer %s", cfg->gateway_token);
-	}
 	return gw;
+}
+
+static void
+secrets_free(struct sr_edge *e)
+{
+	for (int i = 0; i < e->nsecrets; i++)
+		if (e->secrets[i].value) {
+			memset(e->secrets[i].value, 0, strlen(e->secrets[i].value));
+			free(e->secrets[i].value);
+		}
+	free(e->secrets);
+	e->secrets = NULL;
+	e->nsecrets = 0;
+}
+
+static void
+token_forget(struct sr_edge *e)
+{
+	if (e->token) {
+		memset(e->token, 0, strlen(e->token));
+		free(e->token);
+	}
+	e->token = NULL;
 }
 
 void
@@ -56,13 +105,495 @@ sr_gateway_free(struct sr_gateway *gw)
 {
 	if (!gw)
 		return;
+	for (int b = 0; b < EDGE_BUCKETS; b++)
+		while (gw->edges[b]) {
+			struct sr_edge *e = gw->edges[b];
+
+			gw->edges[b] = e->next;
+			secrets_free(e);
+			token_forget(e);
+			free(e->fetch);
+			e->fetch = NULL;
+			curl_share_cleanup(e->share);
+			free(e);
+		}
 	curl_multi_cleanup(gw->multi);
-	if (gw->auth) {
-		memset(gw->auth, 0, strlen(gw->auth));
-		free(gw->auth);
-	}
+	free(gw->failed);
 	free(gw);
 	curl_global_cleanup();
+}
+
+struct sr_edge *
+sr_gateway_edge(struct sr_gateway *gw, const char *carrier)
+{
+	uint32_t h = 2166136261u;
+	struct sr_edge *e;
+
+	for (const unsigned char *c = (const unsigned char *)carrier; *c; c++)
+		h = (h ^ *c) * 16777619u;
+	for (e = gw->edges[h % EDGE_BUCKETS]; e; e = e->next)
+		if (!strcmp(e->acct->id, carrier))
+			return e;
+	e = sr_malloc(sizeof *e);
+	memset(e, 0, sizeof *e);
+	e->acct = sr_account(gw->cfg, carrier);
+	/* The account's own connection pool: whether a call finds a warm
+	 * connection depends on this account's traffic alone. */
+	if (!(e->share = curl_share_init()) ||
+	    curl_share_setopt(e->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK)
+		sr_die(SR_EX_USAGE, "libcurl: cannot make a connection pool");
+	e->cold_ms = e->acct->connect_budget_ms;
+	e->warm_ms = -1;
+	e->next = gw->edges[h % EDGE_BUCKETS];
+	gw->edges[h % EDGE_BUCKETS] = e;
+	return e;
+}
+
+/* ------------------------------------------------------------ warm connections */
+
+static void
+conn_used(struct sr_edge *e, long port, int64_t now)
+{
+	int i, oldest = 0;
+
+	for (i = 0; i < e->nconns; i++)
+		if (e->conns[i].port == port)
+			break;
+	if (i == e->nconns) {
+		if (e->nconns < SR_EDGE_CONNS)
+			i = e->nconns++;
+		else {
+			for (int k = 1; k < e->nconns; k++)
+				if (e->conns[k].used < e->conns[oldest].used)
+					oldest = k;
+			i = oldest;
+		}
+	}
+	e->conns[i].port = port;
+	e->conns[i].used = now;
+}
+
+static void
+conn_closed(struct sr_edge *e, long port)
+{
+	for (int i = 0; i < e->nconns; i++)
+		if (e->conns[i].port == port) {
+			e->conns[i] = e->conns[--e->nconns];
+			return;
+		}
+}
+
+long
+sr_edge_spread(struct sr_edge *e)
+{
+	int64_t now = sr_mono_ms();
+	int warm = 0;
+
+	for (int i = 0; i < e->nconns; i++)
+		warm += now - e->conns[i].used < e->acct->keepalive_ms;
+	/* Each running call holds one of them; only the rest are idle. */
+	return warm > e->running ? 0 : e->cold_ms;
+}
+
+int
+sr_edge_cold(struct sr_redis *r, const struct sr_config *cfg, struct sr_edge *e)
+{
+	long spread = sr_edge_spread(e);
+	char key[SR_KEY_MAX], ms[24];
+	const char *argv[] = { sr_key_account(key, cfg->prefix, e->acct->id, "edge"), ms };
+	redisReply *rep;
+
+	if (spread == 0)
+		return 0;
+	snprintf(ms, sizeof ms, "%ld", spread);
+	sr_redis_append_script(r, SR_LUA_COLD, 1, 2, argv, NULL);
+	if (!(rep = sr_redis_reply(r)))
+		return -1;
+	if (rep->type == REDIS_REPLY_ERROR)
+		sr_warn("account '%s': the pace was not moved for a new connection: %s", e->acct->id,
+		    rep->str);
+	freeReplyObject(rep);
+	return 0;
+}
+
+/* ------------------------------------------------------------ secrets */
+
+static char *
+read_secret_file(const char *path, struct timespec *mtime, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	struct stat st;
+	char buf[4096];
+	size_t n;
+
+	if (!f || fstat(fileno(f), &st) < 0) {
+		snprintf(err, errlen, "cannot read the secret file '%s': %s", path, strerror(errno));
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	*mtime = st.st_mtim;
+	if (n == 0) {
+		snprintf(err, errlen, "the secret file '%s' is empty", path);
+		return NULL;
+	}
+	if (strpbrk(buf, "\r\n")) {
+		snprintf(err, errlen, "the secret file '%s' holds more than one line", path);
+		return NULL;
+	}
+	return sr_strdup(buf);
+}
+
+struct build {
+	struct sr_gateway *gw;
+	struct sr_edge *e;
+	struct sr_call *call; /* NULL for a token fetch */
+	const char *action;
+	char reqid[256], ts[16], ms[24], seq[16], nonce[40], ver[24], base[1024];
+	char sign[160];
+	char params[REQ_MAX];
+	int have_sign, have_params, depth;
+	int checking;         /* sr_edge_check: nothing is sent, a token stands in */
+	int unset;            /* a placeholder had no value (an unset secret) */
+	char err[200];
+	char vbuf[4][1024];   /* set.NAME expansions */
+	int nv;
+};
+
+static const char *lookup(void *arg, const char *name, int *raw);
+
+/* A secret's value for this account: the first of its alternatives that is
+ * set ("file:PATH", "env:NAME", "env-file:NAME", or a literal). Files are
+ * re-read when they change (looked at once a second at most). NULL when
+ * none is set; -1 in *failed with b->err when a file cannot be read. */
+static const char *
+secret_value(struct build *b, const struct sr_var *v, int *failed)
+{
+	struct sr_edge *e = b->e;
+	struct secret *s = NULL;
+	int64_t now = sr_mono_ms();
+	char spec[1024], *alt, *save;
+
+	for (int i = 0; i < e->nsecrets; i++)
+		if (!strcmp(e->secrets[i].name, v->name))
+			s = &e->secrets[i];
+	if (s && (!s->path[0] || now - s->checked < 1000))
+		return s->value;
+	if (s && s->path[0]) {
+		struct stat st;
+
+		s->checked = now;
+		if (stat(s->path, &st) == 0 && st.st_mtim.tv_sec == s->mtime.tv_sec &&
+		    st.st_mtim.tv_nsec == s->mtime.tv_nsec)
+			return s->value;
+	}
+	if (!s) {
+		e->secrets = sr_realloc(e->secrets, (size_t)(e->nsecrets + 1) * sizeof *e->secrets);
+		s = &e->secrets[e->nsecrets++];
+		memset(s, 0, sizeof *s);
+		snprintf(s->name, sizeof s->name, "%s", v->name);
+	}
+	if (s->value) {
+		memset(s->value, 0, strlen(s->value));
+		free(s->value);
+	}
+	s->value = NULL;
+	s->path[0] = '\0';
+	s->checked = now;
+	snprintf(spec, sizeof spec, "%s", v->value);
+	for (alt = strtok_r(spec, " \t", &save); alt; alt = strtok_r(NULL, " \t", &save)) {
+		const char *path = NULL;
+		char expanded[512];
+
+		if (!strncmp(alt, "env:", 4)) {
+			const char *val = getenv(alt + 4);
+
+			if (val && *val) {
+				s->value = sr_strdup(val);
+				return s->value;
+			}
+			continue;
+		}
+		if (!strncmp(alt, "env-file:", 9)) {
+			if (!(path = getenv(alt + 9)) || !*path)
+				continue;
+		} else if (!strncmp(alt, "file:", 5)) {
+			struct sr_buf out = { expanded, 0, sizeof expanded };
+
+			if (sr_expand(alt + 5, SR_CTX_RAW, lookup, b, &out, b->err, sizeof b->err) < 0) {
+				*failed = 1;
+				return NULL;
+			}
+			path = expanded;
+		} else {
+			s->value = sr_strdup(alt);
+			return s->value;
+		}
+		snprintf(s->path, sizeof s->path, "%s", path);
+		if (!(s->value = read_secret_file(s->path, &s->mtime, b->err, sizeof b->err)))
+			*failed = 1;
+		return s->value;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ building requests */
+
+static const char *
+var_value(struct build *b, const char *name, int *found)
+{
+	const struct sr_profile *p = b->e->acct->p;
+
+	*found = 0;
+	for (int i = 0; i < p->nvars; i++) {
+		const struct sr_var *v = &p->vars[i];
+
+		if (strcmp(v->name, name))
+			continue;
+		*found = 1;
+		if (v->secret) {
+			int failed = 0;
+			const char *s = secret_value(b, v, &failed);
+
+			if (failed)
+				return NULL;
+			if (!s)
+				b->unset = 1;
+			return s;
+		}
+		if (b->depth > 4 || b->nv == 4) {
+			snprintf(b->err, sizeof b->err, "set.%s: placeholders nested too deep", name);
+			return NULL;
+		} else {
+			struct sr_buf out = { b->vbuf[b->nv], 0, sizeof b->vbuf[0] };
+			const char *r;
+
+			b->depth++;
+			r = sr_expand(v->value, SR_CTX_RAW, lookup, b, &out, b->err, sizeof b->err) < 0 ?
+			    NULL : b->vbuf[b->nv++];
+			b->depth--;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+static const char *
+lookup(void *arg, const char *name, int *raw)
+{
+	struct build *b = arg;
+	struct sr_call *c = b->call;
+	int found;
+	const char *v;
+
+	*raw = 0;
+	if (!strcmp(name, "card"))
+		return c ? c->card : "";
+	if (!strcmp(name, "carrier"))
+		return b->e->acct->id;
+	if (!strcmp(name, "action"))
+		return b->action;
+	if (!strcmp(name, "ver"))
+		return b->ver;
+	if (!strcmp(name, "reqid"))
+		return b->reqid;
+	if (!strcmp(name, "base")) {
+		*raw = 1;
+		return b->base;
+	}
+	if (!strcmp(name, "gateway")) {
+		*raw = 1;
+		return b->gw->cfg->gateway;
+	}
+	if (!strcmp(name, "token")) {
+		if (b->checking)
+			return "TOKEN";
+		if (!b->e->token)
+			snprintf(b->err, sizeof b->err, "{token} is used but the profile fetches none");
+		return b->e->token;
+	}
+	if (!strcmp(name, "ts"))
+		return b->ts;
+	if (!strcmp(name, "ms"))
+		return b->ms;
+	if (!strcmp(name, "seq"))
+		return b->seq;
+	if (!strcmp(name, "nonce"))
+		return b->nonce;
+	if (!strcmp(name, "params")) {
+		if (!b->have_params)
+			snprintf(b->err, sizeof b->err, "{params} is only known once the request is built");
+		return b->have_params ? b->params : NULL;
+	}
+	if (!strcmp(name, "sign")) {
+		if (!b->have_sign)
+			snprintf(b->err, sizeof b->err, "{sign} may only be used in headers");
+		return b->have_sign ? b->sign : NULL;
+	}
+	v = var_value(b, name, &found);
+	if (!found)
+		snprintf(b->err, sizeof b->err, "unknown placeholder {%s}", name);
+	else if (!v && b->unset && !b->err[0])
+		snprintf(b->err, sizeof b->err, "secret.%s is not set", name);
+	return v;
+}
+
+static void
+build_init(struct build *b, struct sr_gateway *gw, struct sr_edge *e, struct sr_call *call,
+    const char *action)
+{
+	const struct sr_profile *p = e->acct->p;
+	struct sr_buf out;
+	struct timespec ts;
+	struct tm tm;
+	unsigned char rnd[8];
+
+	memset(b, 0, sizeof *b);
+	b->gw = gw;
+	b->e = e;
+	b->call = call;
+	b->action = action;
+	snprintf(b->ver, sizeof b->ver, "%lld", call ? call->ver : 0LL);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(b->ts, sizeof b->ts, "%Y%m%d%H%M%S", &tm);
+	snprintf(b->ms, sizeof b->ms, "%lld", (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	snprintf(b->seq, sizeof b->seq, "%08lu", ++gw->seq % 100000000UL);
+	if (RAND_bytes(rnd, sizeof rnd) != 1)
+		memset(rnd, 0, sizeof rnd);
+	for (size_t i = 0; i < sizeof rnd; i++)
+		snprintf(b->nonce + 2 * i, 3, "%02x", rnd[i]);
+	out = (struct sr_buf){ b->base, 0, sizeof b->base };
+	if (sr_expand(p->base ? p->base : "{gateway}", SR_CTX_RAW, lookup, b, &out, b->err,
+	    sizeof b->err) < 0)
+		return;
+	out = (struct sr_buf){ b->reqid, 0, sizeof b->reqid };
+	sr_expand(p->reqid ? p->reqid : "{card}-{ver}-{action}", SR_CTX_RAW, lookup, b, &out, b->err,
+	    sizeof b->err);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+sr_hex(const unsigned char *md, size_t n, char *out, int upper)
+{
+	static const char lo[] = "0123456789abcdef", up[] = "0123456789ABCDEF";
+	const char *h = upper ? up : lo;
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = h[md[i] >> 4];
+		out[2 * i + 1] = h[md[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* The request's parameters, "k=v&k=v" sorted by name: its query string, a
+ * form body's fields, or a JSON body's top-level scalars ({params}, for
+ * signing). */
+static void
+collect_params(struct build *b, const char *url, const char *body, int type)
+{
+	char *items[128], copy[REQ_MAX];
+	int n = 0;
+	const char *q = strchr(url, '?');
+	size_t len = 0;
+
+	copy[0] = '\0';
+	if (q)
+		snprintf(copy, sizeof copy, "%s", q + 1);
+	if (body && type == SR_BODY_FORM)
+		snprintf(copy + strlen(copy), sizeof copy - strlen(copy), "%s%s", copy[0] ? "&" : "", body);
+	for (char *s = copy, *save = NULL, *t; (t = strtok_r(s, "&", &save)) && n < 128; s = NULL) {
+		/* the values as sent, decoded */
+		char *o = t;
+
+		for (char *i = t; *i; i++) {
+			if (*i == '%' && isxdigit((unsigned char)i[1]) && isxdigit((unsigned char)i[2])) {
+				char h[3] = { i[1], i[2], 0 };
+
+				*o++ = (char)strtol(h, NULL, 16);
+				i += 2;
+			} else
+				*o++ = *i == '+' ? ' ' : *i;
+		}
+		*o = '\0';
+		items[n++] = sr_strdup(t);
+	}
+	if (body && type == SR_BODY_JSON) {
+		json_t *j = json_loads(body, 0, NULL);
+		const char *k;
+		json_t *v;
+
+		json_object_foreach(j, k, v) {
+			char val[512];
+
+			if (n == 128)
+				break;
+			if (json_is_string(v))
+				snprintf(val, sizeof val, "%s", json_string_value(v));
+			else if (json_is_integer(v))
+				snprintf(val, sizeof val, "%lld", (long long)json_integer_value(v));
+			else
+				continue;
+			{
+				size_t m = strlen(k) + strlen(val) + 2;
+
+				items[n] = sr_malloc(m);
+				snprintf(items[n++], m, "%s=%s", k, val);
+			}
+		}
+		json_decref(j);
+	}
+	qsort(items, (size_t)n, sizeof *items, cmp_str);
+	b->params[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		len += (size_t)snprintf(b->params + len, len < sizeof b->params ? sizeof b->params - len : 0,
+		    "%s%s", i ? "&" : "", items[i]);
+		free(items[i]);
+	}
+	b->have_params = len < sizeof b->params;
+}
+
+/* {sign}: a digest of sign.input (hex), as the profile says. */
+static int
+make_sign(struct build *b)
+{
+	const struct sr_profile *p = b->e->acct->p;
+	char input[REQ_MAX], key[1024];
+	struct sr_buf in = { input, 0, sizeof input }, kb = { key, 0, sizeof key };
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	int ok;
+
+	if (!p->sign)
+		return 0;
+	if (sr_expand(p->sign_input, SR_CTX_RAW, lookup, b, &in, b->err, sizeof b->err) < 0)
+		return -1;
+	if (p->sign == SR_SIGN_HMAC_SHA256) {
+		if (sr_expand(p->sign_key, SR_CTX_RAW, lookup, b, &kb, b->err, sizeof b->err) < 0)
+			return -1;
+		ok = HMAC(EVP_sha256(), key, (int)kb.len, (unsigned char *)input, in.len, md, &mdlen) != NULL;
+	} else
+		ok = EVP_Digest(input, in.len, md, &mdlen,
+		    p->sign == SR_SIGN_MD5 ? EVP_md5() : EVP_sha256(), NULL) == 1;
+	memset(input, 0, sizeof input);
+	memset(key, 0, sizeof key);
+	if (!ok) {
+		snprintf(b->err, sizeof b->err, "signing failed");
+		return -1;
+	}
+	sr_hex(md, mdlen, b->sign, p->sign_upper);
+	b->have_sign = 1;
+	return 0;
 }
 
 static size_t
@@ -81,10 +612,27 @@ on_body(char *data, size_t size, size_t nmemb, void *userp)
 }
 
 static size_t
+on_header(char *data, size_t size, size_t nmemb, void *userp)
+{
+	struct sr_call *call = userp;
+	size_t n = size * nmemb;
+
+	if (n >= 17 && !strncasecmp(data, "connection:", 11)) {
+		const char *v = data + 11;
+
+		while (*v == ' ')
+			v++;
+		if (!strncasecmp(v, "close", 5))
+			call->conn_close = 1;
+	}
+	return n;
+}
+
+static size_t
 on_read(char *buf, size_t size, size_t nitems, void *userp)
 {
 	struct sr_call *call = userp;
-	size_t left = strlen(call->reqbody) - call->reqoff, n = size * nitems;
+	size_t left = call->reqlen - call->reqoff, n = size * nitems;
 
 	if (n > left)
 		n = left;
@@ -93,66 +641,270 @@ on_read(char *buf, size_t size, size_t nitems, void *userp)
 	return n;
 }
 
-void
-sr_gateway_start(struct sr_gateway *gw, struct sr_call *call)
+/* A call that never reached the wire, for a reason of ours. */
+static void
+fail_now(struct sr_gateway *gw, struct sr_call *call, const char *cls, const char *error)
 {
-	CURL *e = curl_easy_init();
-	struct curl_slist *h = NULL;
-	char url[512], hdr[160];
-	int is_query = strcmp(call->action, "status") == 0;
+	call->outcome = SR_OUT_RETRY;
+	call->class = cls;
+	if (error)
+		snprintf(call->error, sizeof call->error, "%s", error);
+	if (gw->nfailed == gw->capfailed) {
+		gw->capfailed = gw->capfailed ? gw->capfailed * 2 : 16;
+		gw->failed = sr_realloc(gw->failed, (size_t)gw->capfailed * sizeof *gw->failed);
+	}
+	gw->failed[gw->nfailed++] = call;
+}
 
+#define SETOPT(e, opt, val) do { if (curl_easy_setopt(e, opt, val) != CURLE_OK) goto setopt_failed; } while (0)
+
+/* Build and start one transfer: a call (call->action stop, resume or
+ * status) or the account's token fetch (call->is_fetch). */
+static int
+start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
+{
+	const struct sr_profile *p = ed->acct->p;
+	int r = call->is_fetch ? SR_REQ_TOKEN : !strcmp(call->action, "status") ? SR_REQ_QUERY :
+	    !strcmp(call->action, "stop") ? SR_REQ_STOP : SR_REQ_RESUME;
+	const struct sr_request_tmpl *t = &p->req[r];
+	char url[REQ_MAX], body[REQ_MAX], hdr[2048];
+	struct sr_buf ub = { url, 0, sizeof url }, bb = { body, 0, sizeof body };
+	struct build b;
+	struct curl_slist *h = NULL;
+	CURL *e;
+
+	build_init(&b, gw, ed, call->is_fetch ? NULL : call, call->is_fetch ? "token" : call->action);
+	if (b.err[0] || sr_expand(t->url, SR_CTX_URL, lookup, &b, &ub, b.err, sizeof b.err) < 0 ||
+	    (t->body && sr_expand(t->body, t->type == SR_BODY_FORM ? SR_CTX_FORM :
+	    t->type == SR_BODY_JSON ? SR_CTX_JSON : SR_CTX_RAW, lookup, &b, &bb, b.err,
+	    sizeof b.err) < 0)) {
+		snprintf(call->error, sizeof call->error, "request not built: %s", b.err);
+		return -1;
+	}
+	collect_params(&b, url, t->body ? body : NULL, t->type);
+	if (make_sign(&b) < 0) {
+		snprintf(call->error, sizeof call->error, "request not signed: %s", b.err);
+		return -1;
+	}
+	for (int i = 0; i < p->nheaders; i++) {
+		struct sr_buf hb = { hdr, 0, sizeof hdr };
+
+		b.unset = 0;
+		b.err[0] = '\0';
+		if (sr_expand(p->headers[i], SR_CTX_HEADER, lookup, &b, &hb, b.err, sizeof b.err) < 0) {
+			if (b.unset && !strstr(b.err, "cannot read"))
+				continue; /* an optional secret that is not set: no header */
+			snprintf(call->error, sizeof call->error, "header not built: %s", b.err);
+			curl_slist_free_all(h);
+			return -1;
+		}
+		h = curl_slist_append(h, hdr);
+	}
+	if (t->body && t->type == SR_BODY_JSON)
+		h = curl_slist_append(h, "Content-Type: application/json");
+	else if (t->body && t->type == SR_BODY_FORM)
+		h = curl_slist_append(h, "Content-Type: application/x-www-form-urlencoded");
+	h = curl_slist_append(h, "Expect:");
+	call->headers = h;
 	call->body = NULL;
 	call->body_len = 0;
-	call->error[0] = call->observed[0] = '\0';
-	call->http = 0;
-	call->retry_after_ms = 0;
+	call->conn_close = 0;
 	call->started = sr_mono_ms();
-	if (is_query)
-		snprintf(url, sizeof url, "%s/v1/cards/%s/status?carrier=%s", gw->cfg->gateway,
-		    call->card, call->carrier);
-	else {
-		/* Same intent, same key: card + version + action, nothing random. */
-		char reqid[160];
-
-		snprintf(reqid, sizeof reqid, "%s-%lld-%s", call->card, call->ver, call->action);
-		snprintf(url, sizeof url, "%s/v1/cards/%s/%s", gw->cfg->gateway, call->card,
-		    call->action);
-		snprintf(call->reqbody, sizeof call->reqbody,
-		    "{\"carrier\":\"%s\",\"request_id\":\"%s\"}", call->carrier, reqid);
-		snprintf(hdr, sizeof hdr, "Idempotency-Key: %s", reqid);
-		h = curl_slist_append(h, hdr);
-		h = curl_slist_append(h, "Content-Type: application/json");
+	call->auth_gen = ed->auth_gen;
+	if (!(e = curl_easy_init())) {
+		snprintf(call->error, sizeof call->error, "libcurl: out of memory");
+		return -1;
+	}
+	call->easy = e;
+	SETOPT(e, CURLOPT_URL, url);
+	SETOPT(e, CURLOPT_SHARE, ed->share);
+	SETOPT(e, CURLOPT_HTTPHEADER, h);
+	SETOPT(e, CURLOPT_USERAGENT, "srq/" SR_VERSION);
+	SETOPT(e, CURLOPT_NOSIGNAL, 1L);
+	SETOPT(e, CURLOPT_TIMEOUT_MS, ed->acct->timeout_ms);
+	SETOPT(e, CURLOPT_CONNECTTIMEOUT_MS, ed->acct->connect_timeout_ms);
+	/* A connection idle longer than this is not reused: the carrier may
+	 * have closed it, and a request on a dying connection may be lost. */
+	SETOPT(e, CURLOPT_MAXAGE_CONN, (ed->acct->keepalive_ms + 999) / 1000);
+	SETOPT(e, CURLOPT_WRITEFUNCTION, on_body);
+	SETOPT(e, CURLOPT_WRITEDATA, call);
+	SETOPT(e, CURLOPT_HEADERFUNCTION, on_header);
+	SETOPT(e, CURLOPT_HEADERDATA, call);
+	SETOPT(e, CURLOPT_PRIVATE, call);
+	SETOPT(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (strcmp(t->method, "GET")) {
 		/* The body is handed to libcurl by a read callback with no way to
 		 * rewind: when a kept-alive connection dies before any byte of the
 		 * answer, libcurl would silently re-send the request on a new
 		 * connection (a carrier that applied the first would see the change
 		 * twice). Unable to rewind, it fails the transfer instead
 		 * (CURLE_SEND_FAIL_REWIND), which is classified unknown and settled
-		 * by a status query. Connections stay pooled and kept alive. */
+		 * by a status query. */
+		call->reqlen = t->body ? bb.len : 0;
+		call->reqbody = sr_malloc(call->reqlen + 1);
+		memcpy(call->reqbody, body, call->reqlen);
 		call->reqoff = 0;
-		curl_easy_setopt(e, CURLOPT_POST, 1L);
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(call->reqbody));
-		curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
-		curl_easy_setopt(e, CURLOPT_READDATA, call);
+		SETOPT(e, CURLOPT_READFUNCTION, on_read);
+		SETOPT(e, CURLOPT_READDATA, call);
+		if (!strcmp(t->method, "POST")) {
+			SETOPT(e, CURLOPT_POST, 1L);
+			SETOPT(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)call->reqlen);
+		} else {
+			SETOPT(e, CURLOPT_UPLOAD, 1L);
+			SETOPT(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)call->reqlen);
+			if (strcmp(t->method, "PUT"))
+				SETOPT(e, CURLOPT_CUSTOMREQUEST, t->method);
+		}
 	}
-	if (gw->auth)
-		h = curl_slist_append(h, gw->auth);
-	h = curl_slist_append(h, "Expect:");
-	call->headers = h;
-	curl_easy_setopt(e, CURLOPT_URL, url);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "srq/" SR_VERSION);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, gw->cfg->gw_timeout_ms);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, gw->cfg->gw_connect_timeout_ms);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, call);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, call);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	call->easy = e;
-	curl_multi_add_handle(gw->multi, e);
+	if (p->basic) {
+		char up[1024], *colon;
+		struct sr_buf ab = { up, 0, sizeof up };
+
+		b.err[0] = '\0';
+		if (sr_expand(p->basic, SR_CTX_RAW, lookup, &b, &ab, b.err, sizeof b.err) < 0 ||
+		    !(colon = strchr(up, ':'))) {
+			snprintf(call->error, sizeof call->error, "basic credentials not built: %s",
+			    b.err[0] ? b.err : "no ':'");
+			memset(up, 0, sizeof up);
+			return -1;
+		}
+		*colon = '\0';
+		SETOPT(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		SETOPT(e, CURLOPT_USERNAME, up);
+		SETOPT(e, CURLOPT_PASSWORD, colon + 1);
+		memset(up, 0, sizeof up);
+	}
+	memset(url, 0, sizeof url); /* it may carry a token */
+	memset(body, 0, sizeof body);
+	if (curl_multi_add_handle(gw->multi, e) != CURLM_OK) {
+		snprintf(call->error, sizeof call->error, "libcurl: cannot start the transfer");
+		return -1;
+	}
 	gw->running++;
+	ed->running++;
+	return 0;
+setopt_failed:
+	snprintf(call->error, sizeof call->error, "libcurl refused an option");
+	return -1;
 }
+
+static void
+cleanup(struct sr_call *call)
+{
+	if (call->easy)
+		curl_easy_cleanup(call->easy);
+	call->easy = NULL;
+	curl_slist_free_all(call->headers);
+	call->headers = NULL;
+	free(call->body);
+	call->body = NULL;
+	if (call->reqbody)
+		memset(call->reqbody, 0, call->reqlen);
+	free(call->reqbody);
+	call->reqbody = NULL;
+}
+
+void
+sr_gateway_start(struct sr_gateway *gw, struct sr_call *call)
+{
+	struct sr_edge *ed = sr_gateway_edge(gw, call->carrier);
+
+	call->edge = ed;
+	call->error[0] = call->observed[0] = call->raw_state[0] = call->txn[0] = '\0';
+	call->http = 0;
+	call->retry_after_ms = 0;
+	call->class = NULL;
+	call->in_progress = 0;
+	call->verdict = -1;
+	call->ms = 0;
+	call->is_fetch = 0;
+	if (start(gw, ed, call) < 0) {
+		cleanup(call);
+		fail_now(gw, call, "not_sent", NULL);
+	}
+}
+
+/* ------------------------------------------------------------ authentication */
+
+int
+sr_edge_ready(struct sr_gateway *gw, struct sr_edge *e)
+{
+	const struct sr_profile *p = e->acct->p;
+
+	if (e->auth_failed)
+		return -1;
+	if (!p->req[SR_REQ_TOKEN].url)
+		return 1;
+	if (e->token && sr_mono_ms() < e->token_until)
+		return 1;
+	if (!e->fetch) {
+		/* One fetch for every call that waits on it: no stampede. */
+		e->fetch = sr_malloc(sizeof *e->fetch);
+		memset(e->fetch, 0, sizeof *e->fetch);
+		snprintf(e->fetch->carrier, sizeof e->fetch->carrier, "%s", e->acct->id);
+		e->fetch->is_fetch = 1;
+		e->fetch->edge = e;
+		token_forget(e);
+		if (start(gw, e, e->fetch) < 0) {
+			snprintf(e->auth_error, sizeof e->auth_error, "%s", e->fetch->error);
+			e->auth_failed = 1;
+			cleanup(e->fetch);
+			free(e->fetch);
+			e->fetch = NULL;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+sr_edge_reauth(struct sr_edge *e, int gen)
+{
+	if (e->auth_gen != gen)
+		return; /* another call re-authenticated already */
+	e->auth_gen++;
+	e->auth_failed = 0;
+	e->auth_error[0] = '\0';
+	token_forget(e);
+	secrets_free(e); /* files are read again */
+}
+
+static void
+fetch_done(struct sr_edge *e, CURLcode rc, long http)
+{
+	const struct sr_profile *p = e->acct->p;
+	struct sr_call *f = e->fetch;
+	json_t *j = f->body ? json_loads(f->body, 0, NULL) : NULL;
+	char tok[2048] = "", ttl[32] = "", msg[160] = "";
+	long ttl_s = p->token_ttl_s > 0 ? p->token_ttl_s : 1800;
+
+	if (rc != CURLE_OK)
+		snprintf(e->auth_error, sizeof e->auth_error, "token fetch failed: %s",
+		    curl_easy_strerror(rc));
+	else if (!sr_answer_field(j, f->body, p->token_field, tok, sizeof tok) || !tok[0]) {
+		sr_answer_field(j, f->body, p->msg_path, msg, sizeof msg);
+		sr_answer_field(j, f->body, p->code_path, ttl, sizeof ttl);
+		snprintf(e->auth_error, sizeof e->auth_error, "token fetch refused: HTTP %ld%s%s%s%s",
+		    http, ttl[0] ? " " : "", ttl, msg[0] ? " " : "", msg);
+	} else {
+		if (sr_answer_field(j, f->body, p->token_ttl_field, ttl, sizeof ttl) &&
+		    sr_parse_long(ttl) > 0)
+			ttl_s = sr_parse_long(ttl);
+		e->token = sr_strdup(tok);
+		/* Renewed a little early, so no call goes out on a token about to die. */
+		e->token_until = sr_mono_ms() + ttl_s * 900;
+		e->fetches++;
+	}
+	memset(tok, 0, sizeof tok);
+	json_decref(j);
+	if (!e->token)
+		e->auth_failed = 1;
+	cleanup(f);
+	free(f);
+	e->fetch = NULL;
+}
+
+/* ------------------------------------------------------------ running */
 
 int
 sr_gateway_running(struct sr_gateway *gw)
@@ -166,56 +918,16 @@ sr_gateway_poll(struct sr_gateway *gw, int timeout_ms, int extra_fd)
 	struct curl_waitfd wfd = { extra_fd, CURL_WAIT_POLLIN, 0 };
 	int still;
 
+	if (gw->nfailed)
+		timeout_ms = 0;
 	curl_multi_perform(gw->multi, &still);
 	curl_multi_wait(gw->multi, extra_fd >= 0 ? &wfd : NULL, extra_fd >= 0 ? 1 : 0, timeout_ms,
 	    NULL);
 	curl_multi_perform(gw->multi, &still);
 }
 
-/* Pull the "code" (calls) or "status" (queries) string out of a JSON body. */
-static int
-body_field(const char *body, const char *field, char *out, size_t outlen)
-{
-	json_t *j = body ? json_loads(body, 0, NULL) : NULL;
-	const char *s = j ? sr_jstr(j, field) : NULL;
-	int ok = s && strlen(s) < outlen;
-
-	if (ok)
-		strcpy(out, s);
-	json_decref(j);
-	return ok;
-}
-
-enum sr_outcome
-sr_classify_http(long http, const char *body, int is_query, char *observed, size_t observed_len)
-{
-	char code[32] = "";
-
-	if (is_query) {
-		if (http == 200 && body_field(body, "status", observed, observed_len) &&
-		    (!strcmp(observed, "active") || !strcmp(observed, "stopped")))
-			return SR_OUT_OK;
-		observed[0] = '\0';
-		if (http == 429)
-			return SR_OUT_RETRY;
-		if (http >= 400 && http < 500)
-			return SR_OUT_FAIL;
-		return SR_OUT_UNKNOWN;
-	}
-	body_field(body, "code", code, sizeof code);
-	if ((http == 200 || http == 409) && !strcmp(code, "ALREADY"))
-		return SR_OUT_ALREADY;
-	if (http == 200 && !strcmp(code, "OK"))
-		return SR_OUT_OK;
-	if (http == 429 || (http == 409 && !strcmp(code, "TOO_FREQUENT")))
-		return SR_OUT_RETRY;
-	if (http >= 400 && http < 500)
-		return SR_OUT_FAIL;
-	return SR_OUT_UNKNOWN; /* 5xx, or a 2xx we cannot read: may have applied */
-}
-
-static enum sr_outcome
-classify_transport(CURLcode rc, CURL *e)
+static void
+classify_transport(struct sr_call *call, CURLcode rc, CURL *e)
 {
 	curl_off_t pre = 0;
 
@@ -224,13 +936,85 @@ classify_transport(CURLcode rc, CURL *e)
 	case CURLE_COULDNT_RESOLVE_PROXY:
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_SSL_CONNECT_ERROR:
-		return SR_OUT_RETRY; /* never reached the carrier */
+		call->outcome = SR_OUT_RETRY; /* never reached the carrier */
+		call->class = "not_sent";
+		return;
 	case CURLE_OPERATION_TIMEDOUT:
 		curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pre);
-		return pre == 0 ? SR_OUT_RETRY : SR_OUT_UNKNOWN;
+		call->outcome = pre == 0 ? SR_OUT_RETRY : SR_OUT_UNKNOWN;
+		call->class = pre == 0 ? "not_sent" : NULL;
+		return;
 	default:
-		return SR_OUT_UNKNOWN; /* got nothing, reset, partial: may have applied */
+		call->outcome = SR_OUT_UNKNOWN; /* got nothing, reset, partial: may have applied */
 	}
+}
+
+/* What the call's timings teach about the account's connections. */
+static void
+learn(struct sr_edge *ed, struct sr_call *call, CURL *e)
+{
+	long port = 0, news = 0;
+	curl_off_t pre = 0, ttfb = 0;
+	int64_t now = sr_mono_ms();
+
+	curl_easy_getinfo(e, CURLINFO_LOCAL_PORT, &port);
+	curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &news);
+	curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pre);
+	curl_easy_getinfo(e, CURLINFO_STARTTRANSFER_TIME_T, &ttfb);
+	call->cold = news > 0;
+	if (port > 0) {
+		if (call->conn_close)
+			conn_closed(ed, port);
+		else
+			conn_used(ed, port, now);
+	}
+	if (ttfb <= 0)
+		return;
+	if (!call->cold) {
+		/* The answer time of a warm call: the carrier's own latency. */
+		long warm = (long)((ttfb - pre) / 1000);
+
+		if (ed->warm_ms < 0 || warm < ed->warm_ms)
+			ed->warm_ms = warm;
+	} else {
+		/* A new connection's setup: what libcurl saw (TCP, TLS), or, when a
+		 * carrier sets it up lazily, the extra answer time it cost. */
+		long setup = (long)(pre / 1000), extra = (long)(ttfb / 1000) - (ed->warm_ms > 0 ? ed->warm_ms : 0);
+
+		if (extra > setup && ed->warm_ms >= 0)
+			setup = extra;
+		setup += setup / 4;
+		if (setup > ed->cold_ms && setup <= 10 * 1000)
+			ed->cold_ms = setup;
+	}
+}
+
+static void
+classify(struct sr_call *call)
+{
+	const struct sr_profile *p = call->edge->acct->p;
+	struct sr_answer a;
+	int is_query = !strcmp(call->action, "status");
+
+	sr_classify(p, call->http, call->body, is_query, &a);
+	call->verdict = a.verdict;
+	snprintf(call->observed, sizeof call->observed, "%s", a.observed);
+	snprintf(call->raw_state, sizeof call->raw_state, "%s", a.raw_state);
+	snprintf(call->txn, sizeof call->txn, "%s", a.txn);
+	switch (a.verdict) {
+	case SR_V_OK: call->outcome = SR_OUT_OK; break;
+	case SR_V_IN_PROGRESS: call->outcome = SR_OUT_OK; call->in_progress = 1; break;
+	case SR_V_ALREADY: call->outcome = SR_OUT_ALREADY; break;
+	case SR_V_THROTTLE: call->outcome = SR_OUT_RETRY; call->class = "throttled"; break;
+	case SR_V_TOO_FREQUENT: call->outcome = SR_OUT_RETRY; call->class = "too_frequent"; break;
+	case SR_V_REFUSED: call->outcome = SR_OUT_RETRY; call->class = "refused"; break;
+	case SR_V_REAUTH: call->outcome = SR_OUT_RETRY; call->class = "auth"; break;
+	case SR_V_FAIL: call->outcome = SR_OUT_FAIL; break;
+	default: call->outcome = SR_OUT_UNKNOWN;
+	}
+	if (call->outcome != SR_OUT_OK && call->outcome != SR_OUT_ALREADY)
+		snprintf(call->error, sizeof call->error, "HTTP %ld%s%s%s%s", call->http,
+		    a.code[0] ? " " : "", a.code, a.msg[0] ? " " : "", a.msg);
 }
 
 struct sr_call *
@@ -239,45 +1023,113 @@ sr_gateway_done(struct sr_gateway *gw)
 	int left;
 	CURLMsg *m;
 
+	if (gw->nfailed) {
+		struct sr_call *c = gw->failed[0];
+
+		memmove(gw->failed, gw->failed + 1, (size_t)--gw->nfailed * sizeof *gw->failed);
+		return c;
+	}
 	while ((m = curl_multi_info_read(gw->multi, &left))) {
 		struct sr_call *call;
+		struct sr_edge *ed;
 		CURL *e = m->easy_handle;
-		int is_query;
 
 		if (m->msg != CURLMSG_DONE)
 			continue;
 		curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&call);
-		is_query = strcmp(call->action, "status") == 0;
+		ed = call->edge;
+		curl_multi_remove_handle(gw->multi, e);
+		gw->running--;
+		ed->running--;
 		call->ms = sr_mono_ms() - call->started;
+		learn(ed, call, e);
+		if (call->is_fetch) {
+			long http = 0;
+
+			curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &http);
+			fetch_done(ed, m->data.result, http);
+			continue;
+		}
 		if (m->data.result == CURLE_OK) {
 			curl_off_t ra = 0;
 
 			curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &call->http);
-			call->outcome = sr_classify_http(call->http, call->body, is_query,
-			    call->observed, sizeof call->observed);
-			if (call->outcome != SR_OUT_OK && call->outcome != SR_OUT_ALREADY) {
-				char code[32] = "";
-
-				body_field(call->body, "code", code, sizeof code);
-				snprintf(call->error, sizeof call->error, "HTTP %ld%s%s", call->http,
-				    code[0] ? " " : "", code);
-			}
+			classify(call);
 			if (curl_easy_getinfo(e, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
 				call->retry_after_ms = (ra > 3600 ? 3600 : ra) * 1000;
 		} else {
-			call->outcome = classify_transport(m->data.result, e);
-			snprintf(call->error, sizeof call->error, "%s",
-			    curl_easy_strerror(m->data.result));
+			classify_transport(call, m->data.result, e);
+			snprintf(call->error, sizeof call->error, "%s", curl_easy_strerror(m->data.result));
 		}
-		curl_multi_remove_handle(gw->multi, e);
-		curl_easy_cleanup(e);
-		curl_slist_free_all(call->headers);
-		call->headers = NULL;
-		free(call->body);
-		call->body = NULL;
-		call->easy = NULL;
-		gw->running--;
+		cleanup(call);
 		return call;
 	}
 	return NULL;
+}
+
+/* ------------------------------------------------------------ checking a profile */
+
+int
+sr_edge_check(struct sr_gateway *gw, struct sr_edge *e, json_t *report)
+{
+	static const char *const names[] = { "stop", "resume", "query", "token" };
+	const struct sr_profile *p = e->acct->p;
+	json_t *reqs = json_object(), *secrets = json_object();
+	struct sr_call call;
+	int bad = 0;
+
+	memset(&call, 0, sizeof call);
+	snprintf(call.card, sizeof call.card, "89860000000000000000");
+	snprintf(call.carrier, sizeof call.carrier, "%s", e->acct->id);
+	call.ver = 1;
+	/* Every secret, as the account would get it: set, unset, or unreadable. */
+	for (int i = 0; i < p->nvars; i++) {
+		struct build b;
+		int failed = 0;
+		const char *v;
+
+		if (!p->vars[i].secret)
+			continue;
+		build_init(&b, gw, e, &call, "stop");
+		v = secret_value(&b, &p->vars[i], &failed);
+		json_object_set_new(secrets, p->vars[i].name, json_string(failed ? b.err : v ? "set" : "not set"));
+		bad |= failed;
+	}
+	/* Every request built as it would be, sent nowhere. */
+	for (int r = 0; r < 4; r++) {
+		const struct sr_request_tmpl *t = &p->req[r];
+		char url[REQ_MAX], body[REQ_MAX];
+		struct sr_buf ub = { url, 0, sizeof url }, bb = { body, 0, sizeof body };
+		struct build b;
+
+		if (!t->url)
+			continue;
+		snprintf(call.action, sizeof call.action, "%s", r == SR_REQ_QUERY ? "status" :
+		    r == SR_REQ_TOKEN ? "token" : names[r]);
+		build_init(&b, gw, e, r == SR_REQ_TOKEN ? NULL : &call, call.action);
+		b.checking = 1;
+		if (!b.err[0] && sr_expand(t->url, SR_CTX_URL, lookup, &b, &ub, b.err, sizeof b.err) == 0 &&
+		    (!t->body || sr_expand(t->body, t->type == SR_BODY_FORM ? SR_CTX_FORM :
+		    t->type == SR_BODY_JSON ? SR_CTX_JSON : SR_CTX_RAW, lookup, &b, &bb, b.err,
+		    sizeof b.err) == 0)) {
+			collect_params(&b, url, t->body ? body : NULL, t->type);
+			if (make_sign(&b) == 0)
+				for (int i = 0; i < p->nheaders && !b.err[0]; i++) {
+					char hdr[2048];
+					struct sr_buf hb = { hdr, 0, sizeof hdr };
+
+					b.unset = 0;
+					if (sr_expand(p->headers[i], SR_CTX_HEADER, lookup, &b, &hb, b.err,
+					    sizeof b.err) < 0 && b.unset && !strstr(b.err, "cannot read"))
+						b.err[0] = '\0'; /* an optional header, left out */
+				}
+		}
+		memset(url, 0, sizeof url);
+		memset(body, 0, sizeof body);
+		json_object_set_new(reqs, names[r], json_string(b.err[0] ? b.err : "ok"));
+		bad |= b.err[0] != '\0';
+	}
+	json_object_set_new(report, "requests", reqs);
+	json_object_set_new(report, "secrets", secrets);
+	return bad ? -1 : 0;
 }

@@ -382,3 +382,19 @@ sr_redis_open_filter(struct sr_redis *r, const struct sr_config *cfg, const char
 		fprintf(stderr, "%s: error: %s; every %s\n", sr_prog, r->errstr, answer);
 	return rc == 0;
 }
+
+int
+sr_redis_backend_error(const char *err)
+{
+	static const char *const codes[] = { "OOM", "READONLY", "MASTERDOWN", "LOADING", "BUSY",
+		"CLUSTERDOWN", "TRYAGAIN", "MOVED", "ASK", "NOREPLICAS", "MISCONF", "NOSCRIPT", "NOAUTH",
+		"NOPERM", NULL };
+
+	for (int i = 0; codes[i]; i++) {
+		size_t n = strlen(codes[i]);
+
+		if (!strncmp(err, codes[i], n) && (err[n] == ' ' || err[n] == '\0'))
+			return 1;
+	}
+	return 0;
+}

@@ -1,10 +1,14 @@
 /* sr_util.c - messages, allocation, the final stdout check, clocks. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include "sr.h"
 
@@ -116,4 +120,77 @@ sr_sleep_ms(int64_t ms)
 	ts.tv_nsec = (ms % 1000) * 1000000;
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 		;
+}
+
+/* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
+static int64_t
+days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era;
+	unsigned yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (unsigned)((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1);
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+int64_t
+sr_parse_when(const char *s, int64_t now_ms)
+{
+	static const struct {
+		const char *unit;
+		int64_t ms;
+	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "d", 86400000 } };
+	int y, mo, d, h = 0, mi = 0, sec = 0, n = 0;
+	char *end;
+	long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	if (!*end) /* epoch milliseconds; seconds would be a silent mistake */
+		return v >= 100000000000LL && v < 100000000000000LL ? v : -1;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (!strcmp(end, units[i].unit))
+			return v <= INT64_MAX / units[i].ms - now_ms ? now_ms + v * units[i].ms : -1;
+	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
+		return -1;
+	s += 10;
+	if (*s == 'T' || *s == ' ') {
+		int k = 0;
+
+		if (sscanf(s + 1, "%2d:%2d%n", &h, &mi, &k) != 2 || k != 5)
+			return -1;
+		s += 6;
+		if (*s == ':') {
+			if (sscanf(s + 1, "%2d%n", &sec, &k) != 1 || k != 2)
+				return -1;
+			s += 3;
+		}
+	}
+	if (*s == 'Z')
+		s++;
+	if (*s || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970)
+		return -1;
+	return ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL;
+}
+
+const char *
+sr_who(void)
+{
+	const char *u = getenv("SUDO_USER");
+	struct passwd *pw;
+
+	if (u && *u)
+		return u;
+	/* The effective user, not $USER: cron sets no USER. */
+	if ((pw = getpwuid(geteuid())) && pw->pw_name && *pw->pw_name)
+		return pw->pw_name;
+	return (u = getenv("USER")) && *u ? u : "unknown";
 }

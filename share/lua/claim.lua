@@ -10,37 +10,49 @@
   the gate (field 'called') but never confirmed was possibly executed: it is
   turned into a status query (a crash between call and finish is unknown).
   A call whose card is still inside its interval is pushed to the interval's
-  end instead of being claimed.
+  end instead of being claimed. A paused account, or one whose breaker is
+  open, gets nothing claimed (its commands stay queued, untouched); a
+  half-open breaker gets one claim, its probe.
 
   Input:
     KEYS[1..3]  queues (ZSET card -> due ms): high, normal, bulk
     KEYS[4]     running claims (ZSET token -> lease expiry ms)
-    KEYS[5]     account limits (HASH qps, running)
+    KEYS[5]     account limits (HASH qps, running, burst)
     KEYS[6]     token sequence (STRING counter)
     KEYS[7]     confirming commands (SET card)
-    ARGV[1]     command hash key prefix, e.g. "polling:carrier:{c17}:card:"
-    ARGV[2]     max commands to claim now
-    ARGV[3]     lease ms
-    ARGV[4]     default max running (0 = unlimited)
-    ARGV[5]     min interval ms
+    KEYS[8]     account edge state (HASH: pause, breaker; see includes/edge.lua)
+    ARGV[1]     the account's settings (JSON: interval, lease, qps, running, burst)
+    ARGV[2]     command hash key prefix, e.g. "polling:carrier:{c17}:card:"
+    ARGV[3]     max commands to claim now
   Output:
-    { tasks, next_due_ms, queued, now_ms }
+    { tasks, next_due_ms, queued, now_ms, held }
     tasks: array of { kind (call|query), card, action, ver, token, attempt, reason, scene }
     next_due_ms: earliest score left in the queues (-1 when empty)
     queued: commands in the queues, claimed ones included (frozen excluded)
+    held: 'paused' or 'breaker' when the account takes no call now, else ''
   Command hashes are named from ARGV[1] and the queue members: they carry the
   same hash tag as KEYS, so the script still touches a single slot.
 ]]
 local rcall = redis.call
-local t = rcall('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "now"
+--- @include "edge"
+local now = serverNow()
 local queues = { KEYS[1], KEYS[2], KEYS[3] }
 local runningKey, limitsKey, seqKey = KEYS[4], KEYS[5], KEYS[6]
-local prefix = ARGV[1]
-local max = tonumber(ARGV[2])
-local leaseMs = tonumber(ARGV[3])
-local maxRunning = tonumber(rcall('HGET', limitsKey, 'running') or ARGV[4])
-local interval = tonumber(ARGV[5])
+local s = cjson.decode(ARGV[1])
+local prefix = ARGV[2]
+local max = tonumber(ARGV[3])
+local leaseMs, interval = s.lease, s.interval
+local e = edgeRead(KEYS[8])
+local _, maxRunning, _, stopped = edgeLimits(limitsKey, s)
+local held, heldUntil = edgeBlocked(e, now, stopped)
+if held then
+  max = 0
+elseif e.brk_until and e.brk_probe and (tonumber(e.brk_probe_until) or 0) > now then
+  max = 0 -- half-open: the probe is out, wait for its result
+elseif e.brk_until then
+  max = math.min(max, 1) -- half-open: one claim, the probe
+end
 
 rcall('ZREMRANGEBYSCORE', runningKey, '-inf', now)
 if maxRunning > 0 then
@@ -112,4 +124,5 @@ for q = 1, 3 do
     if nextDue < 0 or s < nextDue then nextDue = s end
   end
 end
-return { tasks, nextDue, queued, now }
+if held and nextDue >= 0 and nextDue < heldUntil then nextDue = heldUntil end
+return { tasks, nextDue, queued, now, held or '' }

@@ -1,21 +1,39 @@
 --[[
   confirm - apply one result of sr-exec to the card's command, atomically.
 
-  Version compare first: a result for an old version never touches the newer
-  command; it only releases its own claim and puts the newer command back at
-  its due time ("stale"). For the current version:
+  The account's side first, for every result that reached the carrier: a
+  refusal for rate lowers the account's effective rate (AIMD), and the
+  breaker counts failures (5xx, unknown, not sent, authentication) and
+  successes; a probe's result closes or reopens it (includes/edge.lua).
+
+  Then the card. Version compare first: a result for an old version never
+  touches the newer command; it only releases its own claim and puts the
+  newer command back at its due time ("stale"). For the current version:
     ok / already / superseded, or a query that observed the target state:
         the command is finished and removed; the version and last call stay.
+    ok that the carrier only accepted (in_progress: an asynchronous carrier):
+        confirming; status queries every s.poll ms decide, and one that still
+        sees the old state after s.settle ms means the change did not land.
     query that observed the other state: the call did not happen; re-call
         after the interval ("requeued").
+    query that observed neither (retired, pre-activation...): frozen with an
+        alert; such a card is never changed automatically.
     unknown (the call may have happened): confirming; a status query decides.
-    retry (not executed): exponential backoff with jitter, never before the
-        card's interval, nor before Retry-After.
+    retry, and the carrier said the call was NOT applied (throttled: 429 or a
+        throttle code; not_sent: no connection; auth): the card's interval is
+        given back (last_call restored) and it goes again after Retry-After or
+        a short backoff, not after the interval. A throttle is the account's
+        rate, not the card's failure: no failure is counted.
+    retry because the card's own window at the carrier is running
+        (too_frequent): backoff, never before the interval.
     fail (permanent rejection): alert and freeze at once.
-    blocked by the interval: back to the queue at the interval's end.
-  Consecutive failures raise one alert at ARGV alert_after and freeze the
-  command at ARGV freeze_after (taken out of the queues into the frozen set).
-  Every transition is appended to the audit stream in the same script.
+    blocked by the interval: back to the queue at the interval's end; by a
+        pause or the breaker: back at Retry-After (their end), untouched.
+  Failures the breaker explains (the account down, the breaker open) are not
+  counted against the card. Consecutive failures raise one alert at
+  s.alert_after and freeze the command at s.freeze_after (taken out of the
+  queues into the frozen set). Every transition is appended to the audit
+  stream in the same script.
 
   Input:
     KEYS[1]     command hash of the card
@@ -27,39 +45,52 @@
     KEYS[10]    flapping cards (ZSET card -> last direction change ms)
     KEYS[11]    open alerts (HASH cause -> alert id): one alert per cause until
                 acknowledged (sr-admin alerts --ack) or resolved (the command finishes)
-    ARGV[1] card      ARGV[2] token      ARGV[3] version    ARGV[4] kind (call|query)
-    ARGV[5] outcome   ARGV[6] http       ARGV[7] error      ARGV[8] observed
-    ARGV[9] retry_after ms               ARGV[10] min interval ms
-    ARGV[11] alert after N failures      ARGV[12] freeze after N failures
-    ARGV[13] audit cap                   ARGV[14] jitter in [0,1000)
-    ARGV[15] confirm delay ms (wait before the status query of an unknown result)
-    ARGV[16] blocked reason (interval|lost|rate) for outcome blocked
-    ARGV[17] stats bucket prefix (a HASH per minute, kept 2 h: out_<outcome> of calls,
-             query_<outcome> of queries,
-             finishes, conflicts)
+    KEYS[12]    account edge state (HASH)      KEYS[13] account limits (HASH)
+    ARGV[1]  the account's settings (JSON: interval, window, qps, running, burst,
+             alert_after, freeze_after, audit_max, confirm_delay, poll, settle,
+             aimd_*, brk_*)
+    ARGV[2] card      ARGV[3] token      ARGV[4] version    ARGV[5] kind (call|query)
+    ARGV[6] outcome   ARGV[7] http       ARGV[8] error      ARGV[9] observed
+    ARGV[10] retry_after ms              ARGV[11] jitter in [0,1000)
+    ARGV[12] blocked reason (gate: interval|lost|rate|paused|breaker|replayed)
+    ARGV[13] stats bucket prefix (a HASH per minute, kept 2 h: out_<outcome> of calls,
+             query_<outcome> of queries, finishes, conflicts)
+    ARGV[14] class of a retry (throttled|too_frequent|not_sent|auth) or ''
+    ARGV[15] when the call left (Redis ms; '' unknown)
+    ARGV[16] in_progress: '1' when the carrier only accepted the change
+    ARGV[17] the account id (for account-level alerts and audit)
   Output:
     { state, version now }
     state: done | requeued | confirming | alerted | frozen | stale
 ]]
 local rcall = redis.call
-local t = rcall('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "now"
+--- @include "edge"
+local now = serverNow()
 local key = KEYS[1]
 local queues = { KEYS[2], KEYS[3], KEYS[4] }
 local frozenKey, runningKey, auditKey, alertKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-local card, token, ver, kind, outcome = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local http, err, observed = ARGV[6], ARGV[7], ARGV[8]
-local retryAfter, interval = tonumber(ARGV[9]) or 0, tonumber(ARGV[10])
-local alertAfter, freezeAfter, maxlen = tonumber(ARGV[11]), tonumber(ARGV[12]), ARGV[13]
-local jitter, confirmDelay, blockedWhy = tonumber(ARGV[14]), tonumber(ARGV[15]), ARGV[16]
-local confirmingKey, flappingKey, openKey = KEYS[9], KEYS[10], KEYS[11]
-local bucket = ARGV[17] .. math.floor(now / 60000)
+local confirmingKey, flappingKey, openKey, edgeKey = KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+local s = cjson.decode(ARGV[1])
+local card, token, ver, kind, outcome = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local http, err, observed = ARGV[7], ARGV[8], ARGV[9]
+local retryAfter, jitter, blockedWhy = tonumber(ARGV[10]) or 0, tonumber(ARGV[11]), ARGV[12]
+local class, sentAt, inProgress, account = ARGV[14], tonumber(ARGV[15]), ARGV[16] == '1', ARGV[17]
+local interval, maxlen = s.interval, s.audit_max
+local bucket = ARGV[13] .. math.floor(now / 60000)
 
 local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'fails', 'last_call', 'prio',
-  'reason', 'scene', 'source', 'called', 'first_fail', 'last_dir', 'dir_changes')
+  'reason', 'scene', 'source', 'called', 'first_fail', 'last_dir', 'dir_changes', 'prev_call',
+  'accepted')
 local action, curVer, claim = h[1], h[2], h[3]
 local fails, lastCall, prio = tonumber(h[4]) or 0, tonumber(h[5]) or 0, tonumber(h[6]) or 1
 local mine = claim == token
+
+if outcome == 'blocked' and blockedWhy == 'replayed' then
+  -- A replay of a task whose claim already called: its gate refused it, and
+  -- the genuine call's result decides. Nothing to change.
+  return { 'stale', tonumber(curVer) or 0 }
+end
 
 rcall('ZREM', runningKey, token)
 rcall('HINCRBY', bucket, (kind == 'query' and 'query_' or 'out_') .. outcome, 1)
@@ -67,17 +98,55 @@ rcall('HINCRBY', bucket, 'finishes', 1)
 rcall('EXPIRE', bucket, 7200)
 
 -- One alert per cause until it is acknowledged or resolved: no storms.
-local function alert(kindOf, fails, extra)
-  local cause = kindOf .. ':' .. card
+local function alert(kindOf, cause, fields)
   if rcall('HEXISTS', openKey, cause) == 1 then return end
-  local id = rcall('XADD', alertKey, 'MAXLEN', '~', 10000, '*', 'card', card, 'ver', curVer or ver,
-    'alert', kindOf, 'action', action or '', 'fails', fails or 0, 'error', err, 'http', http,
-    'detail', extra or '')
+  local id = rcall('XADD', alertKey, 'MAXLEN', '~', 10000, '*', unpack(fields))
   rcall('HSET', openKey, cause, id)
 end
-local function resolveAlerts()
-  rcall('HDEL', openKey, 'failures:' .. card, 'frozen:' .. card, 'permanent:' .. card)
+local function cardAlert(kindOf, n, extra)
+  alert(kindOf, kindOf .. ':' .. card, { 'card', card, 'ver', curVer or ver, 'alert', kindOf,
+    'action', action or '', 'fails', n or 0, 'error', err, 'http', http, 'detail', extra or '' })
 end
+local function resolveAlerts()
+  rcall('HDEL', openKey, 'failures:' .. card, 'frozen:' .. card, 'permanent:' .. card,
+    'state:' .. card)
+end
+local function auditAccount(event, ...)
+  rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', '', 'event', event, ...)
+end
+
+-- The account's side: the effective rate and the breaker.
+local e = edgeRead(edgeKey)
+local qps = edgeLimits(KEYS[13], s)
+if outcome == 'retry' and (class == 'throttled' or class == 'too_frequent') then
+  local from, to = edgeLower(edgeKey, e, qps, now, sentAt or (now - s.window), s)
+  if from then
+    auditAccount('rate:lowered', 'qps_from', string.format('%.2f', from), 'qps_to',
+      string.format('%.2f', to), 'http', http, 'error', err)
+  end
+end
+local verdict
+if outcome == 'unknown' or (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
+  verdict = 'fail'
+elseif outcome ~= 'superseded' and outcome ~= 'blocked' then
+  verdict = 'ok'
+end
+if verdict then
+  local why = err ~= '' and err or ('HTTP ' .. http)
+  local change = edgeResult(edgeKey, e, token, verdict, now, s, why, class == 'auth')
+  if change == 'opened' then
+    alert('breaker', 'breaker:' .. account, { 'card', '', 'alert', 'breaker', 'account', account,
+      'error', err, 'http', http, 'detail', 'calls to the account stopped until a probe succeeds' })
+    auditAccount('breaker:opened', 'why', why)
+  elseif change == 'reopened' then
+    auditAccount('breaker:reopened', 'why', why)
+  elseif change == 'closed' then
+    rcall('HDEL', openKey, 'breaker:' .. account)
+    auditAccount('breaker:closed', 'why', 'the probe call succeeded')
+  end
+end
+-- Failures while the breaker is open are the account's, not the card's.
+local accountDown = e.brk_until ~= nil
 
 local function audit(state, vAfter)
   rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', card, 'ver_before', ver,
@@ -98,6 +167,11 @@ local function afterInterval(due)
   if lastCall + interval > due then return lastCall + interval end
   return due
 end
+local function confirming(due)
+  rcall('HSET', key, 'confirming', 1)
+  rcall('SADD', confirmingKey, card)
+  requeue(due)
+end
 
 if not action then
   return { 'stale', tonumber(curVer) or 0 } -- finished or cancelled meanwhile
@@ -110,8 +184,7 @@ if curVer ~= ver then
 end
 
 local target = action == 'stop' and 'stopped' or 'active'
-local finished = outcome == 'ok' or outcome == 'already' or
-  (kind == 'query' and outcome == 'ok' and observed == target)
+local finished = (outcome == 'ok' and not inProgress) or outcome == 'already'
 if kind == 'query' and outcome == 'ok' and observed ~= target then finished = false end
 if outcome == 'superseded' and mine then finished = true end
 
@@ -122,7 +195,8 @@ end
 
 if finished then
   rcall('HDEL', key, 'action', 'reason', 'scene', 'source', 'prio', 'fails', 'first_fail',
-    'last_error', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called')
+    'last_error', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called', 'accepted',
+    'prev_call')
   for q = 1, 3 do rcall('ZREM', queues[q], card) end
   rcall('SREM', confirmingKey, card)
   resolveAlerts()
@@ -137,7 +211,7 @@ if finished then
       rcall('HSET', key, 'dir_changes', table.concat(kept, ' '))
       if #kept >= 3 then
         rcall('ZADD', flappingKey, now, card)
-        alert('flapping', 0, #kept .. ' direction changes in an hour')
+        cardAlert('flapping', 0, #kept .. ' direction changes in an hour')
       end
     end
     rcall('HSET', key, 'last_dir', action)
@@ -147,9 +221,39 @@ if finished then
   return { 'done', tonumber(curVer) }
 end
 
+local function freeze(alertKind, n)
+  release()
+  rcall('HSET', key, 'frozen', 1)
+  rcall('HDEL', key, 'accepted')
+  for q = 1, 3 do rcall('ZREM', queues[q], card) end
+  rcall('ZADD', frozenKey, now, card)
+  rcall('SREM', confirmingKey, card)
+  cardAlert(alertKind, n, observed ~= '' and ('observed ' .. observed) or nil)
+  audit('frozen')
+  return { 'frozen', tonumber(curVer) }
+end
+
+if kind == 'call' and outcome == 'ok' and inProgress then
+  -- Accepted, not yet done: the change lands later; status queries decide.
+  rcall('HSET', key, 'accepted', now)
+  confirming(now + s.poll)
+  audit('confirming')
+  return { 'confirming', tonumber(curVer) }
+end
+
 if kind == 'query' and outcome == 'ok' then
+  if observed ~= 'active' and observed ~= 'stopped' then
+    return freeze('state', fails) -- never changed automatically
+  end
+  local accepted = tonumber(h[15])
+  if accepted and now < accepted + s.settle then
+    requeue(now + s.poll) -- accepted, still landing: ask again
+    audit('confirming')
+    return { 'confirming', tonumber(curVer) }
+  end
   -- The card is not in the target state: the unknown call did not apply.
   rcall('HSET', key, 'confirming', 0)
+  rcall('HDEL', key, 'accepted')
   rcall('SREM', confirmingKey, card)
   requeue(afterInterval(now))
   audit('requeued')
@@ -166,40 +270,62 @@ if outcome == 'blocked' then
   return { 'requeued', tonumber(curVer) }
 end
 
+local notApplied = outcome == 'retry' and class ~= 'too_frequent' and class ~= ''
+if notApplied and kind == 'call' and h[10] == token then
+  -- The carrier did not apply this call and said so: it was no change, so
+  -- the card's interval is given back.
+  if h[14] and h[14] ~= '' then
+    rcall('HSET', key, 'last_call', h[14])
+    lastCall = tonumber(h[14])
+  else
+    rcall('HDEL', key, 'last_call')
+    lastCall = 0
+  end
+end
+
+if (outcome == 'retry' and (class == 'throttled' or class == 'auth')) or
+    (accountDown and outcome ~= 'fail') then
+  -- The account's rate or the account itself, not the card: no failure.
+  rcall('HSET', key, 'last_error', err ~= '' and err or ('HTTP ' .. http))
+  local due = now + math.max(retryAfter, 1000 + jitter)
+  if accountDown then
+    due = math.max(due, tonumber(e.brk_until) or 0)
+  end
+  if outcome == 'unknown' and kind == 'call' then
+    confirming(math.max(due, now + s.confirm_delay))
+    audit('confirming')
+    return { 'confirming', tonumber(curVer) }
+  end
+  if not notApplied and kind == 'call' then due = afterInterval(due) end
+  requeue(due)
+  audit('requeued')
+  return { 'requeued', tonumber(curVer) }
+end
+
 -- unknown, retry, fail: a failure of this command.
 fails = fails + 1
-rcall('HSET', key, 'fails', fails, 'last_error', (http ~= '' and http .. ' ' or '') .. err)
+rcall('HSET', key, 'fails', fails, 'last_error', err ~= '' and err or ('HTTP ' .. http))
 if not h[11] then rcall('HSET', key, 'first_fail', now) end
 
-
-if outcome == 'fail' or fails >= freezeAfter then
-  release()
-  rcall('HSET', key, 'frozen', 1)
-  for q = 1, 3 do rcall('ZREM', queues[q], card) end
-  rcall('ZADD', frozenKey, now, card)
-  rcall('SREM', confirmingKey, card)
-  alert(outcome == 'fail' and 'permanent' or 'frozen', fails)
-  audit('frozen')
-  return { 'frozen', tonumber(curVer) }
+if outcome == 'fail' or fails >= s.freeze_after then
+  return freeze(outcome == 'fail' and 'permanent' or 'frozen', fails)
 end
 
 local state
 if outcome == 'unknown' and kind == 'call' then
-  rcall('HSET', key, 'confirming', 1)
-  rcall('SADD', confirmingKey, card)
-  requeue(now + confirmDelay)
+  confirming(now + s.confirm_delay)
   state = 'confirming'
 else
   -- Exponential backoff from 1 s, capped at 15 min, with jitter in [50%, 100%].
   local backoff = math.min(1000 * 2 ^ (fails - 1), 900000)
   backoff = math.floor(backoff * (0.5 + jitter / 2000))
   local due = now + math.max(backoff, retryAfter)
-  if kind == 'call' then due = afterInterval(due) end
+  if kind == 'call' and not notApplied then due = afterInterval(due) end
   requeue(due)
   state = 'requeued'
 end
-if fails == alertAfter then
-  alert('failures', fails)
+if fails == s.alert_after then
+  cardAlert('failures', fails)
   state = 'alerted'
 end
 audit(state)

@@ -1,41 +1,41 @@
 --[[
   direct_gate - the gate of the direct path (global switch off).
 
-  The same two limits as gate.lua, without a claim: at least min_interval
-  since the card's last state-change call (stop and resume together), and
-  room in the account's sliding rate log. On pass, the call time is recorded
-  before the call is made. Queries (kind 'query') take rate only.
+  The same limits as gate.lua, without a claim: the account neither paused
+  nor behind an open or half-open breaker (the direct path sends no probes),
+  at least the interval since the card's last state-change call (stop and
+  resume together), and a slot from the account's pace. On pass, the call
+  time is recorded before the call is made. Queries (kind 'query') take a
+  slot only.
 
   Input:
     KEYS[1]  command hash of the card (holds last_call)
-    KEYS[2]  account rate log (ZSET)     KEYS[3] account limits (HASH qps)
-    ARGV[1]  kind (call|query)   ARGV[2] min interval ms
-    ARGV[3]  default qps (0 = unlimited)  ARGV[4] rate window ms
-    ARGV[5]  a unique member for the rate log
+    KEYS[2]  account edge state (HASH)   KEYS[3] account limits (HASH)
+    ARGV[1]  the account's settings (JSON: interval, window, qps, burst, aimd_*)
+    ARGV[2]  kind (call|query)
+    ARGV[3]  ahead ms
   Output:
-    { 'pass' } | { 'interval', until_ms } | { 'rate', wait_ms }
+    { 'pass', at_ms, now_ms } | { 'interval', until_ms } | { 'rate', wait_ms }
+    | { 'paused', until_ms, now_ms } | { 'breaker', until_ms, now_ms }
 ]]
 local rcall = redis.call
-local t = rcall('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local key, rateKey = KEYS[1], KEYS[2]
-local interval, window = tonumber(ARGV[2]), tonumber(ARGV[4])
-local qps = tonumber(rcall('HGET', KEYS[3], 'qps') or ARGV[3])
+--- @include "now"
+--- @include "edge"
+local now = serverNow()
+local key, edgeKey = KEYS[1], KEYS[2]
+local s = cjson.decode(ARGV[1])
+local kind, ahead = ARGV[2], tonumber(ARGV[3])
 
-if ARGV[1] == 'call' then
+if kind == 'call' then
   local lastCall = tonumber(rcall('HGET', key, 'last_call')) or 0
-  if lastCall + interval > now then return { 'interval', lastCall + interval } end
+  if lastCall + s.interval > now then return { 'interval', lastCall + s.interval } end
 end
-if qps > 0 then
-  rcall('ZREMRANGEBYSCORE', rateKey, '-inf', now - window)
-  if rcall('ZCARD', rateKey) >= qps then
-    local oldest = rcall('ZRANGE', rateKey, 0, 0, 'WITHSCORES')
-    local wait = tonumber(oldest[2]) + window - now
-    if wait < 1 then wait = 1 end
-    return { 'rate', wait }
-  end
-  rcall('ZADD', rateKey, now, ARGV[5] .. ':' .. now)
-  rcall('PEXPIRE', rateKey, window * 2)
-end
-if ARGV[1] == 'call' then rcall('HSET', key, 'last_call', now) end
-return { 'pass' }
+local e = edgeRead(edgeKey)
+local qps, _, burst, stopped = edgeLimits(KEYS[3], s)
+local why, untilMs = edgeBlocked(e, now, stopped)
+if why then return { why, untilMs, now } end
+if e.brk_until then return { 'breaker', now + 1000, now } end -- half-open: probes come from the queue
+local at, wait = edgePace(edgeKey, e, qps, burst, now, ahead, s)
+if not at then return { 'rate', wait } end
+if kind == 'call' then rcall('HSET', key, 'last_call', at) end
+return { 'pass', at, now }

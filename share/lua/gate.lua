@@ -1,64 +1,85 @@
 --[[
-  gate - the one atomic check before every gateway call (SPEC section 5).
+  gate - the one atomic check before every gateway call.
 
   Passes only if, at this instant on the Redis clock:
-    the claim is still ours (token), the version is still current,
-    for a state-change call: at least min_interval since the card's last call,
-    the account's sliding rate log has room (a window of 1 s plus headroom,
-    so calls that reach the carrier a little late still fit its second).
-  On pass it records the call before it is made: the rate log entry, and for
-  a state change the card's last call time and 'called' = token, so a crash
-  after this point is seen by the next claim as an unknown result. The lease
-  is extended to cover the call.
+    the account is not paused and its breaker is closed (a half-open breaker
+      lets one probe call through);
+    the claim is still ours (token) and the version is still current;
+    for a state-change call: this claim has not called already (a replayed
+      task never calls twice), and at least the interval has passed since
+      the card's last call, stop and resume together;
+    the account's pace grants a slot (includes/edge.lua: calls leave evenly,
+      qps per second at most, at the carrier's wire).
+  On pass it records the call before it is made: for a state change the
+  card's last call time (the previous one is kept in prev_call, so a call the
+  carrier refuses without applying it gives the interval back) and 'called'
+  = token, so a crash after this point is seen by the next claim as an
+  unknown result. The lease is extended to cover the call.
+
+  resend: this claim's own call was refused for authentication and goes again
+  after a re-authentication; it skips the interval (the refused call changed
+  nothing) but takes a slot like any call.
 
   Input:
     KEYS[1]     command hash of the card
-    KEYS[2]     account rate log (ZSET member -> ms)
-    KEYS[3]     account limits (HASH qps, running)
+    KEYS[2]     account edge state (HASH: pace, rate, pause, breaker)
+    KEYS[3]     account limits (HASH qps, running, burst)
     KEYS[4..6]  queues high, normal, bulk
     KEYS[7]     running claims (ZSET token -> lease expiry)
-    ARGV[1]     token         ARGV[2] version     ARGV[3] kind (call|query)
-    ARGV[4]     min interval ms                   ARGV[5] default qps (0 = unlimited)
-    ARGV[6]     rate window ms                    ARGV[7] lease ms
-    ARGV[8]     card id (queue member)
-    ARGV[9]     stats bucket prefix, e.g. "polling:carrier:{c17}:stats:" (a HASH per
+    KEYS[8]     audit stream of the account
+    ARGV[1]     the account's settings (JSON: interval, window, lease, qps,
+                running, burst, aimd_inc, aimd_memory, audit_max)
+    ARGV[2]     token        ARGV[3] version      ARGV[4] kind (call|query)
+    ARGV[5]     card id (queue member)
+    ARGV[6]     stats bucket prefix, e.g. "polling:carrier:{c17}:stats:" (a HASH per
                 minute, kept 2 h: calls, queries, and cmds, the distinct commands called)
+    ARGV[7]     ahead ms: how far ahead a slot may be granted
+    ARGV[8]     resend (1 or 0)
   Output:
-    { 'pass' }             go ahead: call now
+    { 'pass', at_ms, now_ms }  go ahead: send at at_ms (Redis clock, >= now_ms)
     { 'lost' }             the claim is no longer ours (lease expired and re-claimed, or done)
     { 'stale', ver }       a newer version exists
+    { 'replayed' }         this claim has called already: a replayed task
     { 'interval', until }  the card was called too recently; may call at 'until' (ms)
-    { 'rate', wait_ms }    the account's rate is used up; try again after wait_ms
+    { 'rate', wait_ms }    no slot within ahead ms; try again after wait_ms
+    { 'paused', until, now }   the account is paused (or stopped by a limit of 0) until 'until'
+    { 'breaker', until, now }  the account's breaker is open until 'until' (or its probe is out)
 ]]
 local rcall = redis.call
-local t = rcall('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local key, rateKey, limitsKey, runningKey = KEYS[1], KEYS[2], KEYS[3], KEYS[7]
-local token, ver, kind = ARGV[1], ARGV[2], ARGV[3]
-local interval, window, leaseMs = tonumber(ARGV[4]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local qps = tonumber(rcall('HGET', limitsKey, 'qps') or ARGV[5])
+--- @include "now"
+--- @include "edge"
+local now = serverNow()
+local key, edgeKey, limitsKey, runningKey, auditKey = KEYS[1], KEYS[2], KEYS[3], KEYS[7], KEYS[8]
+local s = cjson.decode(ARGV[1])
+local token, ver, kind, card = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local ahead, resend = tonumber(ARGV[7]), ARGV[8] == '1'
 
-local h = rcall('HMGET', key, 'claim', 'ver', 'last_call', 'prio', 'counted_ver')
+local h = rcall('HMGET', key, 'claim', 'ver', 'last_call', 'prio', 'counted_ver', 'called')
 if h[1] ~= token then return { 'lost' } end
 if h[2] ~= ver then return { 'stale', tonumber(h[2]) } end
 if kind == 'call' then
+  if (h[6] == token) ~= resend then return { resend and 'lost' or 'replayed' } end
   local lastCall = tonumber(h[3]) or 0
-  if lastCall + interval > now then return { 'interval', lastCall + interval } end
+  if not resend and lastCall + s.interval > now then return { 'interval', lastCall + s.interval } end
 end
-if qps > 0 then
-  rcall('ZREMRANGEBYSCORE', rateKey, '-inf', now - window)
-  if rcall('ZCARD', rateKey) >= qps then
-    local oldest = rcall('ZRANGE', rateKey, 0, 0, 'WITHSCORES')
-    local wait = tonumber(oldest[2]) + window - now
-    if wait < 1 then wait = 1 end
-    return { 'rate', wait }
-  end
-  rcall('ZADD', rateKey, now, token .. ':' .. kind .. ':' .. now)
-  rcall('PEXPIRE', rateKey, window * 2)
+
+local e = edgeRead(edgeKey)
+local qps, _, burst, stopped = edgeLimits(limitsKey, s)
+local why, untilMs = edgeBlocked(e, now, stopped)
+if why then return { why, untilMs, now } end
+if not edgeProbe(edgeKey, e, token, now, s.lease) then return { 'breaker', now + 1000, now } end
+local at, extra = edgePace(edgeKey, e, qps, burst, now, ahead, s)
+if not at then return { 'rate', extra } end
+if extra then -- the effective rate is back to the configured one
+  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'rate:restored',
+    'qps', qps)
 end
-local bucket = ARGV[9] .. math.floor(now / 60000)
+
+local bucket = ARGV[6] .. math.floor(now / 60000)
 if kind == 'call' then
-  rcall('HSET', key, 'last_call', now, 'called', token)
+  if not resend then
+    rcall('HSET', key, 'last_call', at, 'prev_call', h[3] or '', 'called', token)
+  end
   rcall('HINCRBY', bucket, 'calls', 1)
   if h[5] ~= ver then
     -- The first call of this command: retry amplification is calls / cmds.
@@ -69,9 +90,9 @@ else
   rcall('HINCRBY', bucket, 'queries', 1)
 end
 rcall('EXPIRE', bucket, 7200)
-local lease = now + leaseMs
+local lease = at + s.lease
 local q = KEYS[4 + (tonumber(h[4]) or 1)]
 rcall('HSET', key, 'lease_until', lease)
-rcall('ZADD', q, 'XX', lease, ARGV[8])
+rcall('ZADD', q, 'XX', lease, card)
 rcall('ZADD', runningKey, 'XX', lease, token)
-return { 'pass' }
+return { 'pass', at, now }

@@ -5,19 +5,24 @@
     KEYS[1..3]  queues high, normal, bulk     KEYS[4] running claims (ZSET)
     KEYS[5]     frozen (ZSET)                 KEYS[6] confirming (SET)
     KEYS[7]     flapping cards (ZSET)         KEYS[8] open alerts (HASH)
-    KEYS[9]     account limits (HASH qps, running)
+    KEYS[9]     account limits (HASH qps, running, burst)
+    KEYS[10]    account edge state (HASH; see includes/edge.lua)
     ARGV[1]     stats bucket prefix ("…:stats:")   ARGV[2] window in minutes
-    ARGV[3]     default qps                        ARGV[4] default max running
+    ARGV[3]     the account's settings (JSON: qps, running, burst, aimd_*)
   Output:
     flat array of name, value pairs (values are integers): queued, due,
     claimed, confirming, frozen, oldest_due_ms, running, max_running, qps,
-    flapping, alerts_open, and the window's sums of every counter
-    (calls, queries, cmds, finishes, conflicts, out_<outcome>)
+    burst, qps_effective_milli (the effective rate x 1000), paused_until_ms
+    (0: not paused), breaker (0 closed, 1 open, 2 half-open), breaker_since_ms,
+    breaker_until_ms, flapping, alerts_open, and the window's sums of every
+    counter (calls, queries, cmds, finishes, conflicts, out_<outcome>)
   Bucket keys are named from ARGV[1]; they carry the account's hash tag.
 ]]
 local rcall = redis.call
-local t = rcall('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "now"
+--- @include "edge"
+local now = serverNow()
+local s = cjson.decode(ARGV[3])
 local out = {}
 local function put(k, v) out[#out + 1] = k; out[#out + 1] = v end
 
@@ -38,8 +43,19 @@ put('confirming', rcall('SCARD', KEYS[6]))
 put('frozen', rcall('ZCARD', KEYS[5]))
 put('oldest_due_ms', math.max(oldest, 0))
 put('running', rcall('ZCOUNT', KEYS[4], now, '+inf'))
-put('max_running', tonumber(rcall('HGET', KEYS[9], 'running') or ARGV[4]))
-put('qps', tonumber(rcall('HGET', KEYS[9], 'qps') or ARGV[3]))
+local qps, running, burst, stopped = edgeLimits(KEYS[9], s)
+local e = edgeRead(KEYS[10])
+put('max_running', running)
+put('qps', qps)
+put('burst', burst)
+put('qps_effective_milli', math.floor(edgeRate(e, qps, now, s) * 1000))
+local held, heldUntil = edgeBlocked(e, now, stopped)
+put('paused_until_ms', held == 'paused' and heldUntil or 0)
+local brk = 0
+if e.brk_until then brk = tonumber(e.brk_until) > now and 1 or 2 end
+put('breaker', brk)
+put('breaker_since_ms', tonumber(e.brk_since) or 0)
+put('breaker_until_ms', tonumber(e.brk_until) or 0)
 put('flapping', rcall('ZCOUNT', KEYS[7], now - 3600000, '+inf'))
 put('alerts_open', rcall('HLEN', KEYS[8]))
 

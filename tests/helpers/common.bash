@@ -93,6 +93,21 @@ gwsim_stop() {
 	return 0
 }
 
+# profiles LINE...: a carrier profile (one line per argument) in
+# $T/profiles/test.profile, used through SRQ_PROFILES.
+profiles() {
+	mkdir -p "$T/profiles"
+	printf '%s\n' "$@" >"$T/profiles/${PROFILE_NAME:-test}.profile"
+	export SRQ_PROFILES="$T/profiles"
+}
+
+# gw_set KEY=VALUE...: change the running sr-gwsim (qps, fail_account, token_ttl_ms).
+gw_set() {
+	local q
+	q=$(IFS='&'; echo "$*")
+	curl -fsS -X POST "$SRQ_GATEWAY/_sim/set?$q" >/dev/null
+}
+
 # drain [seconds]: the documented pipeline, until nothing is queued.
 drain() {
 	sr-claim --until-empty --for "${1:-60}" | sr-exec | sr-confirm

@@ -1,0 +1,162 @@
+--[[
+  edge - the account's side of every gate, where srq meets the carrier:
+  its limits, a pause, its breaker, and the pace at which calls may leave.
+  Included by gate, direct_gate, claim, confirm and stat.
+
+  The account's edge state is one HASH (P:carrier:{c}:edge):
+    tat                      the pace (GCRA): the earliest time the next call
+                             may be accounted at, ms (fractional)
+    eff eff_at ceil low_at   while the carrier refuses calls for rate, the
+                             effective rate (AIMD, calls per second), when it
+                             was last computed, the rate that was refused, and
+                             when it was lowered; absent: the configured rate
+    pause_until pause_since pause_who pause_why     a pause (sr-admin pause)
+    brk_until brk_since brk_why brk_cool brk_manual the breaker: open until
+                             brk_until, then half-open (one probe call)
+    brk_probe brk_probe_until                       the probe in flight
+    win_start win_n win_fail the breaker's window: results and failures
+  The settings s (a table decoded from the caller's JSON) carry the account's
+  resolved configuration: profile, then environment defaults. The operator's
+  per-account limits (P:carrier:{c}:limits: qps, running, burst) override
+  them.
+]]
+local function edgeRead(key)
+  local flat = redis.call('HGETALL', key)
+  local e = {}
+  for i = 1, #flat, 2 do e[flat[i]] = flat[i + 1] end
+  return e
+end
+
+local function fmt3(x) return string.format('%.3f', x) end
+
+-- The account's limits: qps, max running, burst, and whether calls are
+-- stopped by a per-account limit below 1 (a limit of 0 never means "no
+-- limit"; only the environment's default may be 0 = unlimited, for
+-- benchmarks, and only when the operator asked for it explicitly).
+local function edgeLimits(limitsKey, s)
+  local l = redis.call('HMGET', limitsKey, 'qps', 'running', 'burst')
+  local qps, running = tonumber(l[1]), tonumber(l[2])
+  local stopped = (qps and qps < 1) or (running and running < 1)
+  return qps or s.qps, running or s.running, tonumber(l[3]) or s.burst, stopped
+end
+
+-- Why the account takes no call now, and until when (ms): 'paused' (by an
+-- operator, or a per-account limit of 0) or 'breaker' (open). nil when calls
+-- may go; a half-open breaker lets one probe through (edgeProbe).
+local function edgeBlocked(e, now, stopped)
+  local p = tonumber(e.pause_until)
+  if p and p > now then return 'paused', p end
+  if stopped then return 'paused', now + 60000 end
+  local b = tonumber(e.brk_until)
+  if b and b > now then return 'breaker', b end
+  return nil
+end
+
+-- A half-open breaker (its cool-down over) lets exactly one probe call
+-- through; the probe's result closes or reopens it (edgeResult). A probe
+-- whose result never came (its pipeline died) is replaced after its lease.
+-- Returns true if `id` may call now.
+local function edgeProbe(key, e, id, now, leaseMs)
+  if not e.brk_until then return true end
+  local probe, probeUntil = e.brk_probe, tonumber(e.brk_probe_until) or 0
+  if probe and probe ~= id and probeUntil > now then return false end
+  redis.call('HSET', key, 'brk_probe', id, 'brk_probe_until', now + leaseMs)
+  e.brk_probe = id
+  return true
+end
+
+-- The effective rate, calls per second: the configured qps, or while the
+-- carrier has been refusing calls for rate, a lowered rate growing back by
+-- s.aimd_inc calls/s every second (a fifth of that once within 10% of the
+-- rate last refused, for s.aimd_memory ms after that refusal), never above
+-- the configured qps.
+local function edgeRate(e, qps, now, s)
+  local eff = tonumber(e.eff)
+  if not eff or qps <= 0 then return qps end
+  local dt = math.max(0, now - (tonumber(e.eff_at) or now)) / 1000
+  local inc, ceil = s.aimd_inc, tonumber(e.ceil)
+  if ceil and eff >= 0.9 * ceil and now - (tonumber(e.low_at) or 0) < s.aimd_memory then
+    inc = inc / 5
+  end
+  eff = eff + inc * dt
+  if eff >= qps then return qps end
+  return eff
+end
+
+-- Take a slot for one call (GCRA). Calls leave evenly, one every
+-- window / (rate - burst + 1) ms (window: one second plus headroom for the
+-- jitter between srq and the carrier's clock), up to `burst` at once after a
+-- quiet spell; so no second at the carrier holds more than qps arrivals. A
+-- slot up to `ahead` ms away is granted, and the caller holds the call until
+-- then. (A call that must set up a new connection leaves later than its
+-- slot: cold.lua moves the pace for that.)
+-- Returns slot_ms, restored (true when the effective rate just came back
+-- to the configured one); or nil, wait_ms.
+local function edgePace(key, e, qps, burst, now, ahead, s)
+  if qps <= 0 then return now, false end
+  local rate = edgeRate(e, qps, now, s)
+  local b = math.max(1, math.min(burst, math.floor(rate)))
+  local T = s.window / (rate - b + 1)
+  local tat = tonumber(e.tat) or 0
+  local at = math.max(tat - (b - 1) * T, now)
+  if at - now > ahead then return nil, math.ceil(at - now - ahead) end
+  redis.call('HSET', key, 'tat', fmt3(math.max(tat, at) + T))
+  if e.eff then
+    if rate >= qps then
+      redis.call('HDEL', key, 'eff', 'eff_at', 'ceil', 'low_at')
+      return math.ceil(at), true
+    end
+    redis.call('HSET', key, 'eff', fmt3(rate), 'eff_at', now)
+  end
+  return math.ceil(at), false
+end
+
+-- The carrier refused a call for rate (429, a throttle code, too frequent):
+-- lower the effective rate by s.aimd_beta. Once per episode: a refused call
+-- that left before the last lowering (sentAt <= low_at) was paced at the old
+-- rate and tells nothing new. Returns from, to; or nil.
+local function edgeLower(key, e, qps, now, sentAt, s)
+  if qps <= 0 or sentAt <= (tonumber(e.low_at) or 0) then return nil end
+  local cur = edgeRate(e, qps, now, s)
+  local new = math.max(math.min(1, qps), cur * s.aimd_beta)
+  redis.call('HSET', key, 'eff', fmt3(new), 'eff_at', now, 'ceil', fmt3(cur), 'low_at', now)
+  e.eff, e.eff_at, e.ceil, e.low_at = new, now, cur, now
+  return cur, new
+end
+
+-- One result's verdict on the account, for the breaker: 'fail' (a 5xx, an
+-- unknown result, a call that could not be sent, an authentication that
+-- failed), or 'ok' (the carrier answered). The window opens the breaker when
+-- it holds s.brk_failures failures that are at least s.brk_ratio of its
+-- results; an authentication failure opens it at once (force). The probe's
+-- result closes it, or reopens it for twice the cool-down (up to
+-- s.brk_cool_max). Returns 'opened', 'reopened', 'closed' or nil.
+local function edgeResult(key, e, id, verdict, now, s, why, force)
+  local open = e.brk_until ~= nil
+  if open then
+    if e.brk_probe ~= id then return nil end -- results of calls before it opened
+    if verdict == 'ok' then
+      redis.call('HDEL', key, 'brk_until', 'brk_since', 'brk_why', 'brk_cool', 'brk_probe',
+        'brk_probe_until', 'brk_manual', 'win_start', 'win_n', 'win_fail')
+      return 'closed'
+    end
+    local cool = math.min((tonumber(e.brk_cool) or s.brk_cool) * 2, s.brk_cool_max)
+    redis.call('HSET', key, 'brk_until', now + cool, 'brk_cool', cool, 'brk_why', why)
+    redis.call('HDEL', key, 'brk_probe', 'brk_probe_until')
+    return 'reopened'
+  end
+  local start, n, fails = tonumber(e.win_start) or 0, tonumber(e.win_n) or 0,
+    tonumber(e.win_fail) or 0
+  if now - start > s.brk_window then start, n, fails = now, 0, 0 end
+  n = n + 1
+  if verdict == 'fail' then fails = fails + 1 end
+  if force or (fails >= s.brk_failures and fails >= s.brk_ratio * n) then
+    redis.call('HSET', key, 'brk_until', now + s.brk_cool, 'brk_since', now, 'brk_cool', s.brk_cool,
+      'brk_why', why)
+    redis.call('HDEL', key, 'win_start', 'win_n', 'win_fail', 'brk_probe', 'brk_probe_until')
+    e.brk_until = now + s.brk_cool
+    return 'opened'
+  end
+  redis.call('HSET', key, 'win_start', start, 'win_n', n, 'win_fail', fails)
+  return nil
+end

@@ -1,0 +1,30 @@
+/* admin.h - what the files of sr-admin share (sr-admin.c: cards, alerts,
+ * audit, the sweep; admin_account.c: the accounts). */
+#ifndef ADMIN_H
+#define ADMIN_H
+#include "sr.h"
+
+extern struct sr_config cfg;
+extern struct sr_redis rds;
+extern const char *reason, *who, *until_opt;
+
+/* One command; a Redis failure ends sr-admin (exit 3). */
+redisReply *cmd(int argc, const char **argv);
+/* An HGETALL-style reply as an object of strings. */
+json_t *hash_obj(redisReply *rep);
+/* Set "state" and the "why" sentence of a record. */
+void say(json_t *o, const char *state, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* admin_account.c */
+/* The account's state (stat.lua: limits, effective rate, pause, breaker,
+ * queue sizes) as a record, with its profile's name. */
+json_t *account_state(const char *carrier);
+/* If the account holds its calls (paused, breaker open), or, for a due
+ * command, paces them (its next slot is ahead), say so in o and return 1. */
+int account_why(json_t *o, const char *carrier, long long now, int due);
+int admin_limits(int argc, char **argv);
+int admin_pause(int argc, char **argv);
+int admin_resume(int argc, char **argv);
+int admin_breaker(int argc, char **argv);
+int admin_profile(int argc, char **argv);
+#endif

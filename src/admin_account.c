@@ -1,0 +1,288 @@
+/* admin_account.c - sr-admin's account commands: limits, pause and resume,
+ * the breaker by hand, and the account's carrier profile. Every change is one
+ * script (admin_account.lua), atomic with its audit entry. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "admin.h"
+
+json_t *
+account_state(const char *carrier)
+{
+	static const char *names[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk",
+		"sr_running", "frozen", "confirming", "flapping", "alerts_open", "limits", "edge" };
+	const struct sr_account *a = sr_account(&cfg, carrier);
+	char keys[11][SR_KEY_MAX];
+	const char *argv[13];
+	json_t *o = json_object();
+	redisReply *rep;
+
+	for (int i = 0; i < 10; i++)
+		argv[i] = sr_key_account(keys[i], cfg.prefix, carrier, names[i]);
+	argv[10] = sr_key_account(keys[10], cfg.prefix, carrier, "stats:");
+	argv[11] = "1";
+	argv[12] = a->settings;
+	sr_redis_append_script(&rds, SR_LUA_STAT, 10, 13, argv, NULL);
+	if (!(rep = sr_redis_reply(&rds)))
+		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	if (rep->type != REDIS_REPLY_ARRAY)
+		sr_die(SR_EX_BACKEND, "account '%s': %s", carrier,
+		    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+	json_object_set_new(o, "account", json_string(carrier));
+	json_object_set_new(o, "profile", json_string(a->p->name));
+	for (size_t i = 0; i + 1 < rep->elements; i += 2) {
+		const char *k = rep->element[i]->str;
+		long long v = rep->element[i + 1]->integer;
+
+		if (!strcmp(k, "qps") || !strcmp(k, "burst") || !strcmp(k, "max_running") ||
+		    !strcmp(k, "queued") || !strcmp(k, "due") || !strcmp(k, "claimed") ||
+		    !strcmp(k, "frozen") || !strcmp(k, "confirming"))
+			json_object_set_new(o, !strcmp(k, "max_running") ? "running" : k, json_integer(v));
+		else if (!strcmp(k, "qps_effective_milli"))
+			json_object_set_new(o, "qps_effective", json_real(v / 1000.0));
+		else if (!strcmp(k, "paused_until_ms") || !strcmp(k, "breaker_since_ms") ||
+		    !strcmp(k, "breaker_until_ms"))
+			json_object_set_new(o, k, v > 0 ? json_integer(v) : json_null());
+		else if (!strcmp(k, "breaker"))
+			json_object_set_new(o, k, json_string(v == 1 ? "open" : v == 2 ? "half_open" : "closed"));
+	}
+	json_object_set_new(o, "interval_ms", json_integer(a->interval_ms));
+	freeReplyObject(rep);
+	return o;
+}
+
+int
+account_why(json_t *o, const char *carrier, long long now, int due)
+{
+	char key[SR_KEY_MAX];
+	const char *argv[] = { "HGETALL", sr_key_account(key, cfg.prefix, carrier, "edge") };
+	redisReply *rep = cmd(2, argv);
+	json_t *e = hash_obj(rep), *st;
+	const char *s;
+	int said = 1;
+
+	freeReplyObject(rep);
+	if ((s = json_string_value(json_object_get(e, "pause_until"))) && atoll(s) > now) {
+		long long until = atoll(s);
+
+		say(o, "paused", "the account %s is paused%s%s by %s: %s", carrier,
+		    until >= 253402300799000LL ? " until resumed" : " until ", until >= 253402300799000LL ?
+		    "" : sr_jstr(e, "pause_until"), sr_jstr(e, "pause_who") ? sr_jstr(e, "pause_who") : "?",
+		    sr_jstr(e, "pause_why") ? sr_jstr(e, "pause_why") : "");
+	} else if ((s = json_string_value(json_object_get(e, "brk_until")))) {
+		long long until = atoll(s);
+
+		if (json_object_get(e, "brk_manual"))
+			say(o, "breaker", "account breaker open since %s (%s): no call until it is closed "
+			    "('sr-admin breaker %s close')", sr_jstr(e, "brk_since"), sr_jstr(e, "brk_why"),
+			    carrier);
+		else if (until > now)
+			say(o, "breaker", "account breaker open since %s ms: %s; a probe call goes at %lld ms",
+			    sr_jstr(e, "brk_since"), sr_jstr(e, "brk_why") ? sr_jstr(e, "brk_why") : "",
+			    until);
+		else
+			say(o, "breaker", "account breaker half-open since %lld ms: one probe call decides "
+			    "(opened at %s ms: %s)", until, sr_jstr(e, "brk_since"),
+			    sr_jstr(e, "brk_why") ? sr_jstr(e, "brk_why") : "");
+	} else if (due && (s = json_string_value(json_object_get(e, "tat"))) && atof(s) > now + 1) {
+		st = account_state(carrier);
+		say(o, "rate", "due, waiting for the account's pace: its next call may leave at %.0f ms "
+		    "(%.2f calls/s now, limit %lld)", atof(s), json_real_value(json_object_get(st,
+		    "qps_effective")), sr_jint(st, "qps", 0));
+		json_decref(st);
+	} else
+		said = 0;
+	json_decref(e);
+	return said;
+}
+
+static void
+change(const char *op, const char *account, int nargs, const char **args)
+{
+	char k[4][SR_KEY_MAX], cap[24];
+	const char *argv[16];
+	redisReply *rep;
+	int n = 0;
+
+	snprintf(cap, sizeof cap, "%ld", cfg.audit_maxlen);
+	argv[n++] = sr_key_account(k[0], cfg.prefix, account, "limits");
+	argv[n++] = sr_key_account(k[1], cfg.prefix, account, "edge");
+	argv[n++] = sr_key_account(k[2], cfg.prefix, account, "audit");
+	argv[n++] = sr_key_account(k[3], cfg.prefix, account, "alerts_open");
+	argv[n++] = op;
+	argv[n++] = account;
+	argv[n++] = who;
+	argv[n++] = reason;
+	argv[n++] = cap;
+	for (int i = 0; i < nargs && n < 16; i++)
+		argv[n++] = args[i];
+	sr_redis_append_script(&rds, SR_LUA_ADMIN_ACCOUNT, 4, n, argv, NULL);
+	if (!(rep = sr_redis_reply(&rds)))
+		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	if (rep->type == REDIS_REPLY_ERROR) {
+		/* Refused by the script (the account is not in that state), or by
+		 * Redis itself (out of memory, a read-only replica): either way
+		 * nothing was changed, and the reason is said. */
+		int backend = sr_redis_backend_error(rep->str);
+
+		fprintf(stderr, "%s: account '%s': %s\n", sr_prog, account, rep->str);
+		freeReplyObject(rep);
+		sr_redis_close(&rds);
+		exit(sr_finish(backend ? SR_EX_BACKEND : SR_EX_REJECTED));
+	}
+	freeReplyObject(rep);
+}
+
+static const char *
+account_arg(int argc, char **argv, const char *use)
+{
+	if (argc < 1 || !sr_valid_id(argv[0]))
+		sr_die(SR_EX_USAGE, "usage: sr-admin %s", use);
+	return argv[0];
+}
+
+int
+admin_limits(int argc, char **argv)
+{
+	const char *account = account_arg(argc, argv, "limits ACCOUNT [qps=N] [running=N] [burst=N] --reason TEXT");
+	const char *args[6];
+	int n = 0;
+
+	for (int i = 1; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		long v;
+
+		if (!eq || n == 6 || (strncmp(argv[i], "qps=", 4) && strncmp(argv[i], "running=", 8) &&
+		    strncmp(argv[i], "burst=", 6)))
+			sr_die(SR_EX_USAGE, "limits: '%s' is not qps=N, running=N or burst=N", argv[i]);
+		if ((v = sr_parse_long(eq + 1)) < 1 || v > 1000000)
+			sr_die(SR_EX_USAGE, "limits: '%s': a limit is a whole number from 1 to 1000000 "
+			    "(0 would mean no limit; to stop calls to the account use "
+			    "'sr-admin pause %s')", argv[i], account);
+		*eq = '\0';
+		args[n++] = argv[i];
+		args[n++] = eq + 1;
+	}
+	if (n)
+		change("limits", account, n, args);
+	sr_out(account_state(account));
+	return SR_EX_OK;
+}
+
+int
+admin_pause(int argc, char **argv)
+{
+	const char *account = account_arg(argc, argv, "pause ACCOUNT [--until TIME] --reason TEXT");
+	char until[24] = "0";
+	const char *args[1] = { until };
+
+	if (argc != 1)
+		sr_die(SR_EX_USAGE, "usage: sr-admin pause ACCOUNT [--until TIME] --reason TEXT");
+	if (until_opt) {
+		int64_t now = sr_redis_time_ms(&rds), t;
+
+		if (now < 0)
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if ((t = sr_parse_when(until_opt, now)) < 0)
+			sr_die(SR_EX_USAGE, "--until: '%s' is not a time (30m, 2h, 2026-12-01T10:00Z, "
+			    "or epoch ms)", until_opt);
+		snprintf(until, sizeof until, "%lld", (long long)t);
+	}
+	change("pause", account, 1, args);
+	sr_out(account_state(account));
+	return SR_EX_OK;
+}
+
+int
+admin_resume(int argc, char **argv)
+{
+	const char *account = account_arg(argc, argv, "resume ACCOUNT --reason TEXT");
+
+	change("resume", account, 0, NULL);
+	sr_out(account_state(account));
+	return SR_EX_OK;
+}
+
+int
+admin_breaker(int argc, char **argv)
+{
+	const char *account = account_arg(argc, argv, "breaker ACCOUNT [open|close] --reason TEXT");
+
+	if (argc == 2 && (!strcmp(argv[1], "open") || !strcmp(argv[1], "close")))
+		change(argv[1], account, 0, NULL);
+	else if (argc != 1)
+		sr_die(SR_EX_USAGE, "usage: sr-admin breaker ACCOUNT [open|close] --reason TEXT");
+	sr_out(account_state(account));
+	return SR_EX_OK;
+}
+
+static json_t *
+strlist(char **v, int n)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+int
+admin_profile(int argc, char **argv)
+{
+	static const char *const reqs[] = { "stop", "resume", "query", "token" };
+	const char *account = account_arg(argc, argv, "profile ACCOUNT");
+	const struct sr_account *a = sr_account(&cfg, account);
+	const struct sr_profile *p = a->p;
+	struct sr_gateway *gw = sr_gateway_new(&cfg);
+	json_t *o = json_object(), *lim, *req = json_object(), *vars = json_object(), *rules = json_array();
+	json_t *check = json_object();
+	int bad;
+
+	json_object_set_new(o, "account", json_string(account));
+	json_object_set_new(o, "profile", json_string(p->name));
+	json_object_set_new(o, "file", json_string(p->path));
+	lim = json_pack("{sI sI sI sI sI sI sI sI sI sI sb sI sI}", "qps", (json_int_t)a->qps,
+	    "burst", (json_int_t)a->burst, "max_inflight", (json_int_t)a->running,
+	    "interval_ms", (json_int_t)a->interval_ms, "timeout_ms", (json_int_t)a->timeout_ms,
+	    "connect_timeout_ms", (json_int_t)a->connect_timeout_ms,
+	    "connect_budget_ms", (json_int_t)a->connect_budget_ms, "keepalive_ms",
+	    (json_int_t)a->keepalive_ms, "poll_ms", (json_int_t)a->poll_ms, "settle_ms",
+	    (json_int_t)a->settle_ms, "async", p->async, "breaker_failures", (json_int_t)a->brk_failures,
+	    "breaker_cooldown_ms", (json_int_t)a->brk_cool_ms);
+	json_object_set_new(lim, "aimd_increase", json_real(a->aimd_inc));
+	json_object_set_new(lim, "aimd_decrease", json_real(a->aimd_beta));
+	json_object_set_new(o, "limits", lim);
+	json_object_set_new(o, "base", json_string(p->base ? p->base : "{gateway}"));
+	for (int r = 0; r < 4; r++)
+		if (p->req[r].url)
+			json_object_set_new(req, reqs[r], json_pack("{ss ss s?s}", "method", p->req[r].method,
+			    "url", p->req[r].url, "body", p->req[r].body));
+	json_object_set_new(o, "requests", req);
+	json_object_set_new(o, "headers", strlist(p->headers, p->nheaders));
+	for (int i = 0; i < p->nvars; i++) {
+		const char *v = p->vars[i].value;
+
+		/* A secret's source is shown (file:, env:), never a literal value. */
+		if (p->vars[i].secret && strncmp(v, "file:", 5) && strncmp(v, "env:", 4) &&
+		    strncmp(v, "env-file:", 9))
+			v = "(redacted)";
+		json_object_set_new(vars, p->vars[i].name, json_pack("{ss sb}", "value", v, "secret",
+		    p->vars[i].secret));
+	}
+	json_object_set_new(o, "vars", vars);
+	if (p->basic)
+		json_object_set_new(o, "basic", json_string(p->basic));
+	for (int i = 0; i < p->nrules; i++)
+		json_array_append_new(rules, json_pack("{sI ss}", "line", (json_int_t)p->rules[i].line,
+		    "outcome", sr_verdict_name(p->rules[i].verdict)));
+	json_object_set_new(o, "rules", rules);
+	bad = sr_edge_check(gw, sr_gateway_edge(gw, account), check) < 0;
+	json_object_set_new(o, "check", check);
+	json_object_set_new(o, "ok", json_boolean(!bad));
+	sr_out(o);
+	sr_gateway_free(gw);
+	if (bad)
+		fprintf(stderr, "%s: profile '%s' for account '%s' does not check out: see \"check\"\n",
+		    sr_prog, p->name, account);
+	return bad ? SR_EX_REJECTED : SR_EX_OK;
+}
