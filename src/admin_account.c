@@ -57,12 +57,20 @@ account_why(json_t *o, const char *carrier, long long now, int due)
 	char key[SR_KEY_MAX];
 	const char *argv[] = { "HGETALL", sr_key_account(key, cfg.prefix, carrier, "edge") };
 	redisReply *rep = cmd(2, argv);
-	json_t *e = hash_obj(rep), *st;
+	json_t *e = hash_obj(rep), *st, *lim;
+	char lkey[SR_KEY_MAX];
+	const char *largv[] = { "HGETALL", sr_key_account(lkey, cfg.prefix, carrier, "limits") };
 	const char *s;
 	int said = 1;
 
 	freeReplyObject(rep);
-	if ((s = json_string_value(json_object_get(e, "pause_until"))) && atoll(s) > now) {
+	lim = hash_obj(rep = cmd(2, largv));
+	freeReplyObject(rep);
+	if (((s = sr_jstr(lim, "qps")) && atof(s) < 1) || ((s = sr_jstr(lim, "running")) && atof(s) < 1)) {
+		say(o, "paused", "a per-account limit below 1 (%s) stops every call to the account %s: "
+		    "set it with 'sr-admin limits', or use 'sr-admin pause' and 'resume'",
+		    sr_jstr(lim, "qps") && atof(sr_jstr(lim, "qps")) < 1 ? "qps" : "running", carrier);
+	} else if ((s = json_string_value(json_object_get(e, "pause_until"))) && atoll(s) > now) {
 		long long until = atoll(s);
 
 		say(o, "paused", "the account %s is paused%s%s by %s: %s", carrier,
@@ -93,6 +101,7 @@ account_why(json_t *o, const char *carrier, long long now, int due)
 	} else
 		said = 0;
 	json_decref(e);
+	json_decref(lim);
 	return said;
 }
 

@@ -753,7 +753,7 @@ sr_account(const struct sr_config *cfg, const char *carrier)
 	a->connect_budget_ms = pick(p->connect_budget_ms, 100);
 	a->keepalive_ms = pick(p->keepalive_ms, 4000);
 	a->poll_ms = pick(p->poll_ms, 2000);
-	a->settle_ms = pick(p->settle_ms, p->async ? 600000 : 0);
+	a->settle_ms = pick(p->settle_ms, 600000);
 	a->confirm_delay_ms = cfg->confirm_delay_ms;
 	a->alert_after = cfg->alert_after;
 	a->freeze_after = cfg->freeze_after;
