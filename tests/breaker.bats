@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# breaker.bats - an account whose carrier fails is held, not its cards: calls
+# to it stop once failures pass the threshold, its commands stay queued (no
+# card frozen, no card alert), one alert for the account, a probe after a
+# cool-down, and the drain completes once the carrier is back; other
+# accounts are not slowed. An authentication failure re-authenticates once,
+# then holds the account the same way.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+}
+
+teardown() {
+	srq_teardown
+}
+
+# backlog N ACCOUNT [PREFIX]: N cards of ACCOUNT to stop.
+backlog() {
+	awk -v n="$1" -v a="$2" -v p="${3:-$2-}" 'BEGIN { for (i = 0; i < n; i++)
+		printf "{\"card\":\"%s%d\",\"carrier\":\"%s\",\"scene\":\"refund\",\"facts\":{\"pkg_expires_at\":1,\"refunded\":1}}\n", p, i, a }' |
+		sr-enqueue >/dev/null
+}
+
+@test "an account failing every call for 30 s: held after the threshold, no card frozen, one alert, done after recovery" {
+	export SRQ_QPS=20 SRQ_CONFIRM_DELAY_MS=200
+	profiles 'from = default' 'accounts = *' 'breaker_cooldown_ms = 3000' 'breaker_cooldown_max_ms = 3000'
+	gwsim_start --qps 20 --fail-account down
+	backlog 40 down
+	backlog 120 up
+	start=$(date +%s%3N)
+	drain 120 >"$T/finals" &
+	pid=$!
+	# While the account is down: the breaker opens, and says so.
+	for i in $(seq 100); do
+		[ "$(sr-admin breaker down | jq -r .breaker)" != closed ] && break
+		sleep 0.1
+	done
+	run -0 sr-admin why down-39
+	assert_equal "$(echo "$output" | jq -r .state)" breaker
+	echo "$output" | jq -e '.why | test("account breaker (open|half-open) since")'
+	run -0 sr-stat --carrier down
+	echo "$output" | head -1 | jq -e '.breaker != "closed"'
+	# Thirty seconds of outage, then the carrier is back.
+	sleep $(( (start + 30000 - $(date +%s%3N)) / 1000 ))
+	gw_set fail_account=
+	back=$(date +%s%3N)
+	wait "$pid"
+
+	# Calls to the failing account stopped after the threshold: a handful
+	# before the breaker opened, then only a probe each cool-down.
+	opened=$(sr-admin audit --account down | jq -r 'select(.event == "breaker:opened") | .id' | head -1)
+	opened=${opened%-*}
+	failed=$(jq -s '[.[] | select(.carrier == "down" and .fault == "account_down")] | length' "$T/gw.log")
+	[ "$failed" -le 20 ] || { echo "$failed calls to the account while it was down"; false; }
+	after=$(jq -s --argjson o "$opened" --argjson b "$back" \
+		'[.[] | select(.carrier == "down" and .t > $o + 1000 and .t < $b)] | length' "$T/gw.log")
+	# (a probe every 3 s for 30 s)
+	[ "$after" -le 11 ] || { echo "$after calls after the breaker opened"; false; }
+	# No card frozen, no card alert: exactly one alert, the account's.
+	assert_equal "$(rcli ZCARD 't:carrier:{down}:frozen')" 0
+	run -0 sr-admin alerts
+	assert_equal "$(echo "$output" | jq -r '"\(.alert) \(.account // .card)"')" "breaker down"
+	# The other account was not slowed: its 120 calls went at its pace.
+	jq -s -e '[.[] | select(.carrier == "up") | .t] | (max - min) < 120 / 20 * 1000 * 1.5' "$T/gw.log"
+	# After the recovery, the drain completed: every card stopped, once.
+	assert_equal "$(jq -s '[.[] | select(.kind == "stop" and .applied)] | length' "$T/gw.log")" 160
+	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+	run gwcheck rate "$T/gw.log" 20
+	assert_output ''
+	# The breaker closed on a probe, and says so; the alert is resolved.
+	assert_equal "$(sr-admin breaker down | jq -r .breaker)" closed
+	rcli XRANGE 't:carrier:{down}:audit' - + | grep -q 'breaker:closed'
+	assert_equal "$(sr-admin alerts | jq -r 'select(.open) | .alert')" ''
+}
+
+@test "a wrong token: one re-authentication, then the breaker; no card frozen; fixed and closed by hand, it drains" {
+	printf 'right-token\n' >"$T/carrier.token"
+	printf 'wrong-token\n' >"$T/srq.token"
+	export SRQ_GATEWAY_TOKEN_FILE="$T/srq.token"
+	gwsim_start --token-file "$T/carrier.token" --latency-ms 200
+	backlog 10 c1
+	run -0 drain 6
+	# Every call refused for authentication; each sent at most twice (the
+	# second after reading the token again), and then no more calls.
+	jq -s -e 'length > 0 and all(.[]; .http == 401)' "$T/gw.log"
+	jq -s -e 'group_by(.card) | all(.[]; length <= 2)' "$T/gw.log"
+	jq -s -e 'group_by(.card) | any(.[]; length == 2)' "$T/gw.log"
+	assert_equal "$(sr-admin breaker c1 | jq -r .breaker)" open
+	# Nothing frozen, nothing lost: the commands wait in their queue.
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:frozen')" 0
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:stop_resume')" 10
+	assert_equal "$(sr-admin alerts | jq -r .alert)" breaker
+	# The token file is fixed (read again when it changes); the operator
+	# closes the breaker instead of waiting for the probe.
+	printf 'right-token\n' >"$T/srq.token"
+	run -0 sr-admin breaker c1 close --reason "token renewed"
+	run -0 drain 30
+	assert_equal "$(jq -s '[.[] | select(.code == "OK")] | length' "$T/gw.log")" 10
+	rcli XRANGE 't:carrier:{c1}:audit' - + | grep -q 'token renewed'
+}
+
+@test "the breaker by hand: opened, nothing is called and no probe goes; closed, the drain goes on" {
+	gwsim_start
+	backlog 5 c1
+	run -0 sr-admin breaker c1 open --reason "carrier incident"
+	assert_equal "$(echo "$output" | jq -r .breaker)" open
+	run -0 drain 3
+	assert_equal "$(wc -l <"$T/gw.log")" 0
+	run -0 sr-admin why c1-0
+	echo "$output" | jq -e '.state == "breaker" and (.why | test("carrier incident"))'
+	run -1 --separate-stderr sr-admin breaker c2 close --reason "nothing to close"
+	[[ $stderr == *"not open"* ]]
+	run -0 sr-admin breaker c1 close --reason "incident over"
+	run -0 drain 20
+	assert_equal "$(jq -s '[.[] | select(.code == "OK")] | length' "$T/gw.log")" 5
+	run -0 sr-admin audit --account c1
+	assert_equal "$(echo "$output" | jq -r 'select(.event | startswith("admin:")) | "\(.event) \(.why)"' | tr '\n' ',')" \
+		"admin:open carrier incident,admin:close incident over,"
+}
