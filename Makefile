@@ -83,7 +83,8 @@ $(BIN)/%: $(OUT)/%.o $(LIBOBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(OUT)/test_%: tests/unit/test_%.c $(LIBOBJ)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@echo "  CC      $@"
+	@$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 unit: $(UNIT:%=$(OUT)/%)
 	@for t in $^; do $$t || exit 1; done

@@ -264,7 +264,7 @@ admin_profile(int argc, char **argv)
 	json_object_set_new(o, "base", json_string(p->base ? p->base : "{gateway}"));
 	for (int r = 0; r < 4; r++)
 		if (p->req[r].url)
-			json_object_set_new(req, reqs[r], json_pack("{ss ss s?s}", "method", p->req[r].method,
+			json_object_set_new(req, reqs[r], json_pack("{ss ss ss?}", "method", p->req[r].method,
 			    "url", p->req[r].url, "body", p->req[r].body));
 	json_object_set_new(o, "requests", req);
 	json_object_set_new(o, "headers", strlist(p->headers, p->nheaders));

@@ -542,6 +542,10 @@ int sr_gateway_running(struct sr_gateway *gw);
  * (reported as set, not set, or why it cannot be read; never its value),
  * every request built and sent nowhere. Fills report; -1 if any failed. */
 int sr_edge_check(struct sr_gateway *gw, struct sr_edge *e, json_t *report);
+/* A request signature: the hex digest (SR_SIGN_MD5, SHA256, or
+ * HMAC_SHA256 with key) of data, into out (129 bytes). 0, or -1. */
+int sr_digest_hex(int alg, const char *key, size_t keylen, const char *data, size_t len, int upper,
+    char *out);
 /* Hex of a digest (2n+1 bytes in out). */
 void sr_hex(const unsigned char *md, size_t n, char *out, int upper);
 

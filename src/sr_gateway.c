@@ -563,6 +563,25 @@ collect_params(struct build *b, const char *url, const char *body, int type)
 	b->have_params = len < sizeof b->params;
 }
 
+int
+sr_digest_hex(int alg, const char *key, size_t keylen, const char *data, size_t len, int upper,
+    char *out)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	int ok;
+
+	if (alg == SR_SIGN_HMAC_SHA256)
+		ok = HMAC(EVP_sha256(), key, (int)keylen, (const unsigned char *)data, len, md, &mdlen) != NULL;
+	else
+		ok = EVP_Digest(data, len, md, &mdlen, alg == SR_SIGN_MD5 ? EVP_md5() : EVP_sha256(),
+		    NULL) == 1;
+	if (!ok)
+		return -1;
+	sr_hex(md, mdlen, out, upper);
+	return 0;
+}
+
 /* {sign}: a digest of sign.input (hex), as the profile says. */
 static int
 make_sign(struct build *b)
@@ -570,28 +589,22 @@ make_sign(struct build *b)
 	const struct sr_profile *p = b->e->acct->p;
 	char input[REQ_MAX], key[1024];
 	struct sr_buf in = { input, 0, sizeof input }, kb = { key, 0, sizeof key };
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	int ok;
+	int rc;
 
 	if (!p->sign)
 		return 0;
-	if (sr_expand(p->sign_input, SR_CTX_RAW, lookup, b, &in, b->err, sizeof b->err) < 0)
+	key[0] = '\0';
+	if (sr_expand(p->sign_input, SR_CTX_RAW, lookup, b, &in, b->err, sizeof b->err) < 0 ||
+	    (p->sign == SR_SIGN_HMAC_SHA256 &&
+	    sr_expand(p->sign_key, SR_CTX_RAW, lookup, b, &kb, b->err, sizeof b->err) < 0))
 		return -1;
-	if (p->sign == SR_SIGN_HMAC_SHA256) {
-		if (sr_expand(p->sign_key, SR_CTX_RAW, lookup, b, &kb, b->err, sizeof b->err) < 0)
-			return -1;
-		ok = HMAC(EVP_sha256(), key, (int)kb.len, (unsigned char *)input, in.len, md, &mdlen) != NULL;
-	} else
-		ok = EVP_Digest(input, in.len, md, &mdlen,
-		    p->sign == SR_SIGN_MD5 ? EVP_md5() : EVP_sha256(), NULL) == 1;
+	rc = sr_digest_hex(p->sign, key, kb.len, input, in.len, p->sign_upper, b->sign);
 	memset(input, 0, sizeof input);
 	memset(key, 0, sizeof key);
-	if (!ok) {
+	if (rc < 0) {
 		snprintf(b->err, sizeof b->err, "signing failed");
 		return -1;
 	}
-	sr_hex(md, mdlen, b->sign, p->sign_upper);
 	b->have_sign = 1;
 	return 0;
 }

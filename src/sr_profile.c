@@ -5,8 +5,9 @@
  * method, headers and body templates), the authentication, and the rules that
  * classify the carrier's answers. Profiles live in SRQ_PROFILES (a directory
  * of *.profile files, read in name order); an account uses the first whose
- * 'accounts' patterns match it, and the built-in default profile (srq's own
- * gateway contract, share/profiles/default.profile) otherwise.
+ * 'accounts' patterns match it, and the default profile otherwise: the
+ * directory's default.profile, or the built-in one (srq's own gateway
+ * contract, share/profiles/default.profile).
  *
  * This file parses profiles, resolves an account's settings (profile first,
  * then the environment's defaults), expands templates, and classifies
@@ -689,12 +690,22 @@ load_all(const struct sr_config *cfg)
 		if (!(p = sr_profile_parse(text, name, path, cfg->profiles_dir, err, sizeof err)))
 			sr_die(SR_EX_USAGE, "profile %s", err);
 		free(text);
+		free(names[i]);
+		if (!strcmp(name, "default")) {
+			/* default.profile replaces the built-in: it serves every
+			 * account no other profile names. */
+			if (p->naccounts)
+				sr_die(SR_EX_USAGE, "profile %s: the default profile serves every account no "
+				    "other profile names: give it no 'accounts' line", path);
+			sr_profile_free(builtin);
+			builtin = p;
+			continue;
+		}
 		if (p->naccounts == 0)
 			sr_die(SR_EX_USAGE, "profile %s: no 'accounts' line: which accounts does it serve?",
 			    path);
 		profiles = sr_realloc(profiles, (size_t)(nprofiles + 1) * sizeof *profiles);
 		profiles[nprofiles++] = p;
-		free(names[i]);
 	}
 	free(names);
 }
@@ -862,6 +873,7 @@ int
 sr_expand(const char *tmpl, int ctx, sr_lookup_fn *lookup, void *arg, struct sr_buf *out,
     char *err, size_t errlen)
 {
+	err[0] = '\0';
 	out->len = 0;
 	out->s[0] = '\0';
 	for (const char *p = tmpl; *p;) {
@@ -877,7 +889,8 @@ sr_expand(const char *tmpl, int ctx, sr_lookup_fn *lookup, void *arg, struct sr_
 
 				snprintf(name, sizeof name, "%.*s", (int)(q - p - 1), p + 1);
 				if (!(v = lookup(arg, name, &raw))) {
-					snprintf(err, errlen, "unknown placeholder {%s}", name);
+					if (!err[0]) /* unless the lookup said better */
+						snprintf(err, errlen, "unknown placeholder {%s}", name);
 					return -1;
 				}
 				if (put_escaped(out, v, raw ? SR_CTX_RAW : ctx) < 0) {

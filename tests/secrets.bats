@@ -46,3 +46,31 @@ teardown() {
 	[[ $stderr == *"AUTH failed"* ]]
 	[[ $stderr != *"$REDIS_PW"* ]]
 }
+
+@test "profile secrets (a carrier password, an app secret) never appear in argv, output, audit or logs" {
+	unset SRQ_GATEWAY_TOKEN_FILE
+	gwsim_stop
+	PW="carrier-pw-$RANDOM-s3cr3t"
+	APP="app-secret-$RANDOM-s3cr3t"
+	example_profile onelink "secret.app = env:ONELINK_APP_SECRET" "header = X-App: {app}"
+	printf '%s\n' "$PW" >"$T/secrets/cmcc-1.password"
+	printf '%s\n' "$PW" >"$T/pw"
+	export ONELINK_APP_SECRET="$APP"
+	gwsim_start --profile onelink --password-file "$T/pw" --latency-ms 300 --token-ttl-ms 1500
+	for i in 1 2 3 4 5 6; do
+		printf '{"card":"P%d","carrier":"cmcc-1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' "$i"
+	done | sr-enqueue >"$T/out" 2>"$T/err"
+	( sr-claim --until-empty --for 30 | sr-exec | sr-confirm ) >>"$T/out" 2>>"$T/err" &
+	pid=$!
+	for i in $(seq 15); do ps -eo args >>"$T/ps"; sleep 0.1; done
+	wait "$pid"
+	sr-admin profile cmcc-1 >>"$T/out" 2>>"$T/err"
+	sr-admin audit --account cmcc-1 >>"$T/out" 2>>"$T/err"
+	sr-stat >>"$T/out" 2>>"$T/err"
+	rcli --scan | while read -r k; do rcli DUMP "$k"; done >"$T/redis-dump" 2>/dev/null
+	# It worked: every card stopped, through tokens fetched with the password.
+	assert_equal "$(jq -s '[.[] | select(.applied)] | length' "$T/gw.log")" 6
+	jq -s -e '[.[] | select(.kind == "token")] | length >= 1' "$T/gw.log"
+	run grep -l -a -e "$PW" -e "$APP" "$T/ps" "$T/out" "$T/err" "$T/gw.log" "$T/redis-dump"
+	assert_output ''
+}

@@ -101,6 +101,21 @@ profiles() {
 	export SRQ_PROFILES="$T/profiles"
 }
 
+# example_profile NAME [LINE...]: the shipped example share/profiles/NAME,
+# pointed at sr-gwsim (its base on the simulator, its secrets under
+# $T/secrets, a short card interval), with LINEs added.
+example_profile() {
+	local name=$1
+	shift
+	mkdir -p "$T/profiles" "$T/secrets"
+	sed -e "s|^base = https://[^/]*\(.*\)|base = {gateway}\1|" \
+		-e "s|/etc/srq/secrets/|$T/secrets/|" \
+		-e "s|^interval_ms = .*|interval_ms = $SRQ_MIN_INTERVAL_MS|" \
+		"$PROJECT_ROOT/share/profiles/$name.profile" >"$T/profiles/$name.profile"
+	printf '%s\n' "$@" >>"$T/profiles/$name.profile"
+	export SRQ_PROFILES="$T/profiles"
+}
+
 # gw_set KEY=VALUE...: change the running sr-gwsim (qps, fail_account, token_ttl_ms).
 gw_set() {
 	local q

@@ -134,5 +134,21 @@ main(void)
 		CHECK(sr_answer_field(NULL, "<R><RspCode>0000</RspCode></R>", "xml:RspCode", out,
 		    sizeof out) && !strcmp(out, "0000"), "xml:RspCode");
 	}
+	/* Signatures by libcrypto: known answers (RFC 1321, RFC 4231 case 2). */
+	{
+		char hex[160];
+
+		CHECK(sr_digest_hex(SR_SIGN_MD5, NULL, 0, "abc", 3, 0, hex) == 0 &&
+		    !strcmp(hex, "900150983cd24fb0d6963f7d28e17f72"), "md5(abc) %s", hex);
+		CHECK(sr_digest_hex(SR_SIGN_MD5, NULL, 0, "abc", 3, 1, hex) == 0 &&
+		    !strcmp(hex, "900150983CD24FB0D6963F7D28E17F72"), "MD5(abc) upper %s", hex);
+		CHECK(sr_digest_hex(SR_SIGN_SHA256, NULL, 0, "abc", 3, 0, hex) == 0 &&
+		    !strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+		    "sha256(abc) %s", hex);
+		CHECK(sr_digest_hex(SR_SIGN_HMAC_SHA256, "Jefe", 4, "what do ya want for nothing?", 28, 0,
+		    hex) == 0 && !strcmp(hex,
+		    "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
+		    "hmac-sha256 %s", hex);
+	}
 	return unit_done("test_profile");
 }

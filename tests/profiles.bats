@@ -1,0 +1,155 @@
+#!/usr/bin/env bats
+# profiles.bats - srq calling carriers that do not speak its own contract,
+# through the shipped example profiles, end to end against sr-gwsim in each
+# shape: every card ends in its judged state with no interval and no rate
+# violation at the carrier, through throttle codes inside HTTP 200, a token
+# that expires mid-run, and asynchronous changes confirmed by status queries.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+}
+
+teardown() {
+	srq_teardown
+}
+
+# backlog N ACCOUNT...: N cards to stop on each ACCOUNT.
+backlog() {
+	local n=$1 a
+	shift
+	for a in "$@"; do
+		awk -v n="$n" -v a="$a" 'BEGIN { for (i = 0; i < n; i++)
+			printf "{\"card\":\"%s-%d\",\"carrier\":\"%s\",\"scene\":\"refund\",\"facts\":{\"pkg_expires_at\":1,\"refunded\":1}}\n", a, i, a }'
+	done | sr-enqueue >/dev/null
+}
+
+# converged N QPS: N cards stopped, each by one applied change, with no
+# interval and no rate violation at the carrier.
+converged() {
+	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+	run gwcheck rate "$T/gw.log" "$2"
+	assert_output ''
+	assert_equal "$(jq -s '[.[] | select(.applied and .state == "stopped")] | length' "$T/gw.log")" "$1"
+	assert_equal "$(gwcheck states "$T/gw.log" /dev/null | jq -r .status | sort | uniq -c | awk '{print $1, $2}')" "$1 stopped"
+	run rcli --scan --pattern "$SRQ_PREFIX:carrier:*:stop_resume*"
+	assert_output ''
+}
+
+@test "onelink-like: codes in HTTP 200, a throttle code, a token fetched once and refreshed once for all calls in flight" {
+	printf 'app-s3cret-%s\n' "$RANDOM" >"$T/pw"
+	example_profile onelink
+	cp "$T/pw" "$T/secrets/cmcc-1.password"
+	cp "$T/pw" "$T/secrets/cmcc-2.password"
+	# The carrier throttles some calls inside HTTP 200 (12040), answers
+	# slowly (so calls are in flight together), and limits each account to
+	# 5 calls a second, as the profile says.
+	gwsim_start --profile onelink --password-file "$T/pw" --qps 5 --latency-ms 400 \
+		--fault-429 0.1 --seed 3
+	backlog 20 cmcc-1 cmcc-2
+	drain 60 >"$T/finals" &
+	pid=$!
+	# Let the first tokens live 2.5 s, then expire them (the carrier ends
+	# tokens before their advertised ttl); the new ones live long enough.
+	for i in $(seq 100); do [ "$(jq -s '[.[] | select(.kind == "token")] | length' "$T/gw.log")" -ge 2 ] && break; sleep 0.1; done
+	issued=$(jq -s '[.[] | select(.kind == "token") | .t] | max' "$T/gw.log")
+	sleep 2.5
+	gw_set token_ttl_ms=$(( $(date +%s%3N) - issued - 300 ))
+	for i in $(seq 100); do [ "$(jq -s '[.[] | select(.kind == "token")] | length' "$T/gw.log")" -ge 4 ] && break; sleep 0.1; done
+	gw_set token_ttl_ms=0
+	wait "$pid"
+	# Expired tokens were refused (12021), and each account fetched exactly
+	# one new token however many of its calls were refused.
+	jq -s -e '[.[] | select(.code == "12021")] | length >= 2' "$T/gw.log"
+	assert_equal "$(jq -s -c '[.[] | select(.kind == "token")] | group_by(.carrier) | map(length)' "$T/gw.log")" '[2,2]'
+	# Throttled inside HTTP 200, and called again.
+	jq -s -e '[.[] | select(.code == "12040")] | length > 0' "$T/gw.log"
+	converged 40 5
+	assert_equal "$(jq -r .state "$T/finals" | sort -u | tr '\n' ' ')" "done requeued "
+}
+
+@test "cisco-like: HTTP Basic, 5 calls a second and one in flight, asynchronous changes confirmed by status queries" {
+	printf 'api-key-%s\n' "$RANDOM" >"$T/key"
+	example_profile cisco 'poll_ms = 300'
+	cp "$T/key" "$T/secrets/cucc-1.apikey"
+	cp "$T/key" "$T/secrets/cucc-2.apikey"
+	# Each change lands 2.5 s after it was accepted (202): a status query
+	# before that still sees the old state.
+	gwsim_start --profile cisco --password-file "$T/key" --qps 5 --max-inflight 1 --async-ms 2500
+	backlog 8 cucc-1 cucc-2
+	run -0 drain 60
+	# Never over the carrier's limits: nothing refused for rate or in flight.
+	assert_equal "$(jq -s '[.[] | select(.refused)] | length' "$T/gw.log")" 0
+	# Accepted, then confirmed by queries, never called twice.
+	jq -s -e '[.[] | select(.kind == "apply")] | length == 16' "$T/gw.log"
+	jq -s -e '[.[] | select(.kind == "status" and .code == "active")] | length > 0' "$T/gw.log"
+	jq -s -e '[.[] | select(.kind == "stop")] | group_by(.card) | all(.[]; length == 1)' "$T/gw.log"
+	converged 16 5
+}
+
+@test "the default contract: asynchronous changes (202) and a throttle inside HTTP 200" {
+	profiles 'from = default' 'accounts = *' 'poll_ms = 200'
+	gwsim_start --qps 20 --async-ms 500 --throttle-in-body --fault-429 0.15 --seed 9
+	backlog 15 c1 c2
+	run -0 drain 60
+	jq -s -e '[.[] | select(.code == "THROTTLED")] | length > 0' "$T/gw.log"
+	jq -s -e '[.[] | select(.kind == "apply")] | length == 30' "$T/gw.log"
+	converged 30 20
+}
+
+@test "a card the carrier retired is frozen with an alert, never changed automatically" {
+	cards='{"card":"R1","carrier":"c1","status":"retired"}'
+	echo "$cards" >"$T/cards.jsonl"
+	gwsim_start --cards "$T/cards.jsonl"
+	backlog 0 c1
+	printf '{"card":"R1","carrier":"c1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' | sr-enqueue >/dev/null
+	# Its call was made and its result lost (a crash after the gate): the
+	# next claim asks the carrier, which says the card is retired.
+	sr-claim | sr-exec >/dev/null
+	run -0 drain 10
+	assert_output --partial '"task":"query","outcome":"ok","state":"frozen"'
+	run -0 sr-admin alerts
+	echo "$output" | jq -e 'select(.alert == "state") | .card == "R1" and (.detail | test("other"))'
+	assert_equal "$(jq -s '[.[] | select(.applied)] | length' "$T/gw.log")" 0
+}
+
+@test "sr-admin profile: the resolved profile, secrets redacted, and checked" {
+	printf 'app-s3cret-42\n' >"$T/pw"
+	example_profile onelink 'secret.literal = hunter2-literal'
+	cp "$T/pw" "$T/secrets/cmcc-1.password"
+	run -0 --separate-stderr sr-admin profile cmcc-1
+	echo "$output" | jq -e '.profile == "onelink" and .limits.qps == 5 and .limits.max_inflight == 4
+		and .vars.password.secret and (.vars.password.value | startswith("file:"))
+		and .vars.literal.value == "(redacted)"
+		and .check.secrets.password == "set" and .check.ok == null and .ok
+		and (.check.requests | to_entries | all(.value == "ok"))'
+	[[ $output != *app-s3cret-42* && $output != *hunter2-literal* ]]
+	# A signed request (HMAC-SHA256 over the sorted parameters and a
+	# timestamp, in a header) builds too.
+	PROFILE_NAME=signed profiles 'from = default' 'accounts = signed-*' 'secret.app = env:APP_SECRET' \
+		'sign = hmac-sha256' 'sign.key = {app}' 'sign.input = {params}{ts}' 'header = X-Sign: {sign}' \
+		'header = X-Ts: {ts}'
+	APP_SECRET=s3 run -0 sr-admin profile signed-1
+	echo "$output" | jq -e '.ok and .check.requests.stop == "ok"'
+	run -1 --separate-stderr sr-admin profile signed-1
+	echo "$output" | jq -e '.check.secrets.app == "not set" and (.check.requests.stop | test("secret.app is not set"))'
+	# A secret file missing for another account: the check says which, exit 1.
+	run -1 --separate-stderr sr-admin profile cmcc-9
+	echo "$output" | jq -e '(.check.secrets.password | test("cannot read the secret file")) and (.ok | not)'
+	[[ $stderr == *"does not check out"* ]]
+	# An account no profile names is served by the built-in default...
+	run -0 sr-admin profile other
+	echo "$output" | jq -e '.profile == "default" and .file == "(built-in default)"
+		and .requests.stop.url == "{base}/v1/cards/{card}/stop"'
+	# ...or by default.profile, when the directory has one.
+	printf 'from = default\nqps = 3\n' >"$T/profiles/default.profile"
+	run -0 sr-admin profile other
+	echo "$output" | jq -e '.profile == "default" and .limits.qps == 3'
+	# A broken profile is a configuration error, named with its line.
+	echo 'burst = lots' >>"$T/profiles/onelink.profile"
+	run -2 --separate-stderr sr-admin profile cmcc-1
+	[[ $stderr == *"onelink.profile: line"*"burst: 'lots' is not an integer"* ]]
+}
