@@ -3,13 +3,17 @@
  * For each task line:
  *   1. re-judge with fresh facts (sr_judge); a call no longer wanted ends as
  *      "superseded" without touching the gateway;
- *   2. pass the atomic gate (gate.lua): claim and version current, the card's
- *      interval respected, the account's rate available. The gate records the
- *      call before it is made, so a crash from here on is an unknown result
- *      that the next claim turns into a status query, never a blind re-call;
- *      an account out of rate makes the task wait here, in memory, for its
- *      next token (that is how the rate is used fully under a backlog);
- *   3. call the gateway once (or query the status) and classify the answer;
+ *   2. pass the atomic gate (gate.lua): the account not paused nor behind its
+ *      breaker, claim and version current, the card's interval respected, and
+ *      a slot from the account's pace, up to SLOT_AHEAD_MS ahead. The gate
+ *      records the call before it is made, so a crash from here on is an
+ *      unknown result that the next claim turns into a status query, never a
+ *      blind re-call; an account whose pace has no slot yet makes the task
+ *      wait here, in memory (that is how the rate is used fully under a
+ *      backlog);
+ *   3. hold the call until its slot, then call the gateway once (or query the
+ *      status) as the account's profile says, and classify the answer; a
+ *      refusal for authentication re-authenticates once and goes again;
  *   4. print one result line: the task plus outcome, http, error, ms.
  * Results are printed as calls finish, not in input order; each carries the
  * task's card, carrier, version and token, which is what sr-confirm matches.
@@ -31,19 +35,26 @@ static const char usage[] =
 "usage: sr-exec [--gateway URL] [--concurrency N] < tasks.jsonl > results.jsonl\n"
 "\n"
 "Execute claimed tasks at the carrier gateway: re-judge, pass the atomic gate\n"
-"(lease, version, per-card interval, account rate), call once, classify.\n"
+"(pause and breaker, lease, version, per-card interval, the account's pace),\n"
+"call once at the call's slot, classify the answer by the account's profile.\n"
 "\n"
 "Options:\n"
-"  --gateway URL      gateway base URL (env SRQ_GATEWAY, default http://127.0.0.1:8080)\n"
+"  --gateway URL      gateway base URL, {gateway} in profiles (env SRQ_GATEWAY,\n"
+"                     default http://127.0.0.1:8080)\n"
 "  --concurrency N    calls in flight at once, all accounts (env SRQ_CONCURRENCY, 64)\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "\n"
 "Result: the task plus \"outcome\" (ok already retry fail unknown superseded blocked),\n"
-"\"http\", \"error\", \"ms\", and for queries \"observed\" (active|stopped).\n"
-"Environment: SRQ_GATEWAY_TOKEN(_FILE) (bearer token, never logged),\n"
-"  SRQ_MIN_INTERVAL_MS, SRQ_QPS, SRQ_RATE_WINDOW_MS (1020: 1 s plus headroom for\n"
-"  gate-to-wire jitter), SRQ_GATEWAY_TIMEOUT_MS, SRQ_GATEWAY_CONNECT_TIMEOUT_MS.\n"
-"Exit: 0 done, 1 bad task lines, 2 usage, 3 Redis unavailable.\n"
+"\"http\", \"error\", \"ms\", \"at\" (when the call left, Redis clock), for queries\n"
+"\"observed\" (active|stopped|other); a retry has \"class\" (throttled too_frequent\n"
+"refused not_sent auth), a blocked one \"gate\" (interval lost paused breaker\n"
+"replayed), an ok the carrier only accepted \"in_progress\":true and \"txn\".\n"
+"Environment: SRQ_PROFILES (carrier profiles: how each account's carrier is\n"
+"  called; none: srq's own contract), SRQ_GATEWAY_TOKEN(_FILE) (the default\n"
+"  profile's bearer token, never logged), SRQ_MIN_INTERVAL_MS, SRQ_QPS,\n"
+"  SRQ_RATE_BURST, SRQ_RATE_WINDOW_MS (1020: 1 s plus headroom for the jitter of\n"
+"  arrivals), SRQ_GATEWAY_TIMEOUT_MS, SRQ_GATEWAY_CONNECT_TIMEOUT_MS.\n"
+"Exit: 0 done, 1 bad task lines, 2 usage (or a bad profile), 3 Redis unavailable.\n"
 "Example:\n"
 "  sr-claim --until-empty --for 60 | sr-exec | sr-confirm\n";
 
@@ -364,7 +375,7 @@ schedule(void)
 				it->state = IT_CALL;
 				it->edge->held--;
 				nheld--;
-				if (redis_up && sr_edge_cold(&rds, &cfg, it->edge) < 0)
+				if (redis_up && sr_edge_late(&rds, &cfg, it->edge, it->wake) < 0)
 					redis_up = 0; /* sent all the same: its slot was granted */
 				sr_gateway_start(gw, &it->call);
 			} else if (it->wake - now < next)

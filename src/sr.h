@@ -518,10 +518,12 @@ struct sr_edge *sr_gateway_edge(struct sr_gateway *gw, const char *carrier);
 /* How much later than its slot the account's next call may leave: 0 when a
  * warm connection is idle for it, else the setup time of a new one. */
 long sr_edge_spread(struct sr_edge *e);
-/* Right before a call leaves: if it must set up a new connection, move the
- * account's pace by the setup time (cold.lua), so the rate accounts for when
- * it really leaves. -1 if Redis failed. */
-int sr_edge_cold(struct sr_redis *r, const struct sr_config *cfg, struct sr_edge *e);
+/* Right before a call leaves: if it leaves SR_LATE_MS or more after its
+ * slot (mono ms) - a new connection to set up, or a late send - move the
+ * account's pace by that much (late.lua), so the rate accounts for when it
+ * really leaves. -1 if Redis failed. */
+#define SR_LATE_MS 3
+int sr_edge_late(struct sr_redis *r, const struct sr_config *cfg, struct sr_edge *e, int64_t slot);
 /* Authentication: 1 ready, 0 waiting for a token (its fetch is started:
  * one for every waiting call), -1 failed (e->auth_error). */
 int sr_edge_ready(struct sr_gateway *gw, struct sr_edge *e);

@@ -184,7 +184,7 @@ sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config 
 
 				d->state = D_CALL;
 				e->held--;
-				if (sr_edge_cold(r, cfg, e) < 0)
+				if (sr_edge_late(r, cfg, e, d->wake) < 0)
 					return -1;
 				sr_gateway_start(gw, &d->call);
 			}

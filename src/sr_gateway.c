@@ -196,21 +196,22 @@ sr_edge_spread(struct sr_edge *e)
 }
 
 int
-sr_edge_cold(struct sr_redis *r, const struct sr_config *cfg, struct sr_edge *e)
+sr_edge_late(struct sr_redis *r, const struct sr_config *cfg, struct sr_edge *e, int64_t slot)
 {
-	long spread = sr_edge_spread(e);
+	long late = sr_edge_spread(e) + (long)(sr_mono_ms() - slot);
 	char key[SR_KEY_MAX], ms[24];
 	const char *argv[] = { sr_key_account(key, cfg->prefix, e->acct->id, "edge"), ms };
 	redisReply *rep;
 
-	if (spread == 0)
+	/* A few ms are within the headroom: not worth a round trip. */
+	if (late < SR_LATE_MS)
 		return 0;
-	snprintf(ms, sizeof ms, "%ld", spread);
-	sr_redis_append_script(r, SR_LUA_COLD, 1, 2, argv, NULL);
+	snprintf(ms, sizeof ms, "%ld", late);
+	sr_redis_append_script(r, SR_LUA_LATE, 1, 2, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type == REDIS_REPLY_ERROR)
-		sr_warn("account '%s': the pace was not moved for a new connection: %s", e->acct->id,
+		sr_warn("account '%s': the pace was not moved for a late call: %s", e->acct->id,
 		    rep->str);
 	freeReplyObject(rep);
 	return 0;

@@ -89,7 +89,7 @@ end
 -- quiet spell; so no second at the carrier holds more than qps arrivals. A
 -- slot up to `ahead` ms away is granted, and the caller holds the call until
 -- then. (A call that must set up a new connection leaves later than its
--- slot: cold.lua moves the pace for that.)
+-- slot, or is sent late: late.lua moves the pace for that.)
 -- Returns slot_ms, restored (true when the effective rate just came back
 -- to the configured one); or nil, wait_ms.
 local function edgePace(key, e, qps, burst, now, ahead, s)
