@@ -500,6 +500,7 @@ struct sr_edge {
 	/* authentication */
 	int auth_gen;         /* bumped by each re-authentication */
 	int auth_failed;
+	int64_t auth_failed_until; /* then a new fetch may be tried */
 	char auth_error[200];
 	char *token;          /* a fetched token, and until when it is used (mono ms) */
 	int64_t token_until;

@@ -36,6 +36,9 @@
 #define BODY_MAX (64 * 1024)
 #define REQ_MAX (16 * 1024)
 #define EDGE_BUCKETS 64
+/* A token fetch that failed is not tried again before this (the breaker,
+ * opened by the calls it failed, holds the account meanwhile). */
+#define AUTH_RETRY_MS 5000
 
 struct secret {
 	char name[40];
@@ -845,8 +848,9 @@ sr_edge_ready(struct sr_gateway *gw, struct sr_edge *e)
 {
 	const struct sr_profile *p = e->acct->p;
 
-	if (e->auth_failed)
+	if (e->auth_failed && sr_mono_ms() < e->auth_failed_until)
 		return -1;
+	e->auth_failed = 0; /* a failed authentication is tried again after a while */
 	if (!p->req[SR_REQ_TOKEN].url)
 		return 1;
 	if (e->token && sr_mono_ms() < e->token_until)
@@ -862,6 +866,7 @@ sr_edge_ready(struct sr_gateway *gw, struct sr_edge *e)
 		if (start(gw, e, e->fetch) < 0) {
 			snprintf(e->auth_error, sizeof e->auth_error, "%s", e->fetch->error);
 			e->auth_failed = 1;
+			e->auth_failed_until = sr_mono_ms() + AUTH_RETRY_MS;
 			cleanup(e->fetch);
 			free(e->fetch);
 			e->fetch = NULL;
@@ -911,8 +916,10 @@ fetch_done(struct sr_edge *e, CURLcode rc, long http)
 	}
 	memset(tok, 0, sizeof tok);
 	json_decref(j);
-	if (!e->token)
+	if (!e->token) {
 		e->auth_failed = 1;
+		e->auth_failed_until = sr_mono_ms() + AUTH_RETRY_MS;
+	}
 	cleanup(f);
 	free(f);
 	e->fetch = NULL;
