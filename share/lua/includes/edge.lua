@@ -10,6 +10,7 @@
                              effective rate (AIMD, calls per second), when it
                              was last computed, the rate that was refused, and
                              when it was lowered; absent: the configured rate
+    ref_at                   the last refusal for rate
     pause_until pause_since pause_who pause_why     a pause (sr-admin pause)
     brk_until brk_since brk_why brk_cool brk_manual the breaker: open until
                              brk_until, then half-open (one probe call)
@@ -112,11 +113,16 @@ local function edgePace(key, e, qps, burst, now, ahead, s)
 end
 
 -- The carrier refused a call for rate (429, a throttle code, too frequent):
--- lower the effective rate by s.aimd_beta. Once per episode: a refused call
--- that left before the last lowering (sentAt <= low_at) was paced at the old
--- rate and tells nothing new. Returns from, to; or nil.
+-- lower the effective rate by s.aimd_beta. Not for a lone refusal (a second
+-- one within a window says the rate is too high), and once per episode: a
+-- refused call that left before the last lowering (sentAt <= low_at) was
+-- paced at the old rate and tells nothing new. Returns from, to; or nil.
 local function edgeLower(key, e, qps, now, sentAt, s)
   if qps <= 0 or sentAt <= (tonumber(e.low_at) or 0) then return nil end
+  local last = tonumber(e.ref_at) or 0
+  redis.call('HSET', key, 'ref_at', now)
+  e.ref_at = now
+  if now - last > s.window then return nil end
   local cur = edgeRate(e, qps, now, s)
   local new = math.max(math.min(1, qps), cur * s.aimd_beta)
   redis.call('HSET', key, 'eff', fmt3(new), 'eff_at', now, 'ceil', fmt3(cur), 'low_at', now)
