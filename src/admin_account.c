@@ -192,7 +192,7 @@ admin_pause(int argc, char **argv)
 
 		if (now < 0)
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		if ((t = sr_parse_when(until_opt, now)) < 0)
+		if ((t = sr_parse_when(until_opt, now, 1)) < 0)
 			sr_die(SR_EX_USAGE, "--until: '%s' is not a time (30m, 2h, 2026-12-01T10:00Z, "
 			    "or epoch ms)", until_opt);
 		snprintf(until, sizeof until, "%lld", (long long)t);

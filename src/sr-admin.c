@@ -4,8 +4,8 @@
  *   retry|freeze|drop CARD...    mutations ('-' reads card ids from stdin)
  *   limits ACCOUNT [qps=N] [running=N]
  *   switch on|off|show
- *   alerts [--since MS] [--ack ID]
- *   audit CARD | --account A [--since MS]
+ *   alerts [--since TIME] [--ack ID]
+ *   audit CARD | --account A [--since TIME]
  *
  * Every mutation is atomic per card (MULTI/EXEC on the card's account, whose
  * keys share one hash tag) and audited in the account's audit stream with
@@ -20,7 +20,7 @@
 #include "admin.h"
 
 static const char usage[] =
-"usage: sr-admin COMMAND [ARGS] [--reason TEXT] [--carrier ID] [--since MS]\n"
+"usage: sr-admin COMMAND [ARGS] [--reason TEXT] [--carrier ID] [--since TIME]\n"
 "\n"
 "Cards (output JSONL):\n"
 "  show CARD            the command, version, claim and lease, last call, interval\n"
@@ -47,8 +47,8 @@ static const char usage[] =
 "                       checked (secrets readable, every request builds); exit 1 if not\n"
 "Everything else:\n"
 "  switch on|off|show   the global switch stop_resume_queue_enabled\n"
-"  alerts [--since MS] [--ack ID]       list alerts (with \"open\"), or acknowledge one\n"
-"  audit CARD | --account A [--since MS]  audit entries, oldest first\n"
+"  alerts [--since TIME] [--ack ID]       list alerts (with \"open\"), or acknowledge one\n"
+"  audit CARD | --account A [--since TIME]  audit entries, oldest first\n"
 "  sweep                the inspection sweep: finds and repairs queue entries without a\n"
 "                       command, commands without a queue entry, claims whose lease\n"
 "                       expired long ago, confirming commands overdue for their query,\n"
@@ -61,7 +61,8 @@ static const char usage[] =
 "  --reason TEXT   why (recorded with every change, with who: SUDO_USER, or the user\n"
 "                  running it)\n"
 "  --carrier ID    the card's account, when the asset mirror does not know it\n"
-"  --since MS      only entries from this epoch-ms on\n"
+"  --since TIME    only entries from then on: 10m, 2h, 1d (ago), yesterday,\n"
+"                  2026-12-01T10:00Z, or epoch ms\n"
 "  --until TIME    (pause) when the pause ends by itself\n"
 "  --table         aligned columns for people instead of JSONL\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
@@ -80,7 +81,7 @@ struct sr_config cfg;
 struct sr_redis rds;
 const char *reason = "", *who;
 const char *until_opt;
-static const char *carrier_opt, *ack, *account_opt;
+static const char *carrier_opt, *ack, *account_opt, *since_opt;
 static long long since;
 
 redisReply *
@@ -791,7 +792,7 @@ c_alerts(int argc, char **argv)
 {
 	(void)argv;
 	if (argc)
-		sr_die(SR_EX_USAGE, "usage: sr-admin alerts [--since MS] [--ack ID]");
+		sr_die(SR_EX_USAGE, "usage: sr-admin alerts [--since TIME] [--ack ID]");
 	return do_alerts(ack);
 }
 
@@ -808,7 +809,7 @@ static int
 c_audit(int argc, char **argv)
 {
 	if (!account_opt && (argc != 1 || !sr_valid_id(argv[0])))
-		sr_die(SR_EX_USAGE, "usage: sr-admin audit CARD | --account A [--since MS]");
+		sr_die(SR_EX_USAGE, "usage: sr-admin audit CARD | --account A [--since TIME]");
 	return do_audit(account_opt ? NULL : argv[0], account_opt);
 }
 
@@ -858,16 +859,13 @@ main(int argc, char *argv[])
 			carrier_opt = optarg;
 			break;
 		case O_SINCE:
-			if ((since = sr_parse_long(optarg)) < 0)
-				sr_die(SR_EX_USAGE, "--since: '%s' is not epoch milliseconds", optarg);
+			since_opt = optarg; /* read on the Redis clock, once connected */
 			break;
 		case O_ACK: ack = optarg; break;
 		case O_TABLE: sr_table_mode(); break;
 		case O_GH: case O_GN: case O_GB: case O_GD: {
-			long v = sr_parse_long(optarg);
-
-			if (v < 0)
-				sr_die(SR_EX_USAGE, "--grace-*: '%s' is not milliseconds", optarg);
+			long v = sr_num(c == O_GH ? "--grace-high" : c == O_GN ? "--grace-normal" :
+			    c == O_GB ? "--grace-bulk" : "--grace-device", optarg, 0, 30L * 86400000);
 			*(c == O_GH ? &grace_high : c == O_GN ? &grace_normal : c == O_GB ? &grace_bulk :
 			    &grace_device) = v;
 			break;
@@ -893,6 +891,15 @@ main(int argc, char *argv[])
 	sub = argv[optind++];
 	who = sr_who();
 	sr_redis_open(&rds, &cfg);
+	if (since_opt) {
+		int64_t now = sr_redis_time_ms(&rds);
+
+		if (now < 0)
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if ((since = sr_parse_when(since_opt, now, -1)) < 0)
+			sr_die(SR_EX_USAGE, "--since: '%s' is not a time (yesterday, 2026-12-01T10:00Z, "
+			    "epoch ms) nor a duration ago (10m, 2h, 1d)", since_opt);
+	}
 
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		if (!strcmp(sub, commands[i].name)) {

@@ -436,10 +436,9 @@ main(int argc, char *argv[])
 	sr_prog = "sr-exec";
 	sr_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c == O_CONCURRENCY) {
-			if ((cfg.concurrency = sr_parse_long(optarg)) < 1)
-				sr_die(SR_EX_USAGE, "--concurrency: '%s' is not a positive count", optarg);
-		} else if (!sr_config_option(&cfg, c, optarg, usage))
+		if (c == O_CONCURRENCY)
+			cfg.concurrency = sr_num("--concurrency", optarg, 1, 100000);
+		else if (!sr_config_option(&cfg, c, optarg, usage))
 			sr_usage(SR_EX_USAGE, usage);
 	}
 	sr_no_operands(argc, argv, usage);

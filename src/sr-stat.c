@@ -46,21 +46,27 @@ static const char usage[] =
 static struct sr_config cfg;
 static struct sr_redis rds;
 
+/* A window of 60s to 2h: "90s", "10m" (or "10"), "2h"; -1 otherwise. */
 static long
 parse_window(const char *s)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
+	char num[16];
+	size_t n = strspn(s, "0123456789");
+	long v, unit = 60;
 
-	if (v <= 0 || end == s)
+	if (n == 0 || n >= sizeof num || (s[n] && s[n + 1]))
 		return -1;
-	if (!strcmp(end, "s"))
-		return v;
-	if (!strcmp(end, "m") || !*end)
-		return v * 60;
-	if (!strcmp(end, "h"))
-		return v * 3600;
-	return -1;
+	if (s[n] == 's')
+		unit = 1;
+	else if (s[n] == 'h')
+		unit = 3600;
+	else if (s[n] && s[n] != 'm')
+		return -1;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if ((v = sr_parse_long(num)) < 1 || v > 7200 / unit)
+		return -1;
+	return v * unit;
 }
 
 /* Raise (once per cause, until resolved) or resolve an account-level alert. */
@@ -347,7 +353,7 @@ main(int argc, char *argv[])
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_WINDOW:
-			if ((window_s = parse_window(optarg)) < 0 || window_s > 7200)
+			if ((window_s = parse_window(optarg)) < 60)
 				sr_die(SR_EX_USAGE, "--window: '%s' is not a duration up to 2h (90s, 10m, 2h)", optarg);
 			break;
 		case O_PROM: prom = 1; break;

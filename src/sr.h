@@ -49,11 +49,12 @@ void sr_flush(void);
 int64_t sr_mono_ms(void);
 void sr_sleep_ms(int64_t ms);
 /* A moment, in ms on the clock of now_ms (the Redis server's): a duration
- * from now ("500ms", "90s", "10m", "2h", "1d"), an ISO-8601 UTC time
- * ("2026-12-01", "2026-12-01T10:00", "2026-12-01T10:00:00Z"), or epoch
- * milliseconds (epoch seconds are refused: a silent factor of 1000). -1 when
- * not understood. */
-int64_t sr_parse_when(const char *s, int64_t now_ms);
+ * ("500ms", "90s", "10m", "2h", "1d") from now, ahead (dir > 0: --until) or
+ * ago (dir < 0: --since); "today" or "yesterday" (their start, UTC); an
+ * ISO-8601 UTC time ("2026-12-01", "2026-12-01T10:00", "2026-12-01T10:00:00Z");
+ * or epoch milliseconds (epoch seconds are refused: a silent factor of 1000).
+ * -1 when not understood. */
+int64_t sr_parse_when(const char *s, int64_t now_ms, int dir);
 /* Who runs this, for the audit: SUDO_USER, else the effective user. */
 const char *sr_who(void);
 /* Worst of two exit statuses: BACKEND > USAGE > REJECTED > OK. */
@@ -92,6 +93,7 @@ int sr_dispatch_switch_off(struct sr_dispatch *d, const char *kept);
 
 struct sr_config {
 	const char *redis_url;  /* --redis / SRQ_REDIS */
+	const char *redis_from; /* which of the two, for messages */
 	const char *prefix;     /* --prefix / SRQ_PREFIX */
 	const char *gateway;    /* --gateway / SRQ_GATEWAY */
 	char *redis_password;   /* SRQ_REDIS_PASSWORD(_FILE); never argv */
@@ -130,8 +132,12 @@ int sr_config_option(struct sr_config *cfg, int opt, const char *arg, const char
 void sr_usage(int status, const char *usage) __attribute__((noreturn));
 /* After getopt: any operand left is a usage error (exit 2). */
 void sr_no_operands(int argc, char *argv[], const char *usage);
-/* Parse a non-negative decimal; returns -1 on anything else. */
+/* Parse a non-negative decimal; returns -1 on anything else (a sign,
+ * spaces, trailing text, an overflow). */
 long sr_parse_long(const char *s);
+/* A setting's number, from lo to hi, or exit 2 naming the setting (a flag
+ * like "--for", or an environment variable). */
+long sr_num(const char *name, const char *s, long lo, long hi);
 
 /* ---------------------------------------------------------------- sr_redis.c */
 

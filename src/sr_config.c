@@ -26,17 +26,26 @@ sr_parse_long(const char *s)
 	return v;
 }
 
+long
+sr_num(const char *name, const char *s, long lo, long hi)
+{
+	long v = sr_parse_long(s);
+
+	if (v < lo || v > hi)
+		sr_die(SR_EX_USAGE, "%s: '%s' is not a whole number from %ld to %ld", name, s ? s : "",
+		    lo, hi);
+	return v;
+}
+
+/* A bounded number from the environment (empty or unset: dflt). */
 static long
-env_long(const char *name, long dflt)
+env_long(const char *name, long dflt, long lo, long hi)
 {
 	const char *s = getenv(name);
-	long v;
 
 	if (!s || !*s)
 		return dflt;
-	if ((v = sr_parse_long(s)) < 0)
-		sr_die(SR_EX_USAGE, "%s: '%s' is not a non-negative integer", name, s);
-	return v;
+	return sr_num(name, s, lo, hi);
 }
 
 static const char *
@@ -82,40 +91,35 @@ sr_config_init(struct sr_config *cfg)
 	 * away must be an error we report, not a signal that kills us silently. */
 	signal(SIGPIPE, SIG_IGN);
 	cfg->redis_url = env_str("SRQ_REDIS", "redis://127.0.0.1:6379/0");
+	cfg->redis_from = getenv("SRQ_REDIS") && *getenv("SRQ_REDIS") ? "SRQ_REDIS" : "the default Redis URL";
 	cfg->prefix = env_str("SRQ_PREFIX", "polling");
+	if (!sr_valid_id(cfg->prefix))
+		sr_die(SR_EX_USAGE, "SRQ_PREFIX: '%.80s' must match [A-Za-z0-9_.-]{1,64}", cfg->prefix);
 	cfg->gateway = env_str("SRQ_GATEWAY", "http://127.0.0.1:8080");
 	cfg->redis_password = env_secret("SRQ_REDIS_PASSWORD");
 	cfg->gateway_token = env_secret("SRQ_GATEWAY_TOKEN");
-	cfg->min_interval_ms = env_long("SRQ_MIN_INTERVAL_MS", 600000);
-	cfg->qps = env_long("SRQ_QPS", 10);
-	cfg->max_running = env_long("SRQ_MAX_RUNNING", 20);
-	cfg->lease_ms = env_long("SRQ_LEASE_MS", 60000);
-	cfg->rate_window_ms = env_long("SRQ_RATE_WINDOW_MS", 1020);
-	cfg->gw_timeout_ms = env_long("SRQ_GATEWAY_TIMEOUT_MS", 10000);
-	cfg->gw_connect_timeout_ms = env_long("SRQ_GATEWAY_CONNECT_TIMEOUT_MS", 3000);
-	cfg->alert_after = env_long("SRQ_ALERT_AFTER", 3);
-	cfg->freeze_after = env_long("SRQ_FREEZE_AFTER", 10);
-	cfg->concurrency = env_long("SRQ_CONCURRENCY", 64);
-	cfg->audit_maxlen = env_long("SRQ_AUDIT_MAXLEN", 100000);
-	cfg->burst = env_long("SRQ_RATE_BURST", 1);
-	cfg->confirm_delay_ms = env_long("SRQ_CONFIRM_DELAY_MS", 2000);
+	/* Every number is bounded: a typo or an overflow is a usage error that
+	 * names the setting, never a silent wrap. */
+	cfg->min_interval_ms = env_long("SRQ_MIN_INTERVAL_MS", 600000, 0, 7 * 86400000L);
+	cfg->qps = env_long("SRQ_QPS", 10, 0, 100000);
+	cfg->max_running = env_long("SRQ_MAX_RUNNING", 20, 0, 100000);
+	cfg->lease_ms = env_long("SRQ_LEASE_MS", 60000, 1000, 86400000);
+	cfg->rate_window_ms = env_long("SRQ_RATE_WINDOW_MS", 1020, 1000, 60000);
+	cfg->gw_timeout_ms = env_long("SRQ_GATEWAY_TIMEOUT_MS", 10000, 100, 600000);
+	cfg->gw_connect_timeout_ms = env_long("SRQ_GATEWAY_CONNECT_TIMEOUT_MS", 3000, 100, 600000);
+	cfg->alert_after = env_long("SRQ_ALERT_AFTER", 3, 1, 1000000);
+	cfg->freeze_after = env_long("SRQ_FREEZE_AFTER", 10, 1, 1000000);
+	cfg->concurrency = env_long("SRQ_CONCURRENCY", 64, 1, 100000);
+	cfg->audit_maxlen = env_long("SRQ_AUDIT_MAXLEN", 100000, 100, 100000000);
+	cfg->burst = env_long("SRQ_RATE_BURST", 1, 1, 1000);
+	cfg->confirm_delay_ms = env_long("SRQ_CONFIRM_DELAY_MS", 2000, 0, 86400000);
 	cfg->profiles_dir = env_str("SRQ_PROFILES", NULL);
 	/* A rate or concurrency of 0 would mean "no limit" at the carrier: only
 	 * on purpose (benchmarks), never by a typo or an attempt to pause. */
-	if ((cfg->qps == 0 || cfg->max_running == 0) && !env_long("SRQ_UNLIMITED", 0))
+	if ((cfg->qps == 0 || cfg->max_running == 0) && !env_long("SRQ_UNLIMITED", 0, 0, 1))
 		sr_die(SR_EX_USAGE, "%s: 0 would mean no limit at the carrier; set SRQ_UNLIMITED=1 "
 		    "to mean it (benchmarks), or use 'sr-admin pause' to stop calls",
 		    cfg->qps == 0 ? "SRQ_QPS" : "SRQ_MAX_RUNNING");
-	if (cfg->burst < 1)
-		sr_die(SR_EX_USAGE, "SRQ_RATE_BURST: must be at least 1");
-	if (cfg->lease_ms < 1000)
-		sr_die(SR_EX_USAGE, "SRQ_LEASE_MS: must be at least 1000");
-	if (cfg->rate_window_ms < 1000)
-		sr_die(SR_EX_USAGE, "SRQ_RATE_WINDOW_MS: must be at least 1000");
-	if (cfg->concurrency < 1)
-		cfg->concurrency = 1;
-	if (cfg->freeze_after < 1)
-		cfg->freeze_after = 1;
 }
 
 void
@@ -133,7 +137,10 @@ int
 sr_config_option(struct sr_config *cfg, int opt, const char *arg, const char *usage)
 {
 	switch (opt) {
-	case SR_OPT_REDIS: cfg->redis_url = arg; return 1;
+	case SR_OPT_REDIS:
+		cfg->redis_url = arg;
+		cfg->redis_from = "--redis";
+		return 1;
 	case SR_OPT_PREFIX:
 		if (!sr_valid_id(arg))
 			sr_die(SR_EX_USAGE, "--prefix: '%s' must match [A-Za-z0-9_.-]{1,64}", arg);

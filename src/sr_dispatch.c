@@ -25,18 +25,9 @@ sr_dispatch_option(struct sr_dispatch *d, int opt, const char *arg)
 	switch (opt) {
 	case SR_OPT_FOLLOW: d->follow = 1; return 1;
 	case SR_OPT_UNTIL_EMPTY: d->until_empty = d->follow = 1; return 1;
-	case SR_OPT_FOR:
-		if ((d->for_s = sr_parse_long(arg)) < 0)
-			sr_die(SR_EX_USAGE, "--for: '%s' is not a number of seconds", arg);
-		return 1;
-	case SR_OPT_MAX:
-		if ((d->max = sr_parse_long(arg)) < 0)
-			sr_die(SR_EX_USAGE, "--max: '%s' is not a count", arg);
-		return 1;
-	case SR_OPT_BATCH:
-		if ((d->batch = sr_parse_long(arg)) < 1)
-			sr_die(SR_EX_USAGE, "--batch: '%s' is not a positive count", arg);
-		return 1;
+	case SR_OPT_FOR: d->for_s = sr_num("--for", arg, 0, 366L * 86400); return 1;
+	case SR_OPT_MAX: d->max = sr_num("--max", arg, 0, 1000000000L); return 1;
+	case SR_OPT_BATCH: d->batch = sr_num("--batch", arg, 1, 10000); return 1;
 	}
 	return 0;
 }

@@ -9,7 +9,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/time.h>
+
+#include <curl/curl.h>
 
 #include "sr.h"
 
@@ -85,57 +88,82 @@ load_scripts(struct sr_redis *r)
 	return 0;
 }
 
-/* Split redis://host:port[/db] or unix:///path[?db=N]. */
+/* A database number: 0 to INT_MAX (what SELECT takes). */
+static int
+parse_db(const char *s, int *db)
+{
+	long v = sr_parse_long(s);
+
+	if (v < 0 || v > INT_MAX)
+		return -1;
+	*db = (int)v;
+	return 0;
+}
+
+/* Split redis://host[:port][/db] (host may be [IPv6], read by libcurl's
+ * URL parser) or unix:///path[?db=N]. -2: credentials in the URL, refused
+ * (they would sit in argv and in error messages); -1: not such a URL. */
 static int
 parse_url(const char *url, char *host, size_t hostlen, int *port, char *path, size_t pathlen,
     int *db)
 {
-	const char *p;
-
 	*db = 0;
 	*port = 6379;
 	host[0] = path[0] = '\0';
 	if (strncmp(url, "unix://", 7) == 0) {
-		const char *q = strstr(url + 7, "?db=");
-		size_t n = q ? (size_t)(q - url - 7) : strlen(url + 7);
+		const char *p = url + 7, *q = strchr(p, '?');
+		size_t n = q ? (size_t)(q - p) : strlen(p);
 
-		if (n == 0 || n >= pathlen)
+		if (*p != '/') /* an authority: credentials, or a host */
+			return memchr(p, '@', n) ? -2 : -1;
+		if (n >= pathlen)
 			return -1;
-		memcpy(path, url + 7, n);
+		memcpy(path, p, n);
 		path[n] = '\0';
-		if (q && (*db = (int)sr_parse_long(q + 4)) < 0)
-			return -1;
+		if (q && (strncmp(q, "?db=", 4) || parse_db(q + 4, db) < 0))
+			return strstr(q, "pass") ? -2 : -1;
 		return 0;
 	}
 	if (strncmp(url, "redis://", 8) != 0)
 		return -1;
-	p = url + 8;
-	if (strchr(p, '@'))
-		return -2; /* credentials in a URL would put a secret in argv */
 	{
-		const char *colon = strchr(p, ':'), *slash = strchr(p, '/');
-		const char *hend = colon ? colon : slash ? slash : p + strlen(p);
-		size_t n = (size_t)(hend - p);
+		CURLU *u = curl_url();
+		char *user = NULL, *pw = NULL, *h = NULL, *pt = NULL, *pa = NULL, *qu = NULL;
+		int rc = -1;
 
-		if (n == 0 || n >= hostlen)
+		if (!u)
 			return -1;
-		memcpy(host, p, n);
-		host[n] = '\0';
-		if (colon) {
-			char num[16];
-			size_t m = slash ? (size_t)(slash - colon - 1) : strlen(colon + 1);
-
-			if (m == 0 || m >= sizeof num)
-				return -1;
-			memcpy(num, colon + 1, m);
-			num[m] = '\0';
-			if ((*port = (int)sr_parse_long(num)) <= 0 || *port > 65535)
-				return -1;
+		if (curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK)
+			goto out;
+		curl_url_get(u, CURLUPART_USER, &user, 0);
+		curl_url_get(u, CURLUPART_PASSWORD, &pw, 0);
+		if (user || pw) {
+			rc = -2;
+			goto out;
 		}
-		if (slash && slash[1] && (*db = (int)sr_parse_long(slash + 1)) < 0)
-			return -1;
+		if (curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK || !*h ||
+		    curl_url_get(u, CURLUPART_QUERY, &qu, 0) == CURLUE_OK)
+			goto out;
+		/* hiredis wants an IPv6 address without its brackets */
+		snprintf(host, hostlen, "%.*s", (int)(h[0] == '[' ? strlen(h) - 2 : strlen(h)),
+		    h[0] == '[' ? h + 1 : h);
+		if (curl_url_get(u, CURLUPART_PORT, &pt, 0) == CURLUE_OK &&
+		    ((*port = (int)sr_parse_long(pt)) < 1 || *port > 65535))
+			goto out;
+		if (curl_url_get(u, CURLUPART_PATH, &pa, 0) == CURLUE_OK && strcmp(pa, "/") &&
+		    parse_db(pa + 1, db) < 0)
+			goto out;
+		rc = 0;
+	out:
+		curl_free(user);
+		curl_free(pw);
+		curl_free(h);
+		curl_free(pt);
+		curl_free(pa);
+		curl_free(qu);
+		curl_url_cleanup(u);
+		return rc;
 	}
-	return 0;
 }
 
 int
@@ -154,16 +182,24 @@ sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg)
 		return -2;
 	}
 	if ((rc = parse_url(cfg->redis_url, host, sizeof host, &port, path, sizeof path, &db)) < 0) {
-		snprintf(r->errstr, sizeof r->errstr, rc == -2 ?
-		    "--redis: put the password in SRQ_REDIS_PASSWORD or SRQ_REDIS_PASSWORD_FILE, not in the URL" :
-		    "--redis: cannot parse the URL (want redis://host:port[/db] or unix:///path)");
+		if (rc == -2)
+			snprintf(r->errstr, sizeof r->errstr, "%s: put the password in "
+			    "SRQ_REDIS_PASSWORD or SRQ_REDIS_PASSWORD_FILE, not in the URL", cfg->redis_from);
+		else
+			/* Not echoed: a URL we cannot read may still hold a secret. */
+			snprintf(r->errstr, sizeof r->errstr, "%s: not redis://host[:port][/db] nor "
+			    "unix:///path[?db=N] (db 0 to %d)", cfg->redis_from, INT_MAX);
 		return -2;
 	}
 	r->c = path[0] ? redisConnectUnixWithTimeout(path, ctv)
 		       : redisConnectWithTimeout(host, port, ctv);
 	if (!r->c || r->c->err) {
-		snprintf(r->errstr, sizeof r->errstr, "cannot connect to Redis at '%s': %s",
-		    path[0] ? path : host, r->c ? r->c->errstr : "out of memory");
+		if (path[0])
+			snprintf(r->errstr, sizeof r->errstr, "cannot connect to Redis at '%s': %s", path,
+			    r->c ? r->c->errstr : "out of memory");
+		else
+			snprintf(r->errstr, sizeof r->errstr, "cannot connect to Redis at %s port %d: %s",
+			    host, port, r->c ? r->c->errstr : "out of memory");
 		return -1;
 	}
 	redisSetTimeout(r->c, tv);

@@ -138,7 +138,7 @@ days_from_civil(int64_t y, int m, int d)
 }
 
 int64_t
-sr_parse_when(const char *s, int64_t now_ms)
+sr_parse_when(const char *s, int64_t now_ms, int dir)
 {
 	static const struct {
 		const char *unit;
@@ -150,6 +150,8 @@ sr_parse_when(const char *s, int64_t now_ms)
 
 	if (!s || !*s || *s == '-' || *s == '+')
 		return -1;
+	if (!strcmp(s, "today") || !strcmp(s, "yesterday"))
+		return (now_ms / 86400000 - (s[0] == 'y')) * 86400000;
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (errno || end == s)
@@ -157,8 +159,12 @@ sr_parse_when(const char *s, int64_t now_ms)
 	if (!*end) /* epoch milliseconds; seconds would be a silent mistake */
 		return v >= 100000000000LL && v < 100000000000000LL ? v : -1;
 	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-		if (!strcmp(end, units[i].unit))
-			return v <= INT64_MAX / units[i].ms - now_ms ? now_ms + v * units[i].ms : -1;
+		if (!strcmp(end, units[i].unit)) {
+			if (v > (INT64_MAX - now_ms) / units[i].ms)
+				return -1;
+			return dir > 0 ? now_ms + v * units[i].ms :
+			    now_ms - v * units[i].ms > 0 ? now_ms - v * units[i].ms : 0;
+		}
 	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
 		return -1;
 	s += 10;
