@@ -46,7 +46,7 @@ struct res {
 	char error[200];
 	int bad;     /* rejected line */
 	int upstream_error; /* sr-exec could not process it */
-	int nupdates; /* status-update commands pipelined before the script */
+	int genuine;  /* the script applied it: its facts may be learned */
 	char state[16];
 	long long ver_now;
 };
@@ -142,7 +142,7 @@ append_confirm(struct res *r)
 	const char *argv[30];
 	const char *observed = sr_jstr(r->obj, "observed"), *gate = sr_jstr(r->obj, "gate");
 	const char *error = sr_jstr(r->obj, "error");
-	long long sent = sr_jint(r->obj, "at", 0);
+	long long sent = sr_jint(r->obj, "gated", 0);
 
 	snprintf(ver, sizeof ver, "%lld", r->t.ver);
 	snprintf(http, sizeof http, "%lld", sr_jint(r->obj, "http", 0));
@@ -184,37 +184,51 @@ append_confirm(struct res *r)
 static void
 process(struct res *rs, int n)
 {
+	int nupdates = 0;
+
 	if (!redis_up)
 		return;
 	for (int i = 0; i < n; i++)
-		if (!rs[i].bad && !rs[i].upstream_error) {
-			rs[i].nupdates = append_status_update(&rs[i]);
+		if (!rs[i].bad && !rs[i].upstream_error)
 			append_confirm(&rs[i]);
-		}
-	/* Replies: each result's status updates, then its script's. */
 	for (int i = 0; i < n; i++) {
 		struct res *r = &rs[i];
-		redisReply *rep = NULL;
+		redisReply *rep;
 
 		if (r->bad || r->upstream_error)
 			continue;
-		for (int k = 0; k <= r->nupdates; k++) {
-			if (!(rep = sr_redis_reply(&rds))) {
-				redis_up = 0;
-				sr_redis_discard(&rds);
-				return;
-			}
-			if (k < r->nupdates)
-				freeReplyObject(rep);
+		if (!(rep = sr_redis_reply(&rds))) {
+			redis_up = 0;
+			sr_redis_discard(&rds);
+			return;
 		}
-		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2) {
+		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 3) {
 			snprintf(r->state, sizeof r->state, "%s", rep->element[0]->str);
 			r->ver_now = rep->element[1]->integer;
+			r->genuine = rep->element[2]->integer == 1;
 		} else {
 			snprintf(r->error, sizeof r->error, "confirm script failed: %s",
 			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
 			sr_warn("card '%s': %s", r->t.card, r->error);
 		}
+		freeReplyObject(rep);
+	}
+	/* What an applied result proves about the card, for the next judgment:
+	 * learned only from a result the script accepted as this claim's own,
+	 * never from a forged, replayed or stale line. */
+	for (int i = 0; i < n; i++)
+		if (rs[i].genuine)
+			nupdates += append_status_update(&rs[i]);
+	while (nupdates-- > 0) {
+		redisReply *rep = sr_redis_reply(&rds);
+
+		if (!rep) {
+			redis_up = 0;
+			sr_redis_discard(&rds);
+			return;
+		}
+		if (rep->type == REDIS_REPLY_ERROR)
+			sr_warn("the card's status was not learned: %s", rep->str);
 		freeReplyObject(rep);
 	}
 }

@@ -69,6 +69,8 @@ struct item {
 	int64_t wake;     /* IT_WAIT: when to try the gate again; IT_HOLD: when to send (mono ms) */
 	long long at;     /* the slot the gate granted (Redis ms) */
 	int resend;       /* sent again after a re-authentication */
+	int judged;       /* re-judged: no longer wanted, finished by the gate without a call */
+	long long gated;  /* when the gate granted the slot (Redis ms) */
 	struct item *next;
 };
 
@@ -100,8 +102,10 @@ emit_result(struct item *it, const char *outcome, const char *error)
 		json_object_set_new(o, "txn", json_string(c->txn));
 	if (c->retry_after_ms)
 		json_object_set_new(o, "retry_after_ms", json_integer(c->retry_after_ms));
-	if (it->at)
+	if (it->at) {
 		json_object_set_new(o, "at", json_integer(it->at));
+		json_object_set_new(o, "gated", json_integer(it->gated));
+	}
 	sr_emit(o);
 	it->obj = NULL;
 	it->state = IT_DONE;
@@ -176,11 +180,9 @@ rejudge(struct item **batch, int n)
 			continue;
 		j = sr_judge(&cf[i], has_dev ? &df : NULL, now);
 		if (!sr_action_still_wanted(batch[i]->t.action, &cf[i], &j)) {
-			char why[96];
-
-			snprintf(why, sizeof why, "re-judged: %s", j.reason);
+			/* No call: the gate finishes the command (kind "judged"). */
 			json_object_set_new(batch[i]->obj, "judged", json_string(j.reason));
-			emit_result(batch[i], "superseded", why);
+			batch[i]->judged = 1;
 		}
 	}
 	rc = 0;
@@ -195,12 +197,12 @@ static int
 gate(struct item **batch, int n)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char keys[9][SR_KEY_MAX], ver[24], ahead[24];
+	char keys[11][SR_KEY_MAX], ver[24], ahead[24];
 
 	snprintf(ahead, sizeof ahead, "%d", SLOT_AHEAD_MS);
 	for (int i = 0; i < n; i++) {
 		struct sr_task *t = &batch[i]->t;
-		const char *argv[16];
+		const char *argv[18];
 
 		snprintf(ver, sizeof ver, "%lld", t->ver);
 		argv[0] = sr_key_card(keys[0], cfg.prefix, t->carrier, t->card);
@@ -210,15 +212,17 @@ gate(struct item **batch, int n)
 			argv[3 + q] = sr_key_account(keys[3 + q], cfg.prefix, t->carrier, qs[q]);
 		argv[6] = sr_key_account(keys[6], cfg.prefix, t->carrier, "sr_running");
 		argv[7] = sr_key_account(keys[7], cfg.prefix, t->carrier, "audit");
-		argv[8] = batch[i]->edge->acct->settings;
-		argv[9] = t->token;
-		argv[10] = ver;
-		argv[11] = t->kind;
-		argv[12] = t->card;
-		argv[13] = sr_key_account(keys[8], cfg.prefix, t->carrier, "stats:");
-		argv[14] = ahead;
-		argv[15] = batch[i]->resend ? "1" : "0";
-		sr_redis_append_script(&rds, SR_LUA_GATE, 8, 16, argv, NULL);
+		argv[8] = sr_key_account(keys[9], cfg.prefix, t->carrier, "confirming");
+		argv[9] = sr_key_account(keys[10], cfg.prefix, t->carrier, "alerts_open");
+		argv[10] = batch[i]->edge->acct->settings;
+		argv[11] = t->token;
+		argv[12] = ver;
+		argv[13] = batch[i]->judged ? "judged" : t->kind;
+		argv[14] = t->card;
+		argv[15] = sr_key_account(keys[8], cfg.prefix, t->carrier, "stats:");
+		argv[16] = ahead;
+		argv[17] = batch[i]->resend ? "1" : "0";
+		sr_redis_append_script(&rds, SR_LUA_GATE, 10, 18, argv, NULL);
 	}
 	for (int i = 0; i < n; i++) {
 		struct item *it = batch[i];
@@ -237,9 +241,14 @@ gate(struct item **batch, int n)
 			continue;
 		}
 		verdict = rep->element[0]->str;
-		if (!strcmp(verdict, "pass")) {
+		if (!strcmp(verdict, "done")) {
+			snprintf(msg, sizeof msg, "re-judged: %s", sr_jstr(it->obj, "judged"));
+			emit_result(it, "superseded", msg);
+		} else if (!strcmp(verdict, "pass")) {
 			/* Held until its slot: the rate counts it from then. */
 			it->at = rep->element[1]->integer;
+			it->gated = rep->element[2]->integer;
+			it->call.seq = rep->element[3]->integer;
 			it->wake = sr_mono_ms() + (rep->element[1]->integer - rep->element[2]->integer);
 			it->state = IT_HOLD;
 			it->edge->held++;
@@ -256,11 +265,9 @@ gate(struct item **batch, int n)
 			    rep->element[1]->integer);
 			blocked(it, "interval", msg);
 		} else if (!strcmp(verdict, "paused") || !strcmp(verdict, "breaker")) {
-			long long until = rep->element[1]->integer, now = rep->element[2]->integer;
-
 			snprintf(msg, sizeof msg, "%s until %lld ms", !strcmp(verdict, "paused") ?
-			    "the account is paused" : "the account's breaker is open", until);
-			it->call.retry_after_ms = until > now ? until - now : 1;
+			    "the account is paused" : "the account's breaker is open",
+			    rep->element[1]->integer);
 			blocked(it, verdict, msg);
 		} else if (!strcmp(verdict, "replayed")) {
 			blocked(it, "replayed", "this claim has called already: a replayed task is not sent");
@@ -348,6 +355,10 @@ schedule(void)
 		}
 		if (it->state != IT_READY && it->state != IT_WAIT)
 			continue;
+		if (it->judged) { /* no call: nothing of the account's to wait for */
+			batch[n++] = it;
+			continue;
+		}
 		if (e->acct->running > 0 && e->held + e->running >= e->acct->running)
 			continue; /* the account's calls in flight are at its limit */
 		if ((ready = sr_edge_ready(gw, e)) == 0)

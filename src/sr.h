@@ -468,6 +468,7 @@ struct sr_call {
 	/* in */
 	char card[65], carrier[65], action[8]; /* action: stop, resume, status */
 	long long ver;
+	long long seq;          /* the account's call number from the gate ({seq}; 0: none) */
 	void *user;
 	/* out */
 	enum sr_outcome outcome;
@@ -502,6 +503,9 @@ struct sr_edge {
 	struct { long port; int64_t used; } conns[SR_EDGE_CONNS]; /* connections known alive */
 	int nconns;
 	long cold_ms;         /* how much later than sent a call on a new connection may leave */
+#define SR_EDGE_SETUPS 8
+	long setups[SR_EDGE_SETUPS]; /* the last new connections' setup times, ms */
+	int nsetups;
 	long warm_ms;         /* the quickest answer on a warm connection (-1: none yet) */
 	/* authentication */
 	int auth_gen;         /* bumped by each re-authentication */
@@ -596,7 +600,9 @@ struct sr_direct {
 	int tries;          /* state-change calls made */
 	char outcome[16], error[160];
 	/* private */
-	int state, queries, query_next, locked, reauthed;
+	int state, queries, query_next, locked, reauthed, resend;
+	const char *kind;   /* of the call in flight: call, query, resend */
+	long long gated;    /* when its slot was granted (Redis ms) */
 	int64_t wake, started;
 	char token[SR_TOKEN_MAX];
 	struct sr_call call;

@@ -61,7 +61,7 @@ gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, str
 	argv[1] = sr_key_account(keys[1], cfg->prefix, d->carrier, "edge");
 	argv[2] = sr_key_account(keys[2], cfg->prefix, d->carrier, "limits");
 	argv[3] = e->acct->settings;
-	argv[4] = query ? "query" : "call";
+	argv[4] = query ? "query" : d->resend ? "resend" : "call";
 	argv[5] = "200";
 	sr_redis_append_script(r, SR_LUA_DIRECT_GATE, 3, 6, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
@@ -75,11 +75,14 @@ gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, str
 		snprintf(d->call.action, sizeof d->call.action, "%s", query ? "status" : d->action);
 		d->call.ver = d->ver;
 		d->call.user = d;
-		if (!query)
+		if (!query && !d->resend)
 			d->tries++;
+		d->kind = query ? "query" : d->resend ? "resend" : "call";
+		d->resend = 0;
 		/* Held until its slot: the account's rate counts it from then. */
 		d->state = D_HOLD;
 		d->wake = sr_mono_ms() + (rep->element[1]->integer - rep->element[2]->integer);
+		d->gated = rep->element[2]->integer;
 		e->held++;
 	} else if (!strcmp(rep->element[0]->str, "rate")) {
 		d->wake = sr_mono_ms() + rep->element[1]->integer;
@@ -100,6 +103,41 @@ gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, str
 	return 0;
 }
 
+/* The account's side of a call's answer, and the card's interval given back
+ * when the carrier did not apply it (direct_done.lua). -1: Redis failed. */
+static int
+done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
+{
+	struct sr_call *c = &d->call;
+	char keys[6][SR_KEY_MAX], gated[24], http[24];
+	const char *argv[14];
+	redisReply *rep;
+
+	snprintf(gated, sizeof gated, "%lld", d->gated);
+	snprintf(http, sizeof http, "%ld", c->http);
+	argv[0] = sr_key_card(keys[0], cfg->prefix, d->carrier, d->card);
+	argv[1] = sr_key_account(keys[1], cfg->prefix, d->carrier, "edge");
+	argv[2] = sr_key_account(keys[2], cfg->prefix, d->carrier, "limits");
+	argv[3] = sr_key_account(keys[3], cfg->prefix, d->carrier, "audit");
+	argv[4] = sr_key_account(keys[4], cfg->prefix, d->carrier, "alerts");
+	argv[5] = sr_key_account(keys[5], cfg->prefix, d->carrier, "alerts_open");
+	argv[6] = c->edge->acct->settings;
+	argv[7] = sr_outcome_name(c->outcome);
+	argv[8] = c->class ? c->class : "";
+	argv[9] = gated;
+	argv[10] = c->error;
+	argv[11] = http;
+	argv[12] = d->carrier;
+	argv[13] = d->kind;
+	sr_redis_append_script(r, SR_LUA_DIRECT_DONE, 6, 14, argv, NULL);
+	if (!(rep = sr_redis_reply(r)))
+		return -1;
+	if (rep->type == REDIS_REPLY_ERROR)
+		sr_warn("card '%s': %s", d->card, rep->str);
+	freeReplyObject(rep);
+	return 0;
+}
+
 /* A finished call: decide done, another try, or a query first. */
 static void
 settle(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
@@ -115,8 +153,7 @@ settle(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 		/* Refused for authentication: re-authenticate once and go again. */
 		d->reauthed = 1;
 		sr_edge_reauth(c->edge, c->auth_gen);
-		if (strcmp(c->action, "status"))
-			d->tries--;
+		d->resend = strcmp(c->action, "status") != 0;
 		d->wake = sr_mono_ms();
 		return;
 	}
@@ -195,8 +232,14 @@ sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config 
 			sr_gateway_poll(gw, (int)(next > now ? next - now : 0), -1);
 		else if (next > now)
 			sr_sleep_ms(next - now);
-		while ((c = sr_gateway_done(gw)))
-			settle(r, cfg, c->user);
+		while ((c = sr_gateway_done(gw))) {
+			struct sr_direct *d = c->user;
+
+			/* (a refusal for authentication goes again first, unreported) */
+			if ((c->verdict != SR_V_REAUTH || d->reauthed) && done(r, cfg, d) < 0)
+				return -1;
+			settle(r, cfg, d);
+		}
 		left = 0;
 		for (int i = 0; i < n; i++)
 			left += v[i]->state != D_DONE;

@@ -467,7 +467,19 @@ build_init(struct build *b, struct sr_gateway *gw, struct sr_edge *e, struct sr_
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(b->ts, sizeof b->ts, "%Y%m%d%H%M%S", &tm);
 	snprintf(b->ms, sizeof b->ms, "%lld", (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-	snprintf(b->seq, sizeof b->seq, "%08lu", ++gw->seq % 100000000UL);
+	/* {seq}: the account's call number from the gate, unique across every
+	 * process; a token fetch (not gated) takes a random one. */
+	if (call && call->seq > 0)
+		snprintf(b->seq, sizeof b->seq, "%08lld", call->seq % 100000000LL);
+	else {
+		unsigned char r[4];
+
+		if (RAND_bytes(r, sizeof r) != 1)
+			memset(r, 0, sizeof r);
+		snprintf(b->seq, sizeof b->seq, "%08lu",
+		    (((unsigned long)r[0] << 24 | (unsigned long)r[1] << 16 | r[2] << 8 | r[3]) +
+		    ++gw->seq) % 100000000UL);
+	}
 	if (RAND_bytes(rnd, sizeof rnd) != 1)
 		memset(rnd, 0, sizeof rnd);
 	for (size_t i = 0; i < sizeof rnd; i++)
@@ -999,14 +1011,21 @@ learn(struct sr_edge *ed, struct sr_call *call, CURL *e)
 			ed->warm_ms = warm;
 	} else {
 		/* A new connection's setup: what libcurl saw (TCP, TLS), or, when a
-		 * carrier sets it up lazily, the extra answer time it cost. */
-		long setup = (long)(pre / 1000), extra = (long)(ttfb / 1000) - (ed->warm_ms > 0 ? ed->warm_ms : 0);
+		 * carrier sets it up lazily, the extra answer time it cost. Once a
+		 * few are known, the pace charges the longest of the last ones and
+		 * a quarter more (the profile's connect_budget_ms until then), so a
+		 * quick carrier is not charged a slow one's setup. */
+		long setup = (long)(pre / 1000), extra = (long)(ttfb / 1000) - ed->warm_ms;
+		long most = 0;
 
-		if (extra > setup && ed->warm_ms >= 0)
+		if (ed->warm_ms >= 0 && extra > setup)
 			setup = extra;
-		setup += setup / 4;
-		if (setup > ed->cold_ms && setup <= 10 * 1000)
-			ed->cold_ms = setup;
+		ed->setups[ed->nsetups++ % SR_EDGE_SETUPS] = setup < 10000 ? setup : 10000;
+		for (int i = 0; i < SR_EDGE_SETUPS && i < ed->nsetups; i++)
+			if (ed->setups[i] > most)
+				most = ed->setups[i];
+		if (ed->nsetups >= 3)
+			ed->cold_ms = most + most / 4 + 1;
 	}
 }
 

@@ -55,13 +55,13 @@ all_stopped() {
 
 @test "a carrier whose limit is below the configured one: srq lowers its rate, then raises it again" {
 	export SRQ_QPS=20
-	profiles 'from = default' 'accounts = *' 'aimd_increase = 2' 'aimd_memory_ms = 4000'
+	profiles 'from = default' 'accounts = *' 'aimd_increase = 2' 'aimd_memory_ms = 8000'
 	gwsim_start --qps 10
 	backlog 260 1
 	drain 90 >"$T/finals" &
 	pid=$!
 	# Let it find the carrier's limit, then raise the limit mid-run.
-	sleep 9
+	sleep 12
 	raised=$(date +%s%3N)
 	gw_set qps=20
 	wait "$pid"

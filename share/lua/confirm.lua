@@ -1,10 +1,16 @@
 --[[
   confirm - apply one result of sr-exec to the card's command, atomically.
 
-  The account's side first, for every result that reached the carrier: a
-  refusal for rate lowers the account's effective rate (AIMD), and the
-  breaker counts failures (5xx, unknown, not sent, authentication) and
-  successes; a probe's result closes or reopens it (includes/edge.lua).
+  Only a result of a call or query that really went counts: its token must
+  be the command's live claim and the one that passed the gate for that call
+  ('called') or query ('queried'). Anything else (forged, replayed, a claim
+  since lost) is answered "stale" and changes nothing. A result that counts
+  moves the account's side first: a refusal for rate lowers the account's
+  effective rate (AIMD) and the breaker counts failures (5xx, unknown, not
+  sent, authentication) and successes; a probe's result closes or reopens it
+  (includes/edge.lua). Results the gate settled itself
+  (blocked, superseded: it released or finished the command) change nothing
+  here either; the reply says where the command stands.
 
   Then the card. Version compare first: a result for an old version never
   touches the newer command; it only releases its own claim and puts the
@@ -55,17 +61,19 @@
     ARGV[12] blocked reason (gate: interval|lost|rate|paused|breaker|replayed)
     ARGV[13] stats bucket prefix (a HASH per minute, kept 2 h: out_<outcome> of calls,
              query_<outcome> of queries, finishes, conflicts)
-    ARGV[14] class of a retry (throttled|too_frequent|not_sent|auth) or ''
-    ARGV[15] when the call left (Redis ms; '' unknown)
+    ARGV[14] class of a retry (throttled|too_frequent|refused|not_sent|auth) or ''
+    ARGV[15] when the gate granted the call's slot (Redis ms; '' unknown)
     ARGV[16] in_progress: '1' when the carrier only accepted the change
     ARGV[17] the account id (for account-level alerts and audit)
   Output:
-    { state, version now }
+    { state, version now, genuine }
     state: done | requeued | confirming | alerted | frozen | stale
+    genuine: 1 when the result was applied (its facts may be learned), else 0
 ]]
 local rcall = redis.call
 --- @include "now"
 --- @include "edge"
+--- @include "card"
 local now = serverNow()
 local key = KEYS[1]
 local queues = { KEYS[2], KEYS[3], KEYS[4] }
@@ -75,27 +83,36 @@ local s = cjson.decode(ARGV[1])
 local card, token, ver, kind, outcome = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local http, err, observed = ARGV[7], ARGV[8], ARGV[9]
 local retryAfter, jitter, blockedWhy = tonumber(ARGV[10]) or 0, tonumber(ARGV[11]), ARGV[12]
-local class, sentAt, inProgress, account = ARGV[14], tonumber(ARGV[15]), ARGV[16] == '1', ARGV[17]
+local class, gatedAt, inProgress, account = ARGV[14], tonumber(ARGV[15]), ARGV[16] == '1', ARGV[17]
 local interval, maxlen = s.interval, s.audit_max
 local bucket = ARGV[13] .. math.floor(now / 60000)
 
 local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'fails', 'last_call', 'prio',
   'reason', 'scene', 'source', 'called', 'first_fail', 'last_dir', 'dir_changes', 'prev_call',
-  'accepted')
+  'accepted', 'queried')
 local action, curVer, claim = h[1], h[2], h[3]
 local fails, lastCall, prio = tonumber(h[4]) or 0, tonumber(h[5]) or 0, tonumber(h[6]) or 1
-local mine = claim == token
 
-if outcome == 'blocked' and blockedWhy == 'replayed' then
-  -- A replay of a task whose claim already called: its gate refused it, and
-  -- the genuine call's result decides. Nothing to change.
-  return { 'stale', tonumber(curVer) or 0 }
+if outcome == 'blocked' or outcome == 'superseded' then
+  -- The gate settled these itself. Say where the command stands.
+  if not action then return { 'done', tonumber(curVer) or 0, 0 } end
+  if curVer ~= ver or claim == token then return { 'stale', tonumber(curVer), 0 } end
+  return { 'requeued', tonumber(curVer), 0 }
 end
 
+-- A call or a query that went, and this claim's own: the command's live
+-- claim, and the token that passed the gate for that call ('called') or
+-- query ('queried'). A replayed line finds them gone (released when the
+-- first copy was applied); a forged one never had them.
 rcall('ZREM', runningKey, token)
-rcall('HINCRBY', bucket, (kind == 'query' and 'query_' or 'out_') .. outcome, 1)
-rcall('HINCRBY', bucket, 'finishes', 1)
-rcall('EXPIRE', bucket, 7200)
+local mine = claim == token and ((kind == 'call' and h[10] == token) or
+  (kind == 'query' and h[16] == token))
+local live = mine
+if live then
+  rcall('HINCRBY', bucket, (kind == 'query' and 'query_' or 'out_') .. outcome, 1)
+  rcall('HINCRBY', bucket, 'finishes', 1)
+  rcall('EXPIRE', bucket, 7200)
+end
 
 -- One alert per cause until it is acknowledged or resolved: no storms.
 local function alert(kindOf, cause, fields)
@@ -107,10 +124,6 @@ local function cardAlert(kindOf, n, extra)
   alert(kindOf, kindOf .. ':' .. card, { 'card', card, 'ver', curVer or ver, 'alert', kindOf,
     'action', action or '', 'fails', n or 0, 'error', err, 'http', http, 'detail', extra or '' })
 end
-local function resolveAlerts()
-  rcall('HDEL', openKey, 'failures:' .. card, 'frozen:' .. card, 'permanent:' .. card,
-    'state:' .. card)
-end
 local function auditAccount(event, ...)
   rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', '', 'event', event, ...)
 end
@@ -118,20 +131,18 @@ end
 -- The account's side: the effective rate and the breaker.
 local e = edgeRead(edgeKey)
 local qps = edgeLimits(KEYS[13], s)
-if outcome == 'retry' and (class == 'throttled' or class == 'too_frequent') then
-  local from, to = edgeLower(edgeKey, e, qps, now, sentAt or (now - s.window), s)
+if live and outcome == 'retry' and (class == 'throttled' or class == 'too_frequent') then
+  local from, to = edgeLower(edgeKey, e, qps, now, gatedAt or (now - s.window), s)
   if from then
     auditAccount('rate:lowered', 'qps_from', string.format('%.2f', from), 'qps_to',
       string.format('%.2f', to), 'http', http, 'error', err)
   end
 end
-local verdict
+local verdict = 'ok'
 if outcome == 'unknown' or (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
   verdict = 'fail'
-elseif outcome ~= 'superseded' and outcome ~= 'blocked' then
-  verdict = 'ok'
 end
-if verdict then
+if live then
   local why = err ~= '' and err or ('HTTP ' .. http)
   local change = edgeResult(edgeKey, e, token, verdict, now, s, why, class == 'auth')
   if change == 'opened' then
@@ -155,9 +166,8 @@ local function audit(state, vAfter)
     'http', http, 'error', err)
 end
 local function release()
-  -- Drop our claim; keep 'called' only if another claim's call is pending.
-  rcall('HDEL', key, 'claim', 'lease_until')
-  if h[10] == token then rcall('HDEL', key, 'called') end
+  cardRelease(key, token, h[10])
+  rcall('HDEL', key, 'queried')
 end
 local function requeue(due)
   release()
@@ -174,32 +184,24 @@ local function confirming(due)
 end
 
 if not action then
-  return { 'stale', tonumber(curVer) or 0 } -- finished or cancelled meanwhile
+  return { 'stale', tonumber(curVer) or 0, 0 } -- finished or cancelled meanwhile
+end
+if not mine then
+  return { 'stale', tonumber(curVer), 0 } -- not this claim's call: forged, replayed, or lost
 end
 if curVer ~= ver then
   rcall('HINCRBY', bucket, 'conflicts', 1) -- a newer version was found
-  if mine then requeue(afterInterval(now)) end
+  requeue(afterInterval(now))
   audit('stale')
-  return { 'stale', tonumber(curVer) }
+  return { 'stale', tonumber(curVer), 1 }
 end
 
 local target = action == 'stop' and 'stopped' or 'active'
 local finished = (outcome == 'ok' and not inProgress) or outcome == 'already'
 if kind == 'query' and outcome == 'ok' and observed ~= target then finished = false end
-if outcome == 'superseded' and mine then finished = true end
-
-if not mine and not finished then
-  audit('stale') -- our lease was lost; the current holder decides
-  return { 'stale', tonumber(curVer) }
-end
 
 if finished then
-  rcall('HDEL', key, 'action', 'reason', 'scene', 'source', 'prio', 'fails', 'first_fail',
-    'last_error', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called', 'accepted',
-    'prev_call')
-  for q = 1, 3 do rcall('ZREM', queues[q], card) end
-  rcall('SREM', confirmingKey, card)
-  resolveAlerts()
+  cardFinish(key, queues, card, confirmingKey, openKey)
   -- Flapping: the executed direction changed 3 or more times within an hour.
   if outcome == 'ok' or (kind == 'query' and observed == target) then
     if h[12] and h[12] ~= action then
@@ -218,7 +220,7 @@ if finished then
   end
   rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', now - 3600000)
   audit('done')
-  return { 'done', tonumber(curVer) }
+  return { 'done', tonumber(curVer), 1 }
 end
 
 local function freeze(alertKind, n)
@@ -230,7 +232,7 @@ local function freeze(alertKind, n)
   rcall('SREM', confirmingKey, card)
   cardAlert(alertKind, n, observed ~= '' and ('observed ' .. observed) or nil)
   audit('frozen')
-  return { 'frozen', tonumber(curVer) }
+  return { 'frozen', tonumber(curVer), 1 }
 end
 
 if kind == 'call' and outcome == 'ok' and inProgress then
@@ -238,7 +240,7 @@ if kind == 'call' and outcome == 'ok' and inProgress then
   rcall('HSET', key, 'accepted', now)
   confirming(now + s.poll)
   audit('confirming')
-  return { 'confirming', tonumber(curVer) }
+  return { 'confirming', tonumber(curVer), 1 }
 end
 
 if kind == 'query' and outcome == 'ok' then
@@ -249,7 +251,7 @@ if kind == 'query' and outcome == 'ok' then
   if accepted and now < accepted + s.settle then
     requeue(now + s.poll) -- accepted, still landing: ask again
     audit('confirming')
-    return { 'confirming', tonumber(curVer) }
+    return { 'confirming', tonumber(curVer), 1 }
   end
   -- The card is not in the target state: the unknown call did not apply.
   rcall('HSET', key, 'confirming', 0)
@@ -257,17 +259,7 @@ if kind == 'query' and outcome == 'ok' then
   rcall('SREM', confirmingKey, card)
   requeue(afterInterval(now))
   audit('requeued')
-  return { 'requeued', tonumber(curVer) }
-end
-
-if outcome == 'blocked' then
-  if blockedWhy == 'interval' then
-    requeue(afterInterval(now))
-  else
-    requeue(now + math.max(retryAfter, 1))
-  end
-  audit('requeued')
-  return { 'requeued', tonumber(curVer) }
+  return { 'requeued', tonumber(curVer), 1 }
 end
 
 local notApplied = outcome == 'retry' and class ~= 'too_frequent' and class ~= ''
@@ -294,12 +286,12 @@ if (outcome == 'retry' and (class == 'throttled' or class == 'auth')) or
   if outcome == 'unknown' and kind == 'call' then
     confirming(math.max(due, now + s.confirm_delay))
     audit('confirming')
-    return { 'confirming', tonumber(curVer) }
+    return { 'confirming', tonumber(curVer), 1 }
   end
   if not notApplied and kind == 'call' then due = afterInterval(due) end
   requeue(due)
   audit('requeued')
-  return { 'requeued', tonumber(curVer) }
+  return { 'requeued', tonumber(curVer), 1 }
 end
 
 -- unknown, retry, fail: a failure of this command.
@@ -329,4 +321,4 @@ if fails == s.alert_after then
   state = 'alerted'
 end
 audit(state)
-return { state, tonumber(curVer) }
+return { state, tonumber(curVer), 1 }

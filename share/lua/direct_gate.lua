@@ -5,14 +5,17 @@
   nor behind an open or half-open breaker (the direct path sends no probes),
   at least the interval since the card's last state-change call (stop and
   resume together), and a slot from the account's pace. On pass, the call
-  time is recorded before the call is made. Queries (kind 'query') take a
-  slot only.
+  time is recorded before the call is made (the previous one kept in
+  prev_call: direct_done.lua gives it back if the carrier refuses the call
+  without applying it). Queries (kind 'query') take a slot only; a 'resend'
+  (the same call again after a re-authentication) skips the interval, which
+  then counts from it.
 
   Input:
     KEYS[1]  command hash of the card (holds last_call)
     KEYS[2]  account edge state (HASH)   KEYS[3] account limits (HASH)
     ARGV[1]  the account's settings (JSON: interval, window, qps, burst, aimd_*)
-    ARGV[2]  kind (call|query)
+    ARGV[2]  kind (call|query|resend)
     ARGV[3]  ahead ms
   Output:
     { 'pass', at_ms, now_ms } | { 'interval', until_ms } | { 'rate', wait_ms }
@@ -26,9 +29,9 @@ local key, edgeKey = KEYS[1], KEYS[2]
 local s = cjson.decode(ARGV[1])
 local kind, ahead = ARGV[2], tonumber(ARGV[3])
 
-if kind == 'call' then
-  local lastCall = tonumber(rcall('HGET', key, 'last_call')) or 0
-  if lastCall + s.interval > now then return { 'interval', lastCall + s.interval } end
+local lastCall = rcall('HGET', key, 'last_call')
+if kind == 'call' and (tonumber(lastCall) or 0) + s.interval > now then
+  return { 'interval', tonumber(lastCall) + s.interval }
 end
 local e = edgeRead(edgeKey)
 local qps, _, burst, stopped = edgeLimits(KEYS[3], s)
@@ -37,5 +40,9 @@ if why then return { why, untilMs, now } end
 if e.brk_until then return { 'breaker', now + 1000, now } end -- half-open: probes come from the queue
 local at, wait = edgePace(edgeKey, e, qps, burst, now, ahead, s)
 if not at then return { 'rate', wait } end
-if kind == 'call' then rcall('HSET', key, 'last_call', at) end
+if kind == 'call' then
+  rcall('HSET', key, 'last_call', at, 'prev_call', lastCall or '')
+elseif kind == 'resend' then
+  rcall('HSET', key, 'last_call', at)
+end
 return { 'pass', at, now }

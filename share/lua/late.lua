@@ -4,10 +4,11 @@
 
   The gate accounted the call at its slot, as if it left then. It may leave
   later: it must set up a new connection first (TCP, TLS), or the executor
-  was late to send it. Every later slot moves by that much, so the time the
-  rate accounts for is never earlier than when a request really leaves, and
-  no second at the carrier holds more than qps arrivals. (The gate set tat
-  past this call's slot, so moving tat moves exactly the calls after it.)
+  was late to send it. A late call followed a second later by calls on time
+  would crowd that second at the carrier, so every slot not granted yet
+  moves by the lateness, and the time the rate accounts for is never earlier
+  than when a request really leaves. (The gate set tat past every granted
+  slot, so moving tat moves exactly the calls after them.)
 
   Input:
     KEYS[1]  account edge state (HASH)

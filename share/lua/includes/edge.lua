@@ -6,10 +6,10 @@
   The account's edge state is one HASH (P:carrier:{c}:edge):
     tat                      the pace (GCRA): the earliest time the next call
                              may be accounted at, ms (fractional)
-    eff eff_at ceil low_at   while the carrier refuses calls for rate, the
+    eff eff_at low_at        while the carrier refuses calls for rate, the
                              effective rate (AIMD, calls per second), when it
-                             was last computed, the rate that was refused, and
-                             when it was lowered; absent: the configured rate
+                             was last computed, and when it was lowered;
+                             absent: the configured rate
     ref_at                   the last refusal for rate
     pause_until pause_since pause_who pause_why     a pause (sr-admin pause)
     brk_until brk_since brk_why brk_cool brk_manual the breaker: open until
@@ -68,20 +68,28 @@ end
 
 -- The effective rate, calls per second: the configured qps, or while the
 -- carrier has been refusing calls for rate, a lowered rate growing back by
--- s.aimd_inc calls/s every second (a fifth of that once within 10% of the
--- rate last refused, for s.aimd_memory ms after that refusal), never above
--- the configured qps.
+-- s.aimd_inc calls/s every second (a fifth of that for s.aimd_memory ms
+-- after the last lowering: probing gently near the limit just found), never
+-- above the configured qps.
 local function edgeRate(e, qps, now, s)
   local eff = tonumber(e.eff)
   if not eff or qps <= 0 then return qps end
   local dt = math.max(0, now - (tonumber(e.eff_at) or now)) / 1000
-  local inc, ceil = s.aimd_inc, tonumber(e.ceil)
-  if ceil and eff >= 0.9 * ceil and now - (tonumber(e.low_at) or 0) < s.aimd_memory then
-    inc = inc / 5
-  end
+  local inc = s.aimd_inc
+  if now - (tonumber(e.low_at) or 0) < s.aimd_memory then inc = inc / 5 end
   eff = eff + inc * dt
   if eff >= qps then return qps end
   return eff
+end
+
+-- The pace after a change of the limits (or of the effective rate) can
+-- hold tat far ahead in the old spacing. A wait is never longer than one
+-- window past the horizon of granted slots: by then every call of the old
+-- spacing has left, so a slot there is safe whatever the spacing was.
+local function edgeClampTat(tat, now, ahead, b, T, s)
+  local cap = now + ahead + s.window + (b - 1) * T
+  if tat > cap then return cap end
+  return tat
 end
 
 -- Take a slot for one call (GCRA). Calls leave evenly, one every
@@ -98,13 +106,13 @@ local function edgePace(key, e, qps, burst, now, ahead, s)
   local rate = edgeRate(e, qps, now, s)
   local b = math.max(1, math.min(burst, math.floor(rate)))
   local T = s.window / (rate - b + 1)
-  local tat = tonumber(e.tat) or 0
+  local tat = edgeClampTat(tonumber(e.tat) or 0, now, ahead, b, T, s)
   local at = math.max(tat - (b - 1) * T, now)
   if at - now > ahead then return nil, math.ceil(at - now - ahead) end
   redis.call('HSET', key, 'tat', fmt3(math.max(tat, at) + T))
   if e.eff then
     if rate >= qps then
-      redis.call('HDEL', key, 'eff', 'eff_at', 'ceil', 'low_at')
+      redis.call('HDEL', key, 'eff', 'eff_at', 'low_at')
       return math.ceil(at), true
     end
     redis.call('HSET', key, 'eff', fmt3(rate), 'eff_at', now)
@@ -115,18 +123,21 @@ end
 -- The carrier refused a call for rate (429, a throttle code, too frequent):
 -- lower the effective rate by s.aimd_beta. Not for a lone refusal (a second
 -- one within a window says the rate is too high), and once per episode: a
--- refused call that left before the last lowering (sentAt <= low_at) was
--- paced at the old rate and tells nothing new. Returns from, to; or nil.
-local function edgeLower(key, e, qps, now, sentAt, s)
-  if qps <= 0 or sentAt <= (tonumber(e.low_at) or 0) then return nil end
+-- refused call whose slot was granted before the last lowering (gatedAt <=
+-- low_at) was paced at the old rate, and for a window after a lowering the
+-- carrier still counts the calls before it: neither tells anything new.
+-- Returns from, to; or nil.
+local function edgeLower(key, e, qps, now, gatedAt, s)
+  local low = tonumber(e.low_at) or 0
+  if qps <= 0 or gatedAt <= low or now - low < s.window then return nil end
   local last = tonumber(e.ref_at) or 0
   redis.call('HSET', key, 'ref_at', now)
   e.ref_at = now
   if now - last > s.window then return nil end
   local cur = edgeRate(e, qps, now, s)
   local new = math.max(math.min(1, qps), cur * s.aimd_beta)
-  redis.call('HSET', key, 'eff', fmt3(new), 'eff_at', now, 'ceil', fmt3(cur), 'low_at', now)
-  e.eff, e.eff_at, e.ceil, e.low_at = new, now, cur, now
+  redis.call('HSET', key, 'eff', fmt3(new), 'eff_at', now, 'low_at', now)
+  e.eff, e.eff_at, e.low_at = new, now, now
   return cur, new
 end
 

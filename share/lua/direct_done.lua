@@ -1,0 +1,59 @@
+--[[
+  direct_done - the account's side of one direct-path call's answer (global
+  switch off), as confirm.lua does it for the queue: a refusal for rate
+  lowers the account's effective rate (AIMD), the breaker counts the result,
+  and a call the carrier did not apply (throttled, refused, not sent, auth)
+  gives the card's interval back.
+
+  Input:
+    KEYS[1]  command hash of the card (last_call, prev_call)
+    KEYS[2]  account edge state (HASH)    KEYS[3] account limits (HASH)
+    KEYS[4]  account audit stream         KEYS[5] alert stream
+    KEYS[6]  open alerts (HASH)
+    ARGV[1]  the account's settings (JSON)
+    ARGV[2]  outcome (ok already retry fail unknown)
+    ARGV[3]  class of a retry, or ''      ARGV[4] when its slot was granted (ms)
+    ARGV[5]  error text                   ARGV[6] http status
+    ARGV[7]  the account id               ARGV[8] kind (call|query|resend)
+  Output:
+    'ok'
+]]
+local rcall = redis.call
+--- @include "now"
+--- @include "edge"
+local now = serverNow()
+local key, edgeKey, auditKey, alertKey, openKey = KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6]
+local s = cjson.decode(ARGV[1])
+local outcome, class, gatedAt, err, http, account, kind =
+  ARGV[2], ARGV[3], tonumber(ARGV[4]) or 0, ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+
+local e = edgeRead(edgeKey)
+local qps = edgeLimits(KEYS[3], s)
+if outcome == 'retry' and (class == 'throttled' or class == 'too_frequent') then
+  local from, to = edgeLower(edgeKey, e, qps, now, gatedAt, s)
+  if from then
+    rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'rate:lowered',
+      'qps_from', string.format('%.2f', from), 'qps_to', string.format('%.2f', to), 'http', http,
+      'error', err)
+  end
+end
+local verdict = 'ok'
+if outcome == 'unknown' or (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
+  verdict = 'fail'
+end
+if edgeResult(edgeKey, e, '', verdict, now, s, err, class == 'auth') == 'opened' then
+  if rcall('HEXISTS', openKey, 'breaker:' .. account) == 0 then
+    local id = rcall('XADD', alertKey, 'MAXLEN', '~', 10000, '*', 'card', '', 'alert', 'breaker',
+      'account', account, 'error', err, 'http', http,
+      'detail', 'calls to the account stopped until a probe succeeds')
+    rcall('HSET', openKey, 'breaker:' .. account, id)
+  end
+  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'breaker:opened',
+    'why', err)
+end
+if outcome == 'retry' and class ~= 'too_frequent' and class ~= '' and kind == 'call' then
+  -- Not applied, and the carrier said so: no change, the interval is given back.
+  local prev = rcall('HGET', key, 'prev_call')
+  if prev and prev ~= '' then rcall('HSET', key, 'last_call', prev) else rcall('HDEL', key, 'last_call') end
+end
+return 'ok'
