@@ -7,6 +7,7 @@
 extern struct sr_config cfg;
 extern struct sr_redis rds;
 extern const char *reason, *who, *until_opt;
+extern int force_opt; /* --force: change an account no request ever named */
 
 /* One command; a Redis failure ends sr-admin (exit 3). */
 redisReply *cmd(int argc, const char **argv);

@@ -1,6 +1,7 @@
 /* admin_account.c - sr-admin's account commands: limits, pause and resume,
  * the breaker by hand, and the account's carrier profile. Every change is one
  * script (admin_account.lua), atomic with its audit entry. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,6 +151,29 @@ account_arg(int argc, char **argv, const char *use)
 	return argv[0];
 }
 
+/* A change to an account no request ever named is most likely a typo: it
+ * would create a new account instead of changing the intended one. */
+static void
+known_account(const char *account)
+{
+	char key[SR_KEY_MAX];
+	const char *argv[] = { "SISMEMBER", sr_key_accounts(key, cfg.prefix), account };
+	redisReply *rep;
+	int known;
+
+	if (force_opt)
+		return;
+	rep = cmd(3, argv);
+	known = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+	freeReplyObject(rep);
+	if (!known) {
+		fprintf(stderr, "%s: account '%s' is unknown: no request ever named it (a typo?); "
+		    "give --force to change it anyway\n", sr_prog, account);
+		sr_redis_close(&rds);
+		exit(sr_finish(SR_EX_REJECTED));
+	}
+}
+
 int
 admin_limits(int argc, char **argv)
 {
@@ -172,8 +196,10 @@ admin_limits(int argc, char **argv)
 		args[n++] = argv[i];
 		args[n++] = eq + 1;
 	}
-	if (n)
+	if (n) {
+		known_account(account);
 		change("limits", account, n, args);
+	}
 	sr_out(account_state(account));
 	return SR_EX_OK;
 }
@@ -182,7 +208,7 @@ int
 admin_pause(int argc, char **argv)
 {
 	const char *account = account_arg(argc, argv, "pause ACCOUNT [--until TIME] --reason TEXT");
-	char until[24] = "0";
+	char until[24] = "";
 	const char *args[1] = { until };
 
 	if (argc != 1)
@@ -197,6 +223,7 @@ admin_pause(int argc, char **argv)
 			    "or epoch ms)", until_opt);
 		snprintf(until, sizeof until, "%lld", (long long)t);
 	}
+	known_account(account);
 	change("pause", account, 1, args);
 	sr_out(account_state(account));
 	return SR_EX_OK;
@@ -217,7 +244,10 @@ admin_breaker(int argc, char **argv)
 {
 	const char *account = account_arg(argc, argv, "breaker ACCOUNT [open|close] --reason TEXT");
 
-	if (argc == 2 && (!strcmp(argv[1], "open") || !strcmp(argv[1], "close")))
+	if (argc == 2 && !strcmp(argv[1], "open")) {
+		known_account(account);
+		change(argv[1], account, 0, NULL);
+	} else if (argc == 2 && !strcmp(argv[1], "close"))
 		change(argv[1], account, 0, NULL);
 	else if (argc != 1)
 		sr_die(SR_EX_USAGE, "usage: sr-admin breaker ACCOUNT [open|close] --reason TEXT");
@@ -225,14 +255,50 @@ admin_breaker(int argc, char **argv)
 	return SR_EX_OK;
 }
 
+/* A secret's source as it may be shown: its file: and env: alternatives
+ * (where the value comes from), never a literal one (the value itself). */
 static json_t *
-strlist(char **v, int n)
+secret_source(const char *spec)
 {
-	json_t *a = json_array();
+	char copy[1024], out[1024] = "", *alt, *save;
 
-	for (int i = 0; i < n; i++)
-		json_array_append_new(a, json_string(v[i]));
-	return a;
+	snprintf(copy, sizeof copy, "%s", spec);
+	for (alt = strtok_r(copy, " \t", &save); alt; alt = strtok_r(NULL, " \t", &save))
+		snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", out[0] ? " " : "",
+		    !strncmp(alt, "file:", 5) || !strncmp(alt, "env:", 4) || !strncmp(alt, "env-file:", 9) ?
+		    alt : "(redacted)");
+	return json_string(out);
+}
+
+/* A header or credentials template as it may be shown: a credential
+ * written literally (no placeholder in it) is redacted. */
+static json_t *
+shown_template(const char *t, int credential)
+{
+	const char *v = strchr(t, ':');
+	char out[1024];
+
+	if (!v || strchr(v, '{') || !credential)
+		return json_string(t);
+	snprintf(out, sizeof out, "%.*s: (redacted)", (int)(v - t), t);
+	return json_string(out);
+}
+
+static int
+credential_header(const char *h)
+{
+	static const char *const words[] = { "auth", "token", "key", "secret", "sign", "pass", "cookie",
+		NULL };
+	char name[128];
+	size_t n = strcspn(h, ":");
+
+	snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name - 1 ? n : sizeof name - 1), h);
+	for (char *c = name; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	for (int i = 0; words[i]; i++)
+		if (strstr(name, words[i]))
+			return 1;
+	return 0;
 }
 
 int
@@ -267,20 +333,21 @@ admin_profile(int argc, char **argv)
 			json_object_set_new(req, reqs[r], json_pack("{ss ss ss?}", "method", p->req[r].method,
 			    "url", p->req[r].url, "body", p->req[r].body));
 	json_object_set_new(o, "requests", req);
-	json_object_set_new(o, "headers", strlist(p->headers, p->nheaders));
-	for (int i = 0; i < p->nvars; i++) {
-		const char *v = p->vars[i].value;
+	{
+		json_t *hs = json_array();
 
-		/* A secret's source is shown (file:, env:), never a literal value. */
-		if (p->vars[i].secret && strncmp(v, "file:", 5) && strncmp(v, "env:", 4) &&
-		    strncmp(v, "env-file:", 9))
-			v = "(redacted)";
-		json_object_set_new(vars, p->vars[i].name, json_pack("{ss sb}", "value", v, "secret",
-		    p->vars[i].secret));
+		for (int i = 0; i < p->nheaders; i++)
+			json_array_append_new(hs, shown_template(p->headers[i],
+			    credential_header(p->headers[i])));
+		json_object_set_new(o, "headers", hs);
 	}
+	for (int i = 0; i < p->nvars; i++)
+		json_object_set_new(vars, p->vars[i].name, json_pack("{so sb}", "value",
+		    p->vars[i].secret ? secret_source(p->vars[i].value) : json_string(p->vars[i].value),
+		    "secret", p->vars[i].secret));
 	json_object_set_new(o, "vars", vars);
 	if (p->basic)
-		json_object_set_new(o, "basic", json_string(p->basic));
+		json_object_set_new(o, "basic", shown_template(p->basic, 1));
 	for (int i = 0; i < p->nrules; i++)
 		json_array_append_new(rules, json_pack("{sI ss}", "line", (json_int_t)p->rules[i].line,
 		    "outcome", sr_verdict_name(p->rules[i].verdict)));

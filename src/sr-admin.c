@@ -64,6 +64,8 @@ static const char usage[] =
 "  --since TIME    only entries from then on: 10m, 2h, 1d (ago), yesterday,\n"
 "                  2026-12-01T10:00Z, or epoch ms\n"
 "  --until TIME    (pause) when the pause ends by itself\n"
+"  --force         (limits, pause, breaker open) change an account no request ever\n"
+"                  named (refused otherwise: most likely a typo)\n"
 "  --table         aligned columns for people instead of JSONL\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "Environment: SRQ_PROFILES (carrier profiles), SRQ_MIN_INTERVAL_MS, SRQ_QPS...\n"
@@ -81,6 +83,7 @@ struct sr_config cfg;
 struct sr_redis rds;
 const char *reason = "", *who;
 const char *until_opt;
+int force_opt;
 static const char *carrier_opt, *ack, *account_opt, *since_opt;
 static long long since;
 
@@ -196,8 +199,12 @@ card_state(const char *card, const char *carrier, long long *now_ms)
 	last = hint(command, "last_call");
 	json_object_set_new(o, "ver", json_integer(hint(command, "ver")));
 	json_object_set_new(o, "last_call_ms", last ? json_integer(last) : json_null());
-	json_object_set_new(o, "interval_left_ms",
-	    json_integer(last + cfg.min_interval_ms > *now_ms ? last + cfg.min_interval_ms - *now_ms : 0));
+	{
+		long interval = sr_account(&cfg, carrier)->interval_ms;
+
+		json_object_set_new(o, "interval_left_ms",
+		    json_integer(last + interval > *now_ms ? last + interval - *now_ms : 0));
+	}
 	json_object_set_new(o, "command", command);
 	audit = audit_entries(sr_key_account(zkey, cfg.prefix, carrier, "audit"), card, 2000);
 	while (json_array_size(audit) > 10)
@@ -300,9 +307,9 @@ do_why(const char *card)
 		/* the account holds every call: paused, or its breaker */
 	} else if (hint(c, "confirming")) {
 		say(o, "confirming", "confirming an unknown result: a status query is due at %lld ms", due);
-	} else if (due > now && last && due <= last + cfg.min_interval_ms && !fails) {
+	} else if (due > now && last && due <= last + sr_account(&cfg, carrier)->interval_ms && !fails) {
 		say(o, "interval", "waiting for the card's interval: last call at %lld ms, next allowed at %lld ms",
-		    last, last + cfg.min_interval_ms);
+		    last, last + sr_account(&cfg, carrier)->interval_ms);
 	} else if (due > now && fails) {
 		say(o, "backoff", "backing off after %lld consecutive failures until %lld ms; last error: %s",
 		    fails, due, sr_jstr(c, "last_error") ? sr_jstr(c, "last_error") : "none");
@@ -617,7 +624,8 @@ sweep_ids(struct sweep *w, int device, int shard)
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
 	char k[5][SR_KEY_MAX], interval[24], gh[24], gn[24], gb[24], gd[24];
 
-	snprintf(interval, sizeof interval, "%ld", cfg.min_interval_ms);
+	snprintf(interval, sizeof interval, "%ld", w->carrier ? sr_account(&cfg, w->carrier)->interval_ms :
+	    cfg.min_interval_ms);
 	snprintf(gh, sizeof gh, "%ld", grace_high);
 	snprintf(gn, sizeof gn, "%ld", grace_normal);
 	snprintf(gb, sizeof gb, "%ld", grace_bulk);
@@ -829,7 +837,7 @@ int
 main(int argc, char *argv[])
 {
 	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT, O_GH, O_GN, O_GB, O_GD, O_TABLE,
-		O_UNTIL };
+		O_UNTIL, O_FORCE };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "reason", required_argument, NULL, O_REASON },
@@ -839,6 +847,7 @@ main(int argc, char *argv[])
 		{ "account", required_argument, NULL, O_ACCOUNT },
 		{ "table", no_argument, NULL, O_TABLE },
 		{ "until", required_argument, NULL, O_UNTIL },
+		{ "force", no_argument, NULL, O_FORCE },
 		{ "grace-high", required_argument, NULL, O_GH },
 		{ "grace-normal", required_argument, NULL, O_GN },
 		{ "grace-bulk", required_argument, NULL, O_GB },
@@ -876,6 +885,7 @@ main(int argc, char *argv[])
 			account_opt = optarg;
 			break;
 		case O_UNTIL: until_opt = optarg; break;
+		case O_FORCE: force_opt = 1; break;
 		default:
 			if (!sr_config_option(&cfg, c, optarg, usage))
 				sr_usage(SR_EX_USAGE, usage);

@@ -364,7 +364,7 @@ schedule(void)
 		if ((ready = sr_edge_ready(gw, e)) == 0)
 			continue; /* its token is being fetched */
 		if (ready < 0) {
-			it->call.class = "auth";
+			it->call.class = e->auth_class ? e->auth_class : "auth";
 			emit_result(it, "retry", e->auth_error);
 			continue;
 		}

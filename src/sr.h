@@ -511,6 +511,7 @@ struct sr_edge {
 	int auth_gen;         /* bumped by each re-authentication */
 	int auth_failed;
 	int64_t auth_failed_until; /* then a new fetch may be tried */
+	const char *auth_class;    /* its calls' class: auth (refused), not_sent (unreachable) */
 	char auth_error[200];
 	char *token;          /* a fetched token, and until when it is used (mono ms) */
 	int64_t token_until;

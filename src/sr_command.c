@@ -60,7 +60,6 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 	c->size = sr_malloc((size_t)(n + 1) * sizeof *c->size);
 	c->order = sr_malloc((size_t)(n + 1) * sizeof *c->order);
 	memset(taken, 0, (size_t)n + 1);
-	snprintf(interval, sizeof interval, "%ld", cfg->min_interval_ms);
 	snprintf(maxlen, sizeof maxlen, "%ld", cfg->audit_maxlen);
 	/* Group by carrier, keeping input order inside each group. */
 	for (int i = 0; i < n; i++) {
@@ -88,6 +87,8 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 		argv[argc++] = sr_key_account(keys[5], cfg->prefix, carrier, "confirming");
 		for (int k = s; k < e; k++)
 			argv[argc++] = sr_key_card(keys[6 + k - s], cfg->prefix, carrier, c->order[k]->card);
+		/* the account's interval: its profile's, or the environment's */
+		snprintf(interval, sizeof interval, "%ld", sr_account(cfg, carrier)->interval_ms);
 		argv[argc++] = interval;
 		argv[argc++] = maxlen;
 		for (int k = s; k < e; k++) {

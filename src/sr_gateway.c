@@ -42,7 +42,9 @@
 
 struct secret {
 	char name[40];
-	char *value;      /* NULL: not set */
+	char *value;      /* NULL: not set, or unreadable (failed) */
+	int failed;
+	char error[200];
 	char path[512];   /* the file it came from, if any */
 	struct timespec mtime;
 	int64_t checked;  /* when the file was last looked at (mono ms) */
@@ -286,8 +288,13 @@ secret_value(struct build *b, const struct sr_var *v, int *failed)
 	for (int i = 0; i < e->nsecrets; i++)
 		if (!strcmp(e->secrets[i].name, v->name))
 			s = &e->secrets[i];
-	if (s && (!s->path[0] || now - s->checked < 1000))
+	if (s && (!s->path[0] || now - s->checked < 1000)) {
+		if (s->failed) { /* still unreadable: no request without it */
+			snprintf(b->err, sizeof b->err, "%s", s->error);
+			*failed = 1;
+		}
 		return s->value;
+	}
 	if (s && s->path[0]) {
 		struct stat st;
 
@@ -309,6 +316,7 @@ secret_value(struct build *b, const struct sr_var *v, int *failed)
 	s->value = NULL;
 	s->path[0] = '\0';
 	s->checked = now;
+	s->failed = 0;
 	snprintf(spec, sizeof spec, "%s", v->value);
 	for (alt = strtok_r(spec, " \t", &save); alt; alt = strtok_r(NULL, " \t", &save)) {
 		const char *path = NULL;
@@ -339,8 +347,10 @@ secret_value(struct build *b, const struct sr_var *v, int *failed)
 			return s->value;
 		}
 		snprintf(s->path, sizeof s->path, "%s", path);
-		if (!(s->value = read_secret_file(s->path, &s->mtime, b->err, sizeof b->err)))
-			*failed = 1;
+		if (!(s->value = read_secret_file(s->path, &s->mtime, b->err, sizeof b->err))) {
+			*failed = s->failed = 1;
+			snprintf(s->error, sizeof s->error, "%s", b->err);
+		}
 		return s->value;
 	}
 	return NULL;
@@ -877,6 +887,7 @@ sr_edge_ready(struct sr_gateway *gw, struct sr_edge *e)
 		token_forget(e);
 		if (start(gw, e, e->fetch) < 0) {
 			snprintf(e->auth_error, sizeof e->auth_error, "%s", e->fetch->error);
+			e->auth_class = "auth";
 			e->auth_failed = 1;
 			e->auth_failed_until = sr_mono_ms() + AUTH_RETRY_MS;
 			cleanup(e->fetch);
@@ -909,6 +920,10 @@ fetch_done(struct sr_edge *e, CURLcode rc, long http)
 	char tok[2048] = "", ttl[32] = "", msg[160] = "";
 	long ttl_s = p->token_ttl_s > 0 ? p->token_ttl_s : 1800;
 
+	/* The carrier unreachable or failing is not a refused login: those
+	 * calls were not sent (the breaker counts them), they did not fail to
+	 * authenticate (which opens it at once). */
+	e->auth_class = rc != CURLE_OK || http >= 500 ? "not_sent" : "auth";
 	if (rc != CURLE_OK)
 		snprintf(e->auth_error, sizeof e->auth_error, "token fetch failed: %s",
 		    curl_easy_strerror(rc));

@@ -41,6 +41,7 @@ struct parse {
 	int line, depth;
 	char err[300];
 	char **seen; /* the keys this file set (a repeatable key: its first line) */
+	int *seen_line;
 	int nseen;
 };
 
@@ -152,6 +153,8 @@ parse_rule(struct parse *ps, char *v, struct sr_rule **rules, int *nrules)
 	for (tok = strtok_r(v, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
 		if (!strcmp(tok, "*"))
 			continue;
+		if ((!strncmp(tok, "http=", 5) && !tok[5]) || (!strncmp(tok, "code=", 5) && !tok[5]))
+			return perr(ps, "rule: '%s' names nothing (an empty list would match every answer)", tok);
 		if (!strncmp(tok, "http=", 5)) {
 			char *part, *s2;
 
@@ -239,6 +242,8 @@ first_in_file(struct parse *ps, const char *key, int repeatable)
 				return 0;
 			return perr(ps, "'%s' is set twice", key);
 		}
+	ps->seen_line = sr_realloc(ps->seen_line, (size_t)(ps->nseen + 1) * sizeof *ps->seen_line);
+	ps->seen_line[ps->nseen] = ps->line;
 	push_str(&ps->seen, &ps->nseen, key);
 	if (!repeatable)
 		return 1;
@@ -326,6 +331,7 @@ parse_from(struct parse *ps, const char *name)
 	for (int i = 0; i < base.nseen; i++)
 		free(base.seen[i]);
 	free(base.seen);
+	free(base.seen_line);
 	if (rc < 0) {
 		snprintf(ps->err, sizeof ps->err, "%s", base.err);
 		return -1;
@@ -504,6 +510,82 @@ profile_init(struct sr_profile *p)
 		p->req[r].type = -1;
 }
 
+/* The line of a key this file set (0: it came from a base profile). */
+static int
+line_of(const struct parse *ps, const char *key)
+{
+	for (int i = 0; i < ps->nseen; i++)
+		if (!strcmp(ps->seen[i], key))
+			return ps->seen_line[i];
+	return 0;
+}
+
+/* Every {name} of a template is a placeholder the profile knows: a typo
+ * ({crad}) is a configuration error now, not a request that fails later. */
+static int
+check_names(struct parse *ps, const char *key, const char *tmpl)
+{
+	const struct sr_profile *p = ps->p;
+
+	for (const char *t = tmpl ? tmpl : ""; (t = strchr(t, '{'));) {
+		const char *q = t + 1;
+		int known = 0;
+
+		while (islower((unsigned char)*q) || isdigit((unsigned char)*q) || *q == '_')
+			q++;
+		if (*q != '}' || q == t + 1) {
+			t++;
+			continue;
+		}
+		for (int i = 0; builtin_names[i] && !known; i++)
+			known = strlen(builtin_names[i]) == (size_t)(q - t - 1) &&
+			    !strncmp(builtin_names[i], t + 1, (size_t)(q - t - 1));
+		for (int i = 0; i < p->nvars && !known; i++)
+			known = strlen(p->vars[i].name) == (size_t)(q - t - 1) &&
+			    !strncmp(p->vars[i].name, t + 1, (size_t)(q - t - 1));
+		if (!known) {
+			char what[160];
+
+			ps->line = line_of(ps, key);
+			snprintf(what, sizeof what, "%s: unknown placeholder {%.*s}", key, (int)(q - t - 1),
+			    t + 1);
+			return perr(ps, "%s", what);
+		}
+		t = q + 1;
+	}
+	return 0;
+}
+
+static int
+check_templates(struct parse *ps)
+{
+	struct sr_profile *p = ps->p;
+	static const char *const reqs[] = { "stop", "resume", "query", "token" };
+	char key[64];
+
+	if (check_names(ps, "base", p->base) < 0 || check_names(ps, "reqid", p->reqid) < 0 ||
+	    check_names(ps, "basic", p->basic) < 0 || check_names(ps, "sign.input", p->sign_input) < 0 ||
+	    check_names(ps, "sign.key", p->sign_key) < 0)
+		return -1;
+	for (int r = 0; r < 4; r++) {
+		snprintf(key, sizeof key, "%s.url", reqs[r]);
+		if (check_names(ps, key, p->req[r].url) < 0)
+			return -1;
+		snprintf(key, sizeof key, "%s.body", reqs[r]);
+		if (check_names(ps, key, p->req[r].body) < 0)
+			return -1;
+	}
+	for (int i = 0; i < p->nheaders; i++)
+		if (check_names(ps, "header", p->headers[i]) < 0)
+			return -1;
+	for (int i = 0; i < p->nvars; i++) {
+		snprintf(key, sizeof key, "%s.%s", p->vars[i].secret ? "secret" : "set", p->vars[i].name);
+		if (check_names(ps, key, p->vars[i].value) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The checks that need the whole profile. */
 static int
 profile_check(struct parse *ps)
@@ -511,6 +593,8 @@ profile_check(struct parse *ps)
 	struct sr_profile *p = ps->p;
 	static const char *const reqs[] = { "stop", "resume", "query" };
 
+	if (check_templates(ps) < 0)
+		return -1;
 	ps->line = 0;
 	for (int r = 0; r < 3; r++)
 		if (!p->req[r].url || !p->req[r].method)
@@ -585,6 +669,7 @@ sr_profile_parse(const char *text, const char *name, const char *file, const cha
 	for (int i = 0; i < ps.nseen; i++)
 		free(ps.seen[i]);
 	free(ps.seen);
+	free(ps.seen_line);
 	if (rc == 0)
 		return p;
 	snprintf(err, errlen, "%s", ps.err);

@@ -121,3 +121,44 @@ backlog() {
 	assert_equal "$(echo "$output" | jq -r 'select(.event | startswith("admin:")) | "\(.event) \(.why)"' | tr '\n' ',')" \
 		"admin:open carrier incident,admin:close incident over,"
 }
+
+@test "opened by hand or paused while calls are in flight: nothing is parked, the drain completes once closed" {
+	export SRQ_QPS=5
+	gwsim_start --qps 5
+	backlog 20 c1
+	drain 60 >/dev/null &
+	pid=$!
+	for i in $(seq 100); do [ "$(wc -l <"$T/gw.log")" -ge 3 ] && break; sleep 0.05; done
+	run -0 sr-admin breaker c1 open --reason "incident"
+	sleep 1
+	run -0 sr-admin breaker c1 close --reason "over"
+	for i in $(seq 100); do [ "$(wc -l <"$T/gw.log")" -ge 8 ] && break; sleep 0.05; done
+	run -0 sr-admin pause c1 --reason "maintenance"
+	sleep 1
+	run -0 sr-admin resume c1 --reason "done"
+	wait "$pid"
+	# Every card was called and stopped: none left behind its blocked gate.
+	assert_equal "$(jq -s '[.[] | select(.code == "OK")] | length' "$T/gw.log")" 20
+	run rcli --scan --pattern 't:carrier:*:stop_resume*'
+	assert_output ''
+}
+
+@test "a secret file that disappears: no request goes out without its credentials" {
+	printf 'right-token\n' >"$T/carrier.token"
+	cp "$T/carrier.token" "$T/srq.token"
+	export SRQ_GATEWAY_TOKEN_FILE="$T/srq.token"
+	gwsim_start --token-file "$T/carrier.token"
+	backlog 30 c1
+	sr-claim --follow --for 8 | sr-exec | sr-confirm >/dev/null &
+	pid=$!
+	for i in $(seq 100); do [ "$(wc -l <"$T/gw.log")" -ge 5 ] && break; sleep 0.05; done
+	mv "$T/srq.token" "$T/srq.token.away"
+	sleep 2
+	mv "$T/srq.token.away" "$T/srq.token"
+	wait "$pid" || true
+	# The carrier never saw a request without the token (no 401)...
+	assert_equal "$(jq -s '[.[] | select(.http == 401)] | length' "$T/gw.log")" 0
+	# ...and once the file was back, the calls went on.
+	run -0 drain 30
+	assert_equal "$(jq -s '[.[] | select(.code == "OK")] | length' "$T/gw.log")" 30
+}

@@ -46,7 +46,8 @@ backlog() { # backlog N ACCOUNT
 @test "paused, the direct path calls nothing either and queues the request; resume brings it back" {
 	gwsim_start
 	sr-admin switch off --reason "legacy path" >/dev/null
-	run -0 sr-admin pause c1 --reason "dispute with the carrier"
+	# No request named c1 yet: --force says the account is not a typo.
+	run -0 sr-admin pause c1 --force --reason "dispute with the carrier"
 	echo "$output" | jq -e '.paused_until_ms > 0'
 	run -3 --separate-stderr backlog 1 c1
 	echo "$output" | jq -e '.status == "direct_failed" and .tries == 0 and (.error | test("paused")) and .queued_ver > 0'
@@ -62,13 +63,22 @@ backlog() { # backlog N ACCOUNT
 }
 
 @test "pause and resume refuse what makes no sense, and say why" {
+	backlog 1 c1 >/dev/null
 	run -1 --separate-stderr sr-admin resume c1 --reason "x"
 	[[ $stderr == *"not paused"* ]]
+	# An account no request ever named is most likely a typo.
+	run -1 --separate-stderr sr-admin pause c-1 --reason "x"
+	[[ $stderr == *"account 'c-1' is unknown"*"--force"* ]]
+	run -1 --separate-stderr sr-admin limits c-1 qps=3 --reason "x"
+	assert_equal "$(rcli EXISTS 't:carrier:{c-1}:limits' 't:carrier:{c-1}:edge')" 0
 	run -2 --separate-stderr sr-admin pause c1 --until tomorrowish --reason "x"
 	[[ $stderr == *"--until: 'tomorrowish' is not a time"* ]]
 	# Epoch seconds would be read as milliseconds in 1970: refused.
 	run -2 --separate-stderr sr-admin pause c1 --until "$(date +%s)" --reason "x"
 	run -1 --separate-stderr sr-admin pause c1 --until 2020-01-01T00:00Z --reason "x"
+	[[ $stderr == *"in the past"* ]]
+	# The epoch itself is in the past too, not "until resumed".
+	run -1 --separate-stderr sr-admin pause c1 --until 1970-01-01 --reason "x"
 	[[ $stderr == *"in the past"* ]]
 	run -2 sr-admin pause --reason "no account"
 	# An ISO time works, and the pause says until when.

@@ -68,7 +68,21 @@ converged() {
 	# Throttled inside HTTP 200, and called again.
 	jq -s -e '[.[] | select(.code == "12040")] | length > 0' "$T/gw.log"
 	converged 40 5
-	assert_equal "$(jq -r .state "$T/finals" | sort -u | tr '\n' ' ')" "done requeued "
+}
+
+@test "onelink-like: two pipelines at once, every request's transid still unique" {
+	printf 'pw\n' >"$T/pw"
+	example_profile onelink
+	cp "$T/pw" "$T/secrets/cmcc-1.password"
+	gwsim_start --profile onelink --password-file "$T/pw" --qps 5 --latency-ms 100
+	backlog 20 cmcc-1
+	drain 60 >/dev/null &
+	pid=$!
+	drain 60 >/dev/null &
+	pid2=$!
+	wait "$pid" "$pid2"
+	assert_equal "$(jq -r .key "$T/gw.log" | sort | uniq -d)" ''
+	converged 20 5
 }
 
 @test "cisco-like: HTTP Basic, 5 calls a second and one in flight, asynchronous changes confirmed by status queries" {
@@ -118,15 +132,17 @@ converged() {
 
 @test "sr-admin profile: the resolved profile, secrets redacted, and checked" {
 	printf 'app-s3cret-42\n' >"$T/pw"
-	example_profile onelink 'secret.literal = hunter2-literal'
+	example_profile onelink 'secret.literal = env:NOT_SET_HERE hunter2-literal' \
+		'header = X-Api-Key: literal-key-77'
 	cp "$T/pw" "$T/secrets/cmcc-1.password"
 	run -0 --separate-stderr sr-admin profile cmcc-1
 	echo "$output" | jq -e '.profile == "onelink" and .limits.qps == 5 and .limits.max_inflight == 4
 		and .vars.password.secret and (.vars.password.value | startswith("file:"))
-		and .vars.literal.value == "(redacted)"
+		and .vars.literal.value == "env:NOT_SET_HERE (redacted)"
+		and (.headers | index("X-Api-Key: (redacted)"))
 		and .check.secrets.password == "set" and .check.ok == null and .ok
 		and (.check.requests | to_entries | all(.value == "ok"))'
-	[[ $output != *app-s3cret-42* && $output != *hunter2-literal* ]]
+	[[ $output != *app-s3cret-42* && $output != *hunter2-literal* && $output != *literal-key-77* ]]
 	# A signed request (HMAC-SHA256 over the sorted parameters and a
 	# timestamp, in a header) builds too.
 	PROFILE_NAME=signed profiles 'from = default' 'accounts = signed-*' 'secret.app = env:APP_SECRET' \
@@ -149,7 +165,17 @@ converged() {
 	run -0 sr-admin profile other
 	echo "$output" | jq -e '.profile == "default" and .limits.qps == 3'
 	# A broken profile is a configuration error, named with its line.
+	cp "$T/profiles/onelink.profile" "$T/onelink.good"
 	echo 'burst = lots' >>"$T/profiles/onelink.profile"
 	run -2 --separate-stderr sr-admin profile cmcc-1
 	[[ $stderr == *"onelink.profile: line"*"burst: 'lots' is not an integer"* ]]
+	# So is a misspelt placeholder, and a rule whose list is empty (it would
+	# match every answer).
+	sed 's/{card}/{crad}/' "$T/onelink.good" >"$T/profiles/onelink.profile"
+	run -2 --separate-stderr sr-admin profile cmcc-1
+	[[ $stderr == *"onelink.profile: line"*"unknown placeholder {crad}"* ]]
+	{ cat "$T/onelink.good"; echo 'rule = code= => ok'; } >"$T/profiles/onelink.profile"
+	run -2 --separate-stderr sr-admin profile cmcc-1
+	[[ $stderr == *"'code=' names nothing"* ]]
+	cp "$T/onelink.good" "$T/profiles/onelink.profile"
 }

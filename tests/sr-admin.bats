@@ -44,9 +44,9 @@ why_state() {
 	sr-claim --carrier c1 | sr-exec | sr-confirm >/dev/null
 	assert_equal "$(why_state S1)" superseded
 	# Rate: the account's last second is used up.
+	req R1 "$PAST" active c2
 	sr-admin limits c2 qps=1 >/dev/null
 	export SRQ_RATE_WINDOW_MS=5000
-	req R1 "$PAST" active c2
 	drain 10 >/dev/null
 	req R2 "$PAST" active c2
 	assert_equal "$(why_state R2)" rate

@@ -104,3 +104,16 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	# dev-eval waited for the lock instead of giving up or overlapping.
 	assert_equal "$(jq -r .state "$T/deveval" | sort -u)" done
 }
+
+@test "switch off: a call refused for rate gives the card's interval back and is tried again" {
+	# The carrier allows one call a second; srq's pace allows more, so the
+	# second card's first call is refused (429), not applied.
+	gwsim_start --qps 1
+	sr-admin switch off --reason "legacy path" >/dev/null
+	run -0 sr-enqueue < <(req A1 "$PAST"; req A2 "$PAST")
+	assert_equal "$(echo "$output" | jq -r '"\(.card) \(.status) \(.tries)"' | tr '\n' ',')" \
+		"A1 direct_ok 1,A2 direct_ok 2,"
+	assert_equal "$(jq -r '"\(.card) \(.http)"' "$T/gw.log" | tr '\n' ',')" "A1 200,A2 429,A2 200,"
+	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+}

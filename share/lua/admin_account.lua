@@ -5,7 +5,7 @@
     limits   set per-account limits: ARGV[6..] field, value pairs (qps,
              running, burst; each at least 1: a limit of 0 would mean "no
              limit", so pausing is its own operation)
-    pause    no call to the account until ARGV[6] (ms on the Redis clock; 0:
+    pause    no call to the account until ARGV[6] (ms on the Redis clock; '':
              until resumed); its commands stay queued, untouched
     resume   end a pause
     open     open the breaker by hand: no call, no probe, until closed
@@ -41,9 +41,8 @@ if op == 'limits' then
     entry[#entry + 1] = ARGV[i + 1]
   end
 elseif op == 'pause' then
-  local untilMs = tonumber(ARGV[6]) or 0
-  if untilMs == 0 then untilMs = forever end
-  if untilMs <= now then return redis.error_reply('pause: --until is in the past') end
+  local untilMs = ARGV[6] == '' and forever or tonumber(ARGV[6])
+  if not untilMs or untilMs <= now then return redis.error_reply('pause: --until is in the past') end
   rcall('HSET', edgeKey, 'pause_until', untilMs, 'pause_since', now, 'pause_who', who,
     'pause_why', why)
   entry[#entry + 1] = 'until'

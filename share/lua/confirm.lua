@@ -104,11 +104,11 @@ end
 -- claim, and the token that passed the gate for that call ('called') or
 -- query ('queried'). A replayed line finds them gone (released when the
 -- first copy was applied); a forged one never had them.
-rcall('ZREM', runningKey, token)
 local mine = claim == token and ((kind == 'call' and h[10] == token) or
   (kind == 'query' and h[16] == token))
 local live = mine
 if live then
+  rcall('ZREM', runningKey, token)
   rcall('HINCRBY', bucket, (kind == 'query' and 'query_' or 'out_') .. outcome, 1)
   rcall('HINCRBY', bucket, 'finishes', 1)
   rcall('EXPIRE', bucket, 7200)

@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# integrity.bats - a result changes state only if it is the live claim's own
+# call or query that went through the gate; forged, foreign, replayed and
+# stale results and tasks change nothing: not the queue, not the card's
+# facts, not the account's rate or breaker, not the carrier (its log).
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+	gwsim_start
+	K='t:carrier:{c1}:card:X1'
+}
+
+teardown() {
+	srq_teardown
+}
+
+req() { # req CARD PKG_EXPIRES_AT [SCENE]
+	printf '{"card":"%s","carrier":"c1","scene":"%s","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$1" "${3:-package_expired}" "$2" | sr-enqueue >/dev/null
+}
+
+# snapshot: every key srq keeps for the account and the card, as it stands.
+snapshot() {
+	{
+		rcli HGETALL "$K"
+		rcli HGETALL t:card:X1:facts
+		rcli HGETALL 't:carrier:{c1}:edge'
+		for q in stop_resume stop_resume:high stop_resume:bulk sr_running frozen; do
+			rcli ZRANGE "t:carrier:{c1}:$q" 0 -1 WITHSCORES
+		done
+		rcli SMEMBERS 't:carrier:{c1}:confirming'
+		rcli HGETALL 't:carrier:{c1}:alerts_open'
+	} | grep -v -e '^lease_until$' -e '^[0-9]\{13\}$'
+}
+
+line() { # line TASK TOKEN OUTCOME [EXTRA-JSON]
+	printf '{"task":"%s","card":"X1","carrier":"c1","action":"stop","ver":1,"token":"%s","outcome":"%s"%s}\n' \
+		"$1" "$2" "$3" "${4:-}"
+}
+
+@test "a result with a forged token finishes nothing" {
+	req X1 "$PAST"
+	before=$(snapshot)
+	run -0 sr-confirm <<<"$(line call forged ok)"
+	assert_output --partial '"state":"stale"'
+	assert_equal "$(snapshot)" "$before"
+	assert_equal "$(rcli HGET t:card:X1:facts status)" active
+	assert_equal "$(wc -l <"$T/gw.log")" 0
+}
+
+@test "the live claim's token, for a task that never went through the gate, finishes nothing" {
+	req X1 "$PAST"
+	sr-claim >"$T/task"
+	token=$(jq -r .token "$T/task")
+	before=$(snapshot)
+	run -0 sr-confirm <<<"$(line call "$token" ok)"
+	assert_output --partial '"state":"stale"'
+	run -0 sr-confirm <<<"$(line query "$token" ok ',"observed":"stopped"')"
+	assert_output --partial '"state":"stale"'
+	run -0 sr-confirm <<<"$(line call "$token" superseded)"
+	run -0 sr-confirm <<<"$(line call "$token" blocked ',"gate":"paused"')"
+	assert_equal "$(snapshot)" "$before"
+	assert_equal "$(rcli HGET t:card:X1:facts status)" active
+	# The real task still goes through and finishes it, once.
+	run -0 bash -c "sr-exec <'$T/task' | sr-confirm"
+	assert_output --partial '"state":"done"'
+	assert_equal "$(jq -r .kind "$T/gw.log")" stop
+}
+
+@test "a replayed task does not call the carrier twice" {
+	req X1 "$PAST"
+	sr-claim >"$T/task"
+	sr-exec <"$T/task" >"$T/r1"
+	sleep 1.5 # past the card's interval (1.2 s), as in the replay seen
+	sr-exec <"$T/task" >"$T/r2"
+	sr-exec <"$T/task" >"$T/r3"
+	assert_equal "$(jq -r .outcome "$T/r1")" ok
+	assert_equal "$(jq -r '"\(.outcome) \(.gate)"' "$T/r2" "$T/r3" | sort -u)" "blocked replayed"
+	assert_equal "$(wc -l <"$T/gw.log")" 1
+	run -0 sr-confirm <"$T/r1"
+	assert_output --partial '"state":"done"'
+}
+
+@test "replayed results change nothing: not the queue, the facts, the account's rate or breaker" {
+	for i in 1 2 3 4 5 6; do req "R$i" "$PAST"; done
+	gwsim_start --fault-429 0.5 --seed 2
+	sr-claim | sr-exec >"$T/results"
+	sr-confirm <"$T/results" >/dev/null
+	jq -e -s 'any(.[]; .class == "throttled")' "$T/results"
+	edge=$(rcli HGETALL 't:carrier:{c1}:edge' | grep -v -e '^tat$' -e '^[0-9.]*$' | sort | tr '\n' ' ')
+	audit=$(rcli XLEN 't:carrier:{c1}:audit')
+	# The same results, three more times (the README's tee, run again).
+	for i in 1 2 3; do
+		run -0 sr-confirm <"$T/results"
+		assert_equal "$(echo "$output" | jq -r .state | sort -u)" stale
+	done
+	assert_equal "$(rcli HGETALL 't:carrier:{c1}:edge' | grep -v -e '^tat$' -e '^[0-9.]*$' | sort | tr '\n' ' ')" "$edge"
+	assert_equal "$(rcli XLEN 't:carrier:{c1}:audit')" "$audit"
+	assert_equal "$(sr-admin breaker c1 | jq -r .breaker)" closed
+	# Made-up failures for cards nobody claimed cannot open the breaker.
+	for i in 1 2 3 4 5 6 7 8; do
+		printf '{"task":"call","card":"N%d","carrier":"c1","action":"stop","ver":1,"token":"1-%d","outcome":"unknown","http":500}\n' "$i" "$i"
+	done | sr-confirm >/dev/null
+	assert_equal "$(sr-admin breaker c1 | jq -r .breaker)" closed
+}
+
+@test "a stale result does not rewrite the card's facts" {
+	req X1 "$PAST"
+	sr-claim | sr-exec >"$T/v1" # version 1 stopped the card...
+	assert_equal "$(jq -r .outcome "$T/v1")" ok
+	sr-confirm <"$T/v1" >/dev/null
+	assert_equal "$(rcli HGET t:card:X1:facts status)" stopped
+	# ...the customer renewed (v2 resumes it, after the interval)...
+	req X1 "$FUTURE" order
+	run -0 drain 10
+	assert_equal "$(rcli HGET t:card:X1:facts status)" active
+	# ...and an old v1 result replayed now must not say "stopped" again: the
+	# next expiry would be judged a no-op and the card never stopped.
+	run -0 sr-confirm <"$T/v1"
+	assert_output --partial '"state":"stale"'
+	assert_equal "$(rcli HGET t:card:X1:facts status)" active
+	req X1 "$PAST"
+	assert_equal "$(rcli HGET "$K" action)" stop
+}
