@@ -41,9 +41,10 @@ all: $(TOOLS:%=$(BIN)/%)
 
 # The Lua scripts are embedded: what is installed is exactly what Redis runs.
 # scripts/lua-embed expands the includes and generates the enum of scripts.
-src/sr_lua_gen.c: $(LUA) $(LUA_INC) scripts/lua-embed
+# One grouped rule for both files: every object that includes the enum is
+# rebuilt whenever a script is added or removed.
+src/sr_lua_gen.c src/sr_lua_gen.h &: $(LUA) $(LUA_INC) scripts/lua-embed
 	@scripts/lua-embed src/sr_lua_gen $(LUA)
-src/sr_lua_gen.h: src/sr_lua_gen.c
 
 # The default carrier profile is built in, from the file that documents it.
 src/sr_profile_gen.c: share/profiles/default.profile

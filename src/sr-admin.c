@@ -94,6 +94,8 @@ cmd(int argc, const char **argv)
 
 	if (!rep)
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	if (rep->type == REDIS_REPLY_ERROR)
+		sr_die(SR_EX_BACKEND, "%s: %s", argv[0], rep->str);
 	return rep;
 }
 
@@ -328,114 +330,55 @@ do_why(const char *card)
 	return SR_EX_OK;
 }
 
-/* retry / freeze / drop one card, atomically, audited. */
+/* retry / freeze / drop one card: one script reads and writes the command
+ * with its audit entry (share/lua/admin_card.lua). */
 static int
 do_mutate(const char *what, const char *card)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char *carrier = card_carrier(card), key[SR_KEY_MAX], q[3][SR_KEY_MAX], fz[SR_KEY_MAX],
-	    au[SR_KEY_MAX], cf[SR_KEY_MAX], now_s[24], ver[24], maxlen[24];
-	const char *action, *prio;
-	json_t *c, *o;
+	char *carrier = card_carrier(card), keys[8][SR_KEY_MAX], maxlen[24];
+	const char *argv[13];
 	redisReply *rep;
-	long long now;
+	json_t *o;
+	int n = 0;
 
 	if (!carrier) {
 		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
 		return SR_EX_REJECTED;
 	}
-	{
-		const char *a[] = { "HGETALL", sr_key_card(key, cfg.prefix, carrier, card) };
-
-		c = hash_obj(rep = cmd(2, a));
-		freeReplyObject(rep);
-	}
-	action = sr_jstr(c, "action");
-	if (!action) {
-		fprintf(stderr, "%s: card '%s': no command to %s\n", sr_prog, card, what);
-		json_decref(c);
-		free(carrier);
-		return SR_EX_REJECTED;
-	}
-	now = sr_redis_time_ms(&rds);
-	snprintf(now_s, sizeof now_s, "%lld", now);
-	snprintf(ver, sizeof ver, "%lld", hint(c, "ver"));
 	snprintf(maxlen, sizeof maxlen, "%ld", cfg.audit_maxlen);
-	prio = sr_jstr(c, "prio") ? sr_jstr(c, "prio") : "1";
+	argv[n++] = sr_key_card(keys[0], cfg.prefix, carrier, card);
 	for (int i = 0; i < 3; i++)
-		sr_key_account(q[i], cfg.prefix, carrier, qs[i]);
-	sr_key_account(fz, cfg.prefix, carrier, "frozen");
-	sr_key_account(au, cfg.prefix, carrier, "audit");
-	sr_key_account(cf, cfg.prefix, carrier, "confirming");
-	{
-		const char *m[] = { "MULTI" };
+		argv[n++] = sr_key_account(keys[1 + i], cfg.prefix, carrier, qs[i]);
+	argv[n++] = sr_key_account(keys[4], cfg.prefix, carrier, "frozen");
+	argv[n++] = sr_key_account(keys[5], cfg.prefix, carrier, "confirming");
+	argv[n++] = sr_key_account(keys[6], cfg.prefix, carrier, "audit");
+	argv[n++] = sr_key_account(keys[7], cfg.prefix, carrier, "alerts_open");
+	argv[n++] = what;
+	argv[n++] = card;
+	argv[n++] = who;
+	argv[n++] = reason;
+	argv[n++] = maxlen;
+	sr_redis_append_script(&rds, SR_LUA_ADMIN_CARD, 8, n, argv, NULL);
+	if (!(rep = sr_redis_reply(&rds)))
+		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	if (rep->type == REDIS_REPLY_ERROR) {
+		int backend = sr_redis_backend_error(rep->str);
 
-		sr_redis_append(&rds, 1, m, NULL);
+		if (backend)
+			fprintf(stderr, "%s: card '%s': %s refused by Redis: %s\n", sr_prog, card, what, rep->str);
+		else
+			fprintf(stderr, "%s: card '%s': %s to %s\n", sr_prog, card, rep->str, what);
+		freeReplyObject(rep);
+		free(carrier);
+		return backend ? SR_EX_BACKEND : SR_EX_REJECTED;
 	}
-	if (!strcmp(what, "retry")) {
-		const char *h[] = { "HDEL", key, "frozen", "fails", "first_fail", "last_error", "claim", "lease_until" };
-		const char *z[] = { "ZREM", fz, card };
-		const char *a[] = { "ZADD", q[atoi(prio) % 3], now_s, card };
-
-		sr_redis_append(&rds, 8, h, NULL);
-		sr_redis_append(&rds, 3, z, NULL);
-		sr_redis_append(&rds, 4, a, NULL);
-	} else if (!strcmp(what, "freeze")) {
-		const char *h[] = { "HSET", key, "frozen", "1" };
-		const char *z[] = { "ZADD", fz, now_s, card };
-
-		sr_redis_append(&rds, 4, h, NULL);
-		for (int i = 0; i < 3; i++) {
-			const char *r[] = { "ZREM", q[i], card };
-
-			sr_redis_append(&rds, 3, r, NULL);
-		}
-		sr_redis_append(&rds, 4, z, NULL);
-	} else { /* drop: a cancellation, like sr-enqueue's */
-		const char *v[] = { "HINCRBY", key, "ver", "1" };
-		const char *h[] = { "HDEL", key, "action", "reason", "scene", "source", "prio", "fails",
-			"first_fail", "last_error", "confirming", "frozen", "claim", "lease_until", "attempt", "called" };
-		const char *z[] = { "ZREM", fz, card };
-		const char *s[] = { "SREM", cf, card };
-
-		sr_redis_append(&rds, 4, v, NULL);
-		sr_redis_append(&rds, 16, h, NULL);
-		for (int i = 0; i < 3; i++) {
-			const char *r[] = { "ZREM", q[i], card };
-
-			sr_redis_append(&rds, 3, r, NULL);
-		}
-		sr_redis_append(&rds, 3, z, NULL);
-		sr_redis_append(&rds, 3, s, NULL);
-	}
-	{
-		char event[32], after[24];
-		const char *x[] = { "XADD", au, "MAXLEN", "~", maxlen, "*", "card", card, "ver_before", ver,
-			"ver_after", after, "event", event, "action", action, "who", who, "why", reason };
-		const char *e[] = { "EXEC" };
-
-		snprintf(event, sizeof event, "admin:%s", what);
-		snprintf(after, sizeof after, "%lld", hint(c, "ver") + !strcmp(what, "drop"));
-		sr_redis_append(&rds, 20, x, NULL);
-		sr_redis_append(&rds, 1, e, NULL);
-	}
-	rep = NULL;
-	while (rds.pending > 0) {
-		redisReply *r = sr_redis_reply(&rds);
-
-		if (!r)
-			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		if (rep)
-			freeReplyObject(rep);
-		rep = r; /* the last is EXEC's */
-	}
-	if (!rep || rep->type != REDIS_REPLY_ARRAY)
-		sr_die(SR_EX_BACKEND, "card '%s': %s failed", card, what);
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 || rep->element[0]->type != REDIS_REPLY_STRING)
+		sr_die(SR_EX_BACKEND, "card '%s': %s: unexpected reply from Redis", card, what);
+	o = json_pack("{ss ss ss ss sI}", "card", card, "carrier", carrier, "done", what, "action",
+	    rep->element[0]->str, "ver", (json_int_t)rep->element[1]->integer);
 	freeReplyObject(rep);
-	o = json_pack("{ss ss ss ss sI}", "card", card, "carrier", carrier, "done", what, "action", action,
-	    "ver", (json_int_t)(hint(c, "ver") + !strcmp(what, "drop")));
 	sr_out(o);
-	json_decref(c);
 	free(carrier);
 	return SR_EX_OK;
 }
@@ -518,21 +461,24 @@ do_alerts(const char *ack)
 		json_t *e;
 
 		if (ack) {
-			for (size_t j = 0; open->type == REDIS_REPLY_ARRAY && j + 1 < open->elements; j += 2)
-				if (!strcmp(open->element[j + 1]->str, ack)) {
-					const char *d[] = { "HDEL", ok, open->element[j]->str };
-					char au[SR_KEY_MAX];
-					const char *x[] = { "XADD", au, "MAXLEN", "~", "10000", "*", "what", "ack",
-						"alert", ack, "account", c, "who", who, "why", reason };
+			/* One script finds the cause, closes it and audits it. */
+			char au[SR_KEY_MAX], maxlen[24];
+			const char *x[] = { ok, sr_key_account(sk, cfg.prefix, c, "alerts"),
+				sr_key_account(au, cfg.prefix, c, "audit"), "ack", c, ack, who, reason, maxlen };
+			redisReply *r;
 
-					snprintf(au, sizeof au, "%s:admin_audit", cfg.prefix);
-					freeReplyObject(cmd(3, d));
-					freeReplyObject(cmd(16, x));
-					sr_out(json_pack("{ss ss ss}", "acked", ack, "account", c, "cause",
-					    open->element[j]->str));
-					found = 1;
-				}
+			snprintf(maxlen, sizeof maxlen, "%ld", cfg.audit_maxlen);
 			freeReplyObject(open);
+			sr_redis_append_script(&rds, SR_LUA_ALERT_ACCOUNT, 3, 9, x, NULL);
+			if (!(r = sr_redis_reply(&rds)))
+				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+			if (r->type == REDIS_REPLY_ERROR)
+				sr_die(SR_EX_BACKEND, "alert '%s': acknowledging: %s", ack, r->str);
+			if (r->type == REDIS_REPLY_STRING) {
+				sr_out(json_pack("{ss ss ss}", "acked", ack, "account", c, "cause", r->str));
+				found = 1;
+			}
+			freeReplyObject(r);
 			continue;
 		}
 		list = audit_entries(sr_key_account(sk, cfg.prefix, c, "alerts"), NULL, 10000);

@@ -339,10 +339,9 @@ append_read_facts(struct req *reqs, int n)
 {
 	const char *time_argv[] = { "TIME" };
 	char key[SR_KEY_MAX];
-	const char *switch_argv[] = { "GET", sr_key_switch(key, cfg.prefix) };
 
 	sr_redis_append(&rds, 1, time_argv, NULL);
-	sr_redis_append(&rds, 2, switch_argv, NULL);
+	sr_switch_append(&rds, &cfg);
 	for (int i = 0; i < n; i++) {
 		struct req *r = &reqs[i];
 		const char *dev = r->facts ? sr_jstr(r->facts, "device") : NULL;
@@ -379,11 +378,8 @@ read_facts(struct batch *b)
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
 		now = atoll(rep->element[0]->str);
 	freeReplyObject(rep);
-	if (!(rep = sr_redis_reply(&rds)))
+	if ((b->switch_on = sr_switch_read(&rds)) < 0)
 		return -1;
-	b->switch_on = !(rep->type == REDIS_REPLY_STRING && (!strcmp(rep->str, "0") ||
-	    !strcmp(rep->str, "off") || !strcmp(rep->str, "false")));
-	freeReplyObject(rep);
 	for (int i = 0; i < n; i++) {
 		struct req *r = &reqs[i];
 

@@ -69,49 +69,35 @@ parse_window(const char *s)
 	return v * unit;
 }
 
-/* Raise (once per cause, until resolved) or resolve an account-level alert. */
+/* Raise (once per cause, until resolved) or resolve an account-level alert:
+ * one script (share/lua/alert_account.lua), so a crash never leaves a cause
+ * marked open without its alert. */
 static void
 account_alert(const char *carrier, const char *kind, int over, double value, double threshold)
 {
 	char open[SR_KEY_MAX], stream[SR_KEY_MAX], cause[96], v[32], th[32];
+	char audit[SR_KEY_MAX];
 	redisReply *rep;
+	const char *argv[9];
+	int n = 0;
 
 	snprintf(cause, sizeof cause, "%s:%s", kind, carrier);
-	sr_key_account(open, cfg.prefix, carrier, "alerts_open");
-	if (!over) {
-		const char *d[] = { "HDEL", open, cause };
-
-		if ((rep = sr_redis_cmd(&rds, 3, d)))
-			freeReplyObject(rep);
-		return;
-	}
-	{
-		const char *nx[] = { "HSETNX", open, cause, "raising" };
-
-		if (!(rep = sr_redis_cmd(&rds, 4, nx)))
-			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		if (rep->integer == 0) {
-			freeReplyObject(rep);
-			return; /* already open */
-		}
-		freeReplyObject(rep);
-	}
 	snprintf(v, sizeof v, "%.3f", value);
 	snprintf(th, sizeof th, "%.2f", threshold);
-	{
-		const char *x[] = { "XADD", sr_key_account(stream, cfg.prefix, carrier, "alerts"), "MAXLEN", "~",
-			"10000", "*", "alert", kind, "account", carrier, "value", v, "threshold", th };
-
-		if (!(rep = sr_redis_cmd(&rds, 14, x)))
-			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-	}
-	if (rep->type == REDIS_REPLY_STRING) {
-		const char *h[] = { "HSET", open, cause, rep->str };
-		redisReply *r2 = sr_redis_cmd(&rds, 4, h);
-
-		if (r2)
-			freeReplyObject(r2);
-	}
+	argv[n++] = sr_key_account(open, cfg.prefix, carrier, "alerts_open");
+	argv[n++] = sr_key_account(stream, cfg.prefix, carrier, "alerts");
+	argv[n++] = sr_key_account(audit, cfg.prefix, carrier, "audit");
+	argv[n++] = over ? "raise" : "resolve";
+	argv[n++] = carrier;
+	argv[n++] = cause;
+	argv[n++] = kind;
+	argv[n++] = v;
+	argv[n++] = th;
+	sr_redis_append_script(&rds, SR_LUA_ALERT_ACCOUNT, 3, over ? n : 6, argv, NULL);
+	if (!(rep = sr_redis_reply(&rds)))
+		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	if (rep->type == REDIS_REPLY_ERROR)
+		sr_die(SR_EX_BACKEND, "account '%s': raising the %s alert: %s", carrier, kind, rep->str);
 	freeReplyObject(rep);
 }
 

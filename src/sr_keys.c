@@ -83,6 +83,6 @@ sr_key_device_lock(char *buf, const char *prefix, const char *device)
 char *
 sr_key_switch(char *buf, const char *prefix)
 {
-	snprintf(buf, SR_KEY_MAX, "%s:config:stop_resume_queue_enabled", prefix);
+	snprintf(buf, SR_KEY_MAX, "%s:{global}:stop_resume_queue_enabled", prefix);
 	return buf;
 }

@@ -98,7 +98,7 @@ why_state() {
 	run rcli XRANGE 't:carrier:{c1}:audit' - +
 	assert_line "carrier asked"
 	sr-admin switch on --reason "back to the queue" >/dev/null
-	run rcli XRANGE t:admin_audit - +
+	run rcli XRANGE 't:{global}:admin_audit' - +
 	assert_line "back to the queue"
 	run -2 sr-admin bogus
 	run -1 sr-admin why nobody-knows-me

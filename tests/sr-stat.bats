@@ -117,4 +117,15 @@ teardown() {
 	run -0 sr-stat --carrier c1
 	run -0 sr-admin alerts
 	assert_equal "$(echo "$output" | jq -r 'select(.alert == "amplification") | "\(.account) \(.open)"')" "c1 true"
+	# Acknowledged: closed, and audited in the account's stream with who and why.
+	id=$(echo "$output" | jq -r 'select(.alert == "amplification") | .id')
+	run -0 sr-admin alerts --ack "$id" --reason "carrier flaky, ticket 42"
+	assert_output --partial '"cause":"amplification:c1"'
+	run -0 sr-admin alerts
+	assert_equal "$(echo "$output" | jq -r 'select(.alert == "amplification") | .open')" false
+	run rcli XRANGE 't:carrier:{c1}:audit' - +
+	assert_line 'admin:ack'
+	assert_line 'carrier flaky, ticket 42'
+	run -1 sr-admin alerts --ack "$id" --reason again
+	assert_output --partial 'is not open'
 }

@@ -44,7 +44,7 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	assert_output --partial '"queued_ver"'
 	assert_equal "$(wc -l <"$T/gw.log")" 1
 	# The audit has who changed the switch and why.
-	run rcli XRANGE t:admin_audit - +
+	run rcli XRANGE 't:{global}:admin_audit' - +
 	assert_line test
 }
 
@@ -116,4 +116,13 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	assert_equal "$(jq -r '"\(.card) \(.http)"' "$T/gw.log" | tr '\n' ',')" "A1 200,A2 429,A2 200,"
 	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
 	assert_output ''
+}
+
+@test "a switch set off in the key of older releases stays off until the switch is set" {
+	rcli SET t:config:stop_resume_queue_enabled 0 >/dev/null
+	run -0 sr-admin switch show
+	assert_output '{"switch":"off"}'
+	run -0 sr-admin switch on --reason "upgraded"
+	assert_output '{"switch":"on"}'
+	assert_equal "$(rcli GET 't:{global}:stop_resume_queue_enabled')" 1
 }

@@ -1,0 +1,58 @@
+--[[
+  admin_card - an operator's change to ONE card's command, read and written
+  in one atomic step with its audit entry. (Read in C, then written in a
+  MULTI, a concurrent enqueue could slip between the two: the card would sit
+  in two queues and the audit would name the wrong versions.)
+
+    retry    unfreeze: failures forgotten, the claim dropped, due now in its
+             priority's queue
+    freeze   out of every queue, kept in the frozen set until a retry
+    drop     cancel the command (a new version, as a cancelling enqueue
+             does); its fields go, its version and last call stay, its
+             card's alerts are resolved
+
+  Input:
+    KEYS[1]     command hash of the card
+    KEYS[2..4]  queues high, normal, bulk
+    KEYS[5]     frozen commands (ZSET)     KEYS[6] confirming (SET)
+    KEYS[7]     audit stream               KEYS[8] open alerts (HASH)
+    ARGV[1]  operation   ARGV[2] card   ARGV[3] who   ARGV[4] why
+    ARGV[5]  the audit stream's cap
+  Output:
+    { action, version after } or an error reply 'no command' (the card has
+    nothing queued, frozen or confirming to change)
+]]
+local rcall = redis.call
+--- @include "now"
+--- @include "card"
+local now = serverNow()
+local key = KEYS[1]
+local queues = { KEYS[2], KEYS[3], KEYS[4] }
+local frozenKey, confirmingKey, auditKey, openKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local op, card, who, why, maxlen = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+
+local c = rcall('HMGET', key, 'action', 'ver', 'prio')
+local action, ver, prio = c[1], tonumber(c[2]) or 0, tonumber(c[3]) or 1
+if not action then return redis.error_reply('no command') end
+local after = ver
+
+if op == 'retry' then
+  rcall('HDEL', key, 'frozen', 'fails', 'first_fail', 'last_error', 'claim', 'lease_until')
+  rcall('ZREM', frozenKey, card)
+  for q = 1, 3 do rcall('ZREM', queues[q], card) end
+  rcall('ZADD', queues[(prio % 3) + 1], now, card)
+  rcall('HDEL', openKey, 'failures:' .. card, 'frozen:' .. card, 'permanent:' .. card)
+elseif op == 'freeze' then
+  rcall('HSET', key, 'frozen', 1)
+  for q = 1, 3 do rcall('ZREM', queues[q], card) end
+  rcall('ZADD', frozenKey, now, card)
+elseif op == 'drop' then
+  after = rcall('HINCRBY', key, 'ver', 1)
+  cardFinish(key, queues, card, confirmingKey, openKey)
+  rcall('ZREM', frozenKey, card)
+else
+  return redis.error_reply('unknown operation ' .. op)
+end
+rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', card, 'ver_before', ver,
+  'ver_after', after, 'event', 'admin:' .. op, 'action', action, 'who', who, 'why', why)
+return { action, after }

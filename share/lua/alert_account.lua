@@ -1,0 +1,50 @@
+--[[
+  alert_account - raise, resolve or acknowledge ONE account-level alert,
+  once per cause until resolved. The check, the alert and its open entry
+  are one step: a crash can not leave an entry that says "open" for an
+  alert that was never raised, nor an acknowledgement without its audit.
+
+    raise    sr-stat: amplification or conflicts over its threshold
+    resolve  sr-stat: back under it
+    ack      sr-admin alerts --ack ID: the operator has seen it; the cause
+             is closed (a new alert is raised if it happens again), audited
+             in the account's stream with who and why
+
+  Input:
+    KEYS[1]  open alerts (HASH cause -> alert id)   KEYS[2] alert stream
+    KEYS[3]  account audit stream
+    ARGV[1]  operation   ARGV[2] account
+    raise:   ARGV[3] cause ('kind:account')  ARGV[4] kind  ARGV[5] value
+             ARGV[6] threshold
+    resolve: ARGV[3] cause
+    ack:     ARGV[3] alert id  ARGV[4] who  ARGV[5] why  ARGV[6] audit cap
+  Output:
+    raise: the new alert's id, or 1 if it was already open; resolve: 0;
+    ack: the cause acknowledged, or false if no open alert has that id
+]]
+local openKey, alertKey, auditKey = KEYS[1], KEYS[2], KEYS[3]
+local op, account = ARGV[1], ARGV[2]
+
+if op == 'resolve' then
+  redis.call('HDEL', openKey, ARGV[3])
+  return 0
+elseif op == 'raise' then
+  local cause = ARGV[3]
+  if redis.call('HEXISTS', openKey, cause) == 1 then return 1 end
+  local id = redis.call('XADD', alertKey, 'MAXLEN', '~', 10000, '*', 'alert', ARGV[4],
+    'account', account, 'value', ARGV[5], 'threshold', ARGV[6])
+  redis.call('HSET', openKey, cause, id)
+  return id
+elseif op == 'ack' then
+  local open = redis.call('HGETALL', openKey)
+  for i = 1, #open, 2 do
+    if open[i + 1] == ARGV[3] then
+      redis.call('HDEL', openKey, open[i])
+      redis.call('XADD', auditKey, 'MAXLEN', '~', ARGV[6], '*', 'card', '', 'event', 'admin:ack',
+        'alert', ARGV[3], 'cause', open[i], 'who', ARGV[4], 'why', ARGV[5])
+      return open[i]
+    end
+  end
+  return false
+end
+return redis.error_reply('unknown operation ' .. op)
