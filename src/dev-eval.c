@@ -56,6 +56,7 @@ struct claim {
 
 static struct sr_config cfg;
 static struct sr_redis rds;
+static int status = SR_EX_OK; /* SR_EX_BACKEND once a shard's claim failed */
 
 /* The scene the cards' commands carry: the most urgent of the snapshot. */
 static const char *
@@ -229,7 +230,7 @@ claim_round(long budget, long batch, struct claim **claims, long long *queued, l
 {
 	char key[SR_KEY_MAX], prefix[SR_KEY_MAX], max[24], lease[24];
 	long share = budget / SR_DEVICE_SHARDS, extra = budget % SR_DEVICE_SHARDS;
-	int n = 0;
+	int n = 0, failed = 0;
 
 	*queued = 0;
 	*wait_ms = 250;
@@ -253,8 +254,11 @@ claim_round(long budget, long batch, struct claim **claims, long long *queued, l
 		if (!rep)
 			return -1;
 		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 4) {
-			sr_warn("device claim failed on shard %d: %s", s,
+			/* Nothing claimed on this shard (a script runs whole or not
+			 * at all); said once, after the round. */
+			snprintf(rds.errstr, sizeof rds.errstr, "device claim failed on shard %d: %s", s,
 			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+			failed++;
 			freeReplyObject(rep);
 			continue;
 		}
@@ -275,6 +279,12 @@ claim_round(long budget, long batch, struct claim **claims, long long *queued, l
 		if (rep->element[1]->integer >= 0 && rep->element[1]->integer - rep->element[3]->integer < *wait_ms)
 			*wait_ms = rep->element[1]->integer - rep->element[3]->integer;
 		freeReplyObject(rep);
+	}
+	if (failed == SR_DEVICE_SHARDS)
+		return -1; /* Redis refuses every claim (read only, out of memory) */
+	if (failed) {
+		sr_warn("%d of %d shards: %s", failed, SR_DEVICE_SHARDS, rds.errstr);
+		status = SR_EX_BACKEND;
 	}
 	return n;
 }
@@ -329,5 +339,5 @@ main(int argc, char *argv[])
 			break;
 	}
 	sr_redis_close(&rds);
-	return sr_finish(SR_EX_OK);
+	return sr_finish(status);
 }

@@ -408,7 +408,12 @@ for_cards(int argc, char **argv, int (*fn)(const char *, const char *), const ch
 				json_t *j = NULL;
 				char id[65] = "";
 
-				if (rc == SR_READ_LINE && line[0] == '{' && (j = json_loads(line, 0, NULL)) &&
+				if (rc == SR_READ_BAD) {
+					fprintf(stderr, "%s: line %ld: %s\n", sr_prog, rd.lineno, rd.why);
+					status = sr_worst(status, SR_EX_REJECTED);
+					continue;
+				}
+				if (rc == SR_READ_LINE && line[0] == '{' && (j = json_loads(line, JSON_REJECT_DUPLICATES, NULL)) &&
 				    sr_jstr(j, "card"))
 					snprintf(id, sizeof id, "%s", sr_jstr(j, "card"));
 				else if (rc == SR_READ_LINE)
@@ -423,6 +428,7 @@ for_cards(int argc, char **argv, int (*fn)(const char *, const char *), const ch
 				}
 				status = sr_worst(status, fn(what, id));
 			}
+			status = sr_worst(status, sr_reader_failed(&rd));
 			sr_reader_free(&rd);
 		}
 	}
@@ -564,6 +570,8 @@ cmp_str(const void *a, const void *b)
 }
 
 /* Run the sweep script over w->ids (each once), pipelined in chunks. */
+static long sweep_failed; /* ids whose sweep script Redis refused */
+
 static void
 sweep_ids(struct sweep *w, int device, int shard)
 {
@@ -621,8 +629,10 @@ sweep_ids(struct sweep *w, int device, int shard)
 			if (rep->type == REDIS_REPLY_STRING || rep->type == REDIS_REPLY_STATUS) {
 				report(rep->str, device ? "device" : "card", w->ids[i], device ? NULL : w->carrier);
 				w->findings++;
-			} else if (rep->type == REDIS_REPLY_ERROR)
+			} else if (rep->type == REDIS_REPLY_ERROR) {
 				sr_warn("sweep of '%s' failed: %s", w->ids[i], rep->str);
+				sweep_failed++;
+			}
 			freeReplyObject(rep);
 		}
 	}
@@ -671,8 +681,11 @@ do_sweep(void)
 		sweep_ids(&w, 1, s);
 		total += w.findings;
 	}
-	fprintf(stderr, "%s: sweep: %ld finding%s repaired\n", sr_prog, total, total == 1 ? "" : "s");
-	return SR_EX_OK;
+	fprintf(stderr, "%s: sweep: %ld finding%s repaired", sr_prog, total, total == 1 ? "" : "s");
+	if (sweep_failed)
+		fprintf(stderr, ", %ld not swept (Redis refused: see above)", sweep_failed);
+	fputc('\n', stderr);
+	return sweep_failed ? SR_EX_BACKEND : SR_EX_OK;
 }
 
 static int
@@ -820,7 +833,7 @@ main(int argc, char *argv[])
 		case O_TABLE: sr_table_mode(); break;
 		case O_GH: case O_GN: case O_GB: case O_GD: {
 			long v = sr_num(c == O_GH ? "--grace-high" : c == O_GN ? "--grace-normal" :
-			    c == O_GB ? "--grace-bulk" : "--grace-device", optarg, 0, 30L * 86400000);
+			    c == O_GB ? "--grace-bulk" : "--grace-device", optarg, 0, 7L * 86400000);
 			*(c == O_GH ? &grace_high : c == O_GN ? &grace_normal : c == O_GB ? &grace_bulk :
 			    &grace_device) = v;
 			break;

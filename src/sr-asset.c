@@ -56,6 +56,7 @@ struct row {
 	json_t *obj;
 	const char *card, *carrier, *device; /* borrowed from obj */
 	char old_carrier[65], old_device[65];
+	int ncmd; /* writes appended for this row: their replies are its answer */
 };
 
 static struct sr_config cfg;
@@ -115,8 +116,9 @@ fail_batch(struct row *rows, int n)
 	redis_up = 0;
 }
 
-/* HSET key with every member of o but those in skip (+ carrier if given). */
-static void
+/* HSET key with every member of o but those in skip (+ carrier if given).
+ * Returns the number of commands appended (0 or 1). */
+static int
 append_hset(const char *key, json_t *o, const char *const *skip, const char *carrier)
 {
 	const char *argv[2 + 2 * 12];
@@ -142,8 +144,10 @@ append_hset(const char *key, json_t *o, const char *const *skip, const char *car
 		argv[argc++] = name;
 		argv[argc++] = vals[k++];
 	}
-	if (argc > 2)
-		sr_redis_append(&rds, argc, argv, NULL);
+	if (argc <= 2)
+		return 0;
+	sr_redis_append(&rds, argc, argv, NULL);
+	return 1;
 }
 
 #define SEEN (2 * BATCH)
@@ -226,32 +230,45 @@ process(struct row *rows, int n)
 		if (r->st != ST_PENDING)
 			continue;
 		if (!r->card) {
-			append_hset(sr_key_device_facts(key, cfg.prefix, r->device), r->obj, dev_skip, NULL);
+			r->ncmd = append_hset(sr_key_device_facts(key, cfg.prefix, r->device), r->obj, dev_skip,
+			    NULL);
 			continue;
 		}
-		append_hset(sr_key_card_facts(key, cfg.prefix, r->card), r->obj, card_skip, r->carrier);
+		r->ncmd = append_hset(sr_key_card_facts(key, cfg.prefix, r->card), r->obj, card_skip,
+		    r->carrier);
 		if (r->device && strcmp(r->device, r->old_device)) {
 			const char *add[] = { "SADD", sr_key_device_cards(key, cfg.prefix, r->device), r->card };
 
 			sr_redis_append(&rds, 3, add, NULL);
+			r->ncmd++;
 			if (r->old_device[0]) {
 				const char *rem[] = { "SREM", sr_key_device_cards(key2, cfg.prefix, r->old_device),
 					r->card };
 
 				sr_redis_append(&rds, 3, rem, NULL);
+				r->ncmd++;
 			}
 		}
 	}
-	while (rds.pending > 0) {
-		if (!(rep = sr_redis_reply(&rds)))
-			return -1;
-		if (rep->type == REDIS_REPLY_ERROR)
-			sr_warn("write failed: %s", rep->str);
-		freeReplyObject(rep);
+	/* A row is loaded only if Redis took every one of its writes (out of
+	 * memory, a read-only replica, a key of the wrong type: an error). */
+	for (int i = 0; i < n; i++) {
+		struct row *r = &rows[i];
+
+		if (r->st != ST_PENDING)
+			continue;
+		r->st = ST_DONE;
+		for (int k = 0; k < r->ncmd; k++) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return -1;
+			if (rep->type == REDIS_REPLY_ERROR && r->st == ST_DONE) {
+				r->st = ST_ERROR;
+				snprintf(r->error, sizeof r->error, "not loaded: Redis refused the write: %s", rep->str);
+				sr_warn("line %ld: %s", r->line, r->error);
+			}
+			freeReplyObject(rep);
+		}
 	}
-	for (int i = 0; i < n; i++)
-		if (rows[i].st == ST_PENDING)
-			rows[i].st = ST_DONE;
 	return 0;
 }
 
@@ -305,18 +322,16 @@ next_row(struct sr_reader *rd, struct sr_csv *c, struct row *r)
 		return 1;
 	} else {
 		char *line;
-		json_error_t jerr;
 		int rc = sr_reader_next(rd, &line, 1);
 
 		if (rc == SR_READ_EOF)
 			return 0;
 		r->line = rd->lineno;
-		if (rc == SR_READ_TOOLONG) {
+		if (rc == SR_READ_BAD) {
 			r->st = ST_REJECTED;
-			snprintf(r->error, sizeof r->error, "line longer than %d bytes", SR_LINE_MAX);
-		} else if (!(r->obj = json_loads(line, JSON_REJECT_DUPLICATES, &jerr))) {
+			snprintf(r->error, sizeof r->error, "%s", rd->why);
+		} else if (!(r->obj = sr_json_line(line, r->error, sizeof r->error))) {
 			r->st = ST_REJECTED;
-			snprintf(r->error, sizeof r->error, "malformed JSON: %s", jerr.text);
 		} else
 			validate(r);
 		return 1;
@@ -387,6 +402,7 @@ main(int argc, char *argv[])
 	}
 	if (progress)
 		fprintf(stderr, "%s: %ld rows in %.1f s\n", sr_prog, total, (sr_mono_ms() - t0) / 1000.0);
+	status = sr_worst(status, c ? sr_csv_failed(c) : sr_reader_failed(&rd));
 	if (c)
 		sr_csv_free(c);
 	else

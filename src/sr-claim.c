@@ -43,6 +43,7 @@ static struct sr_config cfg;
 static struct sr_redis rds;
 static const char **carriers;
 static int ncarriers, fixed_carriers;
+static int status = SR_EX_OK; /* SR_EX_BACKEND once a claim script failed */
 
 /* The account list: --carrier, or the accounts set (refreshed every round). */
 static int
@@ -84,7 +85,8 @@ emit_task(const char *carrier, redisReply *t)
 	sr_emit(o);
 }
 
-/* One round over every account. Returns tasks claimed, or -1 (Redis down).
+/* One round over every account. Returns tasks claimed, or -1 (Redis down,
+ * or refusing every account's claim).
  * *queued gets the number of queued commands, *wait_ms how long until the
  * next one is due. */
 static long
@@ -94,6 +96,7 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 	char keys[8][SR_KEY_MAX], prefix[SR_KEY_MAX], max[24];
 	long share = budget / ncarriers, extra = budget % ncarriers;
 	long claimed = 0;
+	int failed = 0;
 
 	*queued = 0;
 	*wait_ms = 250;
@@ -124,9 +127,13 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 		if (!rep)
 			return -1;
 		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 5) {
-			sr_warn("claim script failed for account '%s': %s", c,
+			/* Nothing was claimed for this account (a script either runs
+			 * whole or not at all); the others go on, and the exit says so.
+			 * Said once, after the round. */
+			snprintf(rds.errstr, sizeof rds.errstr, "claim script failed for account '%s': %s", c,
 			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
 			freeReplyObject(rep);
+			failed++;
 			continue;
 		}
 		for (size_t i = 0; i < rep->element[0]->elements; i++)
@@ -142,6 +149,12 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 		freeReplyObject(rep);
 	}
 	sr_flush();
+	if (failed == ncarriers)
+		return -1; /* Redis refuses every claim (read only, out of memory) */
+	if (failed) {
+		sr_warn("%d of %d accounts: %s", failed, ncarriers, rds.errstr);
+		status = SR_EX_BACKEND;
+	}
 	return claimed;
 }
 
@@ -202,5 +215,5 @@ main(int argc, char *argv[])
 	free(carriers);
 	sr_redis_close(&rds);
 	sr_accounts_free();
-	return sr_finish(SR_EX_OK);
+	return sr_finish(status);
 }

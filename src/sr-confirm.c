@@ -64,10 +64,10 @@ parse(struct res *r, const char *line)
 	char err[160];
 	const char *o;
 
-	r->obj = json_loads(line, 0, NULL);
-	if (sr_task_parse(r->obj, &r->t, err, sizeof err) < 0) {
+	if (!(r->obj = sr_json_line(line, err, sizeof err)) || sr_task_parse(r->obj, &r->t, err, sizeof err) < 0 ||
+	    sr_result_check(r->obj, err, sizeof err) < 0) {
 		r->bad = 1;
-		snprintf(r->error, sizeof r->error, "%s", r->obj ? err : "malformed JSON");
+		snprintf(r->error, sizeof r->error, "%s", err);
 		return;
 	}
 	if ((o = sr_jstr(r->obj, "status")) && !strcmp(o, "error")) {
@@ -291,14 +291,14 @@ main(int argc, char *argv[])
 	sr_reader_init(&rd, STDIN_FILENO);
 	for (;;) {
 		rc = sr_reader_next(&rd, &line, n == 0);
-		if (rc == SR_READ_LINE || rc == SR_READ_TOOLONG) {
+		if (rc == SR_READ_LINE || rc == SR_READ_BAD) {
 			struct res *r = &rs[n++];
 
 			memset(r, 0, sizeof *r);
 			r->line = rd.lineno;
-			if (rc == SR_READ_TOOLONG) {
+			if (rc == SR_READ_BAD) {
 				r->bad = 1;
-				snprintf(r->error, sizeof r->error, "line longer than 65536 bytes");
+				snprintf(r->error, sizeof r->error, "%s", rd.why);
 			} else
 				parse(r, line);
 		}
@@ -310,6 +310,7 @@ main(int argc, char *argv[])
 		if (rc == SR_READ_EOF)
 			break;
 	}
+	status = sr_worst(status, sr_reader_failed(&rd));
 	sr_reader_free(&rd);
 	if (!redis_up)
 		fprintf(stderr, "%s: error: %s\n", sr_prog, rds.errstr);

@@ -90,6 +90,8 @@ static struct sr_config cfg;
 static struct sr_redis rds;
 static struct sr_gateway *gw; /* the direct path's, made when first needed */
 static int redis_up;
+static long n_errors; /* requests answered "status":"error" */
+static int was_up;     /* Redis was reachable at the start */
 static const char *default_scene, *default_source;
 
 static const char *const req_keys[] = { "card", "carrier", "device", "scene", "source", "facts", NULL };
@@ -219,10 +221,10 @@ parse_obj(struct req *r)
 static void
 parse_line(struct req *r, const char *line)
 {
-	json_error_t jerr;
+	char err[200];
 
-	if (!(r->obj = json_loads(line, JSON_REJECT_DUPLICATES, &jerr))) {
-		reject(r, "malformed JSON: %s", jerr.text);
+	if (!(r->obj = sr_json_line(line, err, sizeof err))) {
+		reject(r, "%s", err);
 		return;
 	}
 	parse_obj(r);
@@ -644,6 +646,8 @@ emit_batch(struct req *reqs, int n)
 			json_object_set_new(o, "status", json_string("error"));
 			json_object_set_new(o, "error", json_string(r->error[0] ? r->error : "not processed"));
 			status = sr_worst(status, SR_EX_BACKEND);
+			if (n_errors++ == 0 && redis_up) /* Redis refused: the first said; lost: said at the end */
+				sr_warn("line %ld: not queued: %s", r->line, r->error[0] ? r->error : "not processed");
 			break;
 		}
 		sr_emit(o);
@@ -843,8 +847,8 @@ next_request(struct sr_reader *rd, struct sr_csv *c, struct req *r, int block)
 	if (rc == SR_READ_AGAIN || rc == SR_READ_EOF)
 		return rc;
 	r->line = rd->lineno;
-	if (rc == SR_READ_TOOLONG)
-		reject(r, "line longer than %s bytes", "65536");
+	if (rc == SR_READ_BAD)
+		reject(r, "%s", rd->why);
 	else
 		parse_line(r, line);
 	return SR_READ_LINE;
@@ -889,6 +893,7 @@ main(int argc, char *argv[])
 	}
 	sr_no_operands(argc, argv, usage);
 	redis_up = sr_redis_open_filter(&rds, &cfg, "line is answered with status \"error\"");
+	was_up = redis_up;
 
 	if (use_csv)
 		csv = sr_csv_new(STDIN_FILENO);
@@ -920,12 +925,15 @@ main(int argc, char *argv[])
 		if (rc == SR_READ_EOF && !prev)
 			break;
 	}
+	status = sr_worst(status, csv ? sr_csv_failed(csv) : sr_reader_failed(&rd));
 	if (csv)
 		sr_csv_free(csv);
 	else
 		sr_reader_free(&rd);
-	if (!redis_up && rds.errstr[0])
+	if (was_up && !redis_up && rds.errstr[0]) /* lost mid-run (if down at start: said then) */
 		fprintf(stderr, "%s: error: %s\n", sr_prog, rds.errstr);
+	if (n_errors > 1)
+		sr_warn("%ld requests not queued (answered \"status\":\"error\")", n_errors);
 	sr_gateway_free(gw);
 	sr_redis_close(&rds);
 	return sr_finish(status);

@@ -235,8 +235,10 @@ gate(struct item **batch, int n)
 		if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1) {
 			snprintf(msg, sizeof msg, "gate script failed: %s",
 			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+			/* Not gated, not called: answered like a task Redis was down
+			 * for (its lease expires and it is claimed again). */
 			sr_warn("card '%s': %s", it->t.card, msg);
-			blocked(it, "error", msg);
+			result_error(it, msg);
 			freeReplyObject(rep);
 			continue;
 		}
@@ -294,15 +296,14 @@ read_tasks(struct sr_reader *rd, int block)
 		block = 0;
 		if (rc == SR_READ_AGAIN || rc == SR_READ_EOF)
 			return;
-		if (rc == SR_READ_TOOLONG) {
-			fprintf(stderr, "%s: line %ld: line too long, skipped\n", sr_prog, rd->lineno);
-			status = sr_worst(status, SR_EX_REJECTED);
-			continue;
-		}
-		obj = json_loads(line, 0, NULL);
+		/* Every line is answered: one that is not a task gets a rejected
+		 * record with its number, so in == out can be reconciled. */
+		if (rc == SR_READ_BAD)
+			snprintf(err, sizeof err, "%s", rd->why);
+		obj = rc == SR_READ_BAD ? NULL : sr_json_line(line, err, sizeof err);
 		it = sr_malloc(sizeof *it);
 		memset(it, 0, sizeof *it);
-		if (sr_task_parse(obj, &it->t, err, sizeof err) < 0) {
+		if (!obj || sr_task_parse(obj, &it->t, err, sizeof err) < 0) {
 			json_t *o = json_object();
 
 			json_object_set_new(o, "line", json_integer(rd->lineno));
@@ -472,6 +473,7 @@ main(int argc, char *argv[])
 		sr_gateway_poll(gw, (int)wait, rd.eof || nitems >= cfg.concurrency * 4 ? -1 : rd.fd);
 		reap();
 	}
+	status = sr_worst(status, sr_reader_failed(&rd));
 	sr_reader_free(&rd);
 	sr_gateway_free(gw);
 	sr_redis_close(&rds);

@@ -45,6 +45,7 @@ static const char usage[] =
 
 static struct sr_config cfg;
 static struct sr_redis rds;
+static int status = SR_EX_OK; /* SR_EX_BACKEND once an alert could not be written */
 
 /* A window of 60s to 2h: "90s", "10m" (or "10"), "2h"; -1 otherwise. */
 static long
@@ -93,11 +94,26 @@ account_alert(const char *carrier, const char *kind, int over, double value, dou
 	argv[n++] = kind;
 	argv[n++] = v;
 	argv[n++] = th;
+	if (!over) {
+		/* Nothing to resolve is no write: sr-stat also runs on a replica. */
+		const char *h[] = { "HEXISTS", open, cause };
+
+		if (!(rep = sr_redis_cmd(&rds, 3, h)))
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		over = rep->type != REDIS_REPLY_INTEGER || rep->integer != 0 ? 0 : -1;
+		freeReplyObject(rep);
+		if (over < 0)
+			return;
+	}
 	sr_redis_append_script(&rds, SR_LUA_ALERT_ACCOUNT, 3, over ? n : 6, argv, NULL);
 	if (!(rep = sr_redis_reply(&rds)))
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-	if (rep->type == REDIS_REPLY_ERROR)
-		sr_die(SR_EX_BACKEND, "account '%s': raising the %s alert: %s", carrier, kind, rep->str);
+	if (rep->type == REDIS_REPLY_ERROR) {
+		/* The metrics are still printed; the exit says the alert is not. */
+		sr_warn("account '%s': %s the %s alert: %s", carrier, over ? "raising" : "resolving", kind,
+		    rep->str);
+		status = SR_EX_BACKEND;
+	}
 	freeReplyObject(rep);
 }
 
@@ -472,5 +488,5 @@ main(int argc, char *argv[])
 		free((char *)carriers[k]);
 	free(carriers);
 	sr_redis_close(&rds);
-	return sr_finish(SR_EX_OK);
+	return sr_finish(status);
 }

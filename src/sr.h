@@ -224,16 +224,26 @@ struct sr_reader {
 	size_t len, off, cap;
 	long lineno;  /* number of the last line returned, from 1 */
 	int eof;
+	int err;      /* errno of a failed read (input ends there): see sr_reader_failed */
 	int skipping; /* inside an over-long line: discard up to its newline */
+	size_t linelen; /* length of the last line returned (it may hold a NUL) */
+	const char *why; /* why the last SR_READ_BAD line is not a line */
 };
-enum { SR_READ_LINE = 1, SR_READ_AGAIN = 0, SR_READ_EOF = -1, SR_READ_TOOLONG = 2 };
+enum { SR_READ_LINE = 1, SR_READ_AGAIN = 0, SR_READ_EOF = -1, SR_READ_BAD = 2 };
 void sr_reader_init(struct sr_reader *rd, int fd);
 void sr_reader_free(struct sr_reader *rd);
 /* Next line (NUL-terminated, without its newline) into *line, valid until the
  * next call. block=0 returns SR_READ_AGAIN when no whole line is buffered and
- * none can be read without waiting. SR_READ_TOOLONG reports a line over
- * SR_LINE_MAX (it is skipped; lineno counts it). */
+ * none can be read without waiting. SR_READ_BAD reports a line that cannot be
+ * read as text, rd->why says why (over SR_LINE_MAX, or holding a NUL byte);
+ * it is skipped and lineno counts it, so the caller answers it by number. */
 int sr_reader_next(struct sr_reader *rd, char **line, int block);
+/* After EOF: 0, or an exit status (SR_EX_USAGE) after saying on stderr that
+ * the input could not be read (a directory, an I/O error). */
+int sr_reader_failed(const struct sr_reader *rd);
+/* Parse one input line as a JSON object; NULL with "malformed JSON: ..." in
+ * err. Duplicate keys are refused: the last would silently win. */
+json_t *sr_json_line(const char *line, char *err, size_t errlen);
 /* Wait up to timeout_ms for input (or EOF); 1 if readable. */
 int sr_reader_wait(struct sr_reader *rd, int timeout_ms);
 
@@ -279,6 +289,8 @@ int sr_device_unlock(struct sr_redis *r, const struct sr_config *cfg, const char
 struct sr_csv;
 struct sr_csv *sr_csv_new(int fd);
 void sr_csv_free(struct sr_csv *c);
+/* After EOF: 0, or an exit status after saying the input could not be read. */
+int sr_csv_failed(const struct sr_csv *c);
 /* Next data row as a new JSON object of strings keyed by the header (empty
  * cells left out); *line is the physical line the row starts on.
  * Returns 1 row, 0 end of input, -1 a bad row (err set; go on), -2 a bad
@@ -625,7 +637,12 @@ struct sr_task {
 	char card[65], carrier[65], action[8], token[64];
 	long long ver, attempt;
 };
-/* Parse and validate a task line; returns NULL and fills err on failure. */
+/* Parse and validate a task line: 0, or -1 with err filled. "ver" and
+ * "attempt" must be whole numbers (1.5 is not rounded). */
 int sr_task_parse(json_t *obj, struct sr_task *t, char *err, size_t errlen);
+/* The fields sr-exec adds to make a task a result, checked for type and
+ * range when present: http (0..999), retry_after_ms, ms, at, gated (whole
+ * numbers from 0), in_progress (a boolean), the text fields (strings). */
+int sr_result_check(json_t *obj, char *err, size_t errlen);
 
 #endif

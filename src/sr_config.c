@@ -86,6 +86,8 @@ env_secret(const char *name)
 void
 sr_config_init(struct sr_config *cfg)
 {
+	long unlimited;
+
 	memset(cfg, 0, sizeof *cfg);
 	/* hiredis writes to its socket without MSG_NOSIGNAL: a Redis that goes
 	 * away must be an error we report, not a signal that kills us silently. */
@@ -114,9 +116,10 @@ sr_config_init(struct sr_config *cfg)
 	cfg->burst = env_long("SRQ_RATE_BURST", 1, 1, 1000);
 	cfg->confirm_delay_ms = env_long("SRQ_CONFIRM_DELAY_MS", 2000, 0, 86400000);
 	cfg->profiles_dir = env_str("SRQ_PROFILES", NULL);
+	unlimited = env_long("SRQ_UNLIMITED", 0, 0, 1);
 	/* A rate or concurrency of 0 would mean "no limit" at the carrier: only
 	 * on purpose (benchmarks), never by a typo or an attempt to pause. */
-	if ((cfg->qps == 0 || cfg->max_running == 0) && !env_long("SRQ_UNLIMITED", 0, 0, 1))
+	if ((cfg->qps == 0 || cfg->max_running == 0) && !unlimited)
 		sr_die(SR_EX_USAGE, "%s: 0 would mean no limit at the carrier; set SRQ_UNLIMITED=1 "
 		    "to mean it (benchmarks), or use 'sr-admin pause' to stop calls",
 		    cfg->qps == 0 ? "SRQ_QPS" : "SRQ_MAX_RUNNING");

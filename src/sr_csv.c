@@ -4,7 +4,14 @@
  * handled; each row is an object keyed by the header's names, with empty
  * cells left out ("an empty cell leaves that fact unchanged"). Rows carry
  * the physical line they start on, so errors name the line a person sees in
- * an editor. Input is fed to libcsv line by line for exactly that reason. */
+ * an editor. Input is fed to libcsv line by line for exactly that reason.
+ *
+ * A quote opened and never closed would swallow every following row into
+ * one field. The lines of a row that spans lines are kept; when its quote
+ * is still open at the end of input (or after SR_LINE_MAX bytes), the row
+ * is rejected as "unterminated quote" and the lines after its first are
+ * read again as rows of their own: a stray quote costs one row, not the
+ * rest of the file. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +29,52 @@ struct sr_csv {
 	int row_done;      /* a row completed during the last feed */
 	long row_start;    /* physical line where the current row started */
 	int eof;
+	struct held { char *text; long no; } *held, *replay; /* see the top */
+	int nheld, capheld, nreplay, capreplay;
+	size_t held_bytes;
 };
+
+static void
+push(struct held **v, int *n, int *cap, const char *text, long no)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 8;
+		*v = sr_realloc(*v, (size_t)*cap * sizeof **v);
+	}
+	(*v)[*n].text = sr_strdup(text);
+	(*v)[*n].no = no;
+	(*n)++;
+}
+
+static void drop_held(struct sr_csv *c);
+
+/* The row that began on held[0] is bad: the lines after its first (and the
+ * line in hand, if any) are read again, in order, before anything else. */
+static void
+give_back(struct sr_csv *c, const char *line, long no)
+{
+	if (line)
+		push(&c->held, &c->nheld, &c->capheld, line, no);
+	c->row_start = c->nheld ? c->held[0].no : no;
+	for (int i = c->nheld - 1; i >= 1; i--) { /* in front, in order */
+		struct held h;
+
+		push(&c->replay, &c->nreplay, &c->capreplay, c->held[i].text, c->held[i].no);
+		h = c->replay[c->nreplay - 1];
+		memmove(c->replay + 1, c->replay, (size_t)(c->nreplay - 1) * sizeof *c->replay);
+		c->replay[0] = h;
+	}
+	drop_held(c);
+}
+
+static void
+drop_held(struct sr_csv *c)
+{
+	for (int i = 0; i < c->nheld; i++)
+		free(c->held[i].text);
+	c->nheld = 0;
+	c->held_bytes = 0;
+}
 
 static void
 on_field(void *s, size_t len, void *data)
@@ -66,6 +118,12 @@ sr_csv_new(int fd)
 	return c;
 }
 
+int
+sr_csv_failed(const struct sr_csv *c)
+{
+	return sr_reader_failed(&c->rd);
+}
+
 void
 sr_csv_free(struct sr_csv *c)
 {
@@ -78,6 +136,11 @@ sr_csv_free(struct sr_csv *c)
 	free(c->hdr);
 	csv_free(&c->p);
 	sr_reader_free(&c->rd);
+	drop_held(c);
+	free(c->held);
+	for (int i = 0; i < c->nreplay; i++)
+		free(c->replay[i].text);
+	free(c->replay);
 	free(c);
 }
 
@@ -92,12 +155,25 @@ next_fields(struct sr_csv *c, char *err, size_t errlen)
 	c->row_done = 0;
 	clear_fields(c);
 	while (!c->row_done) {
-		if (c->eof)
-			return 0;
-		rc = sr_reader_next(&c->rd, &line, 1);
+		char *mine = NULL;
+		long no;
+
+		if (c->nreplay > 0) {
+			/* Lines given back by an unterminated quote, oldest first. */
+			mine = c->replay[0].text;
+			no = c->replay[0].no;
+			memmove(c->replay, c->replay + 1, (size_t)--c->nreplay * sizeof *c->replay);
+			line = mine;
+			rc = SR_READ_LINE;
+		} else {
+			if (c->eof)
+				return 0;
+			rc = sr_reader_next(&c->rd, &line, 1);
+			no = c->rd.lineno;
+		}
 		if (c->p.pstate == 0 && c->nfields == 0)
-			c->row_start = c->rd.lineno; /* a row begins on this line */
-		if (rc == SR_READ_EOF) {
+			c->row_start = no; /* a row begins on this line */
+		if (rc == SR_READ_EOF && c->nheld == 0) {
 			c->eof = 1;
 			csv_fini(&c->p, on_field, on_row, c);
 			if (csv_error(&c->p) != CSV_SUCCESS) {
@@ -106,22 +182,51 @@ next_fields(struct sr_csv *c, char *err, size_t errlen)
 			}
 			break;
 		}
-		if (rc == SR_READ_TOOLONG) {
+		if (rc == SR_READ_EOF || (rc == SR_READ_LINE && c->held_bytes > SR_LINE_MAX)) {
+			/* The quote of the row on held[0] never closed: reject it and
+			 * read the lines after it again, as rows of their own. */
+			if (rc == SR_READ_EOF)
+				c->eof = 1;
+			give_back(c, rc == SR_READ_EOF ? NULL : line, no);
+			free(mine);
+			csv_free(&c->p);
+			csv_init(&c->p, CSV_STRICT | CSV_APPEND_NULL);
+			clear_fields(c);
+			snprintf(err, errlen, "unterminated quote: a field opened with '\"' is never closed");
+			return -1;
+		}
+		if (rc == SR_READ_BAD) {
 			/* Drop the row in progress and start afresh on the next line. */
 			csv_free(&c->p);
 			csv_init(&c->p, CSV_STRICT | CSV_APPEND_NULL);
 			clear_fields(c);
-			snprintf(err, errlen, "line longer than %d bytes", SR_LINE_MAX);
+			drop_held(c);
+			c->row_start = no;
+			snprintf(err, errlen, "%s", c->rd.why);
 			return -1;
 		}
 		if (csv_parse(&c->p, line, strlen(line), on_field, on_row, c) != strlen(line) ||
 		    csv_parse(&c->p, "\n", 1, on_field, on_row, c) != 1) {
-			snprintf(err, errlen, "malformed CSV: %s", csv_strerror(csv_error(&c->p)));
+			snprintf(err, errlen, "malformed CSV: %s", csv_error(&c->p) == CSV_EPARSE ?
+			    "a quote inside an unquoted field, or text after a closing quote" :
+			    csv_strerror(csv_error(&c->p)));
 			csv_free(&c->p);
 			csv_init(&c->p, CSV_STRICT | CSV_APPEND_NULL);
 			clear_fields(c);
+			if (c->nheld)
+				give_back(c, line, no); /* a quote opened lines ago went wrong */
+			free(mine);
 			return -1;
 		}
+		if (c->row_done)
+			drop_held(c);
+		else {
+			/* The row goes on to the next line (inside a quote): keep
+			 * this one, in case the quote never closes. */
+			push(&c->held, &c->nheld, &c->capheld, line, no);
+			c->held_bytes += strlen(line) + 1;
+		}
+		free(mine);
 	}
 	return c->row_done ? 1 : 0;
 }
@@ -134,10 +239,17 @@ sr_csv_next(struct sr_csv *c, json_t **row, long *line, char *err, size_t errlen
 	*row = NULL;
 	if (!c->hdr) {
 		if ((rc = next_fields(c, err, errlen)) <= 0) {
+			/* Without a header no row can be read: fatal, said once. */
 			*line = c->row_start;
 			if (rc == 0)
 				return 0;
-			return -1;
+			if (strncmp(err, "header", 6)) {
+				char why[200];
+
+				snprintf(why, sizeof why, "%s", err);
+				snprintf(err, errlen, "header: %s", why);
+			}
+			return -2;
 		}
 		/* The header. A BOM is dropped from the first name. */
 		if (c->nfields > 0 && !strncmp(c->fields[0], "\xEF\xBB\xBF", 3))
@@ -151,6 +263,14 @@ sr_csv_next(struct sr_csv *c, json_t **row, long *line, char *err, size_t errlen
 				*line = c->row_start;
 				snprintf(err, errlen, "header: column %d has no name", i + 1);
 				return -2; /* no header, no rows: fatal */
+			} else {
+				for (int j = 0; j < i; j++)
+					if (!strcmp(c->hdr[i], c->hdr[j])) {
+						*line = c->row_start;
+						snprintf(err, errlen, "header: column '%.64s' appears twice (columns %d and %d)",
+						    c->hdr[i], j + 1, i + 1);
+						return -2;
+					}
 			}
 	}
 	rc = next_fields(c, err, errlen);

@@ -3,7 +3,8 @@
  * The reader works on a raw fd so a filter can ask "is another whole line
  * buffered or readable right now?" and batch exactly what is available:
  * a pipeline fed slowly still gets each answer promptly, a file is processed
- * in large batches. Lines over SR_LINE_MAX are reported and skipped. */
+ * in large batches. Lines over SR_LINE_MAX, or holding a NUL byte, are
+ * reported by number and skipped; a read error ends input and is reported. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <poll.h>
@@ -64,10 +65,27 @@ fill(struct sr_reader *rd, int block)
 	do
 		n = read(rd->fd, rd->buf + rd->len, rd->cap - rd->len);
 	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		rd->err = errno; /* input ends here; sr_reader_failed says so */
 	if (n <= 0)
-		return -1; /* a read error ends input like EOF does */
+		return -1;
 	rd->len += (size_t)n;
 	return 1;
+}
+
+/* A line of n bytes at start: text, or BAD if it holds a NUL (whatever
+ * follows the NUL would be silently ignored by every parser). */
+static int
+line_out(struct sr_reader *rd, char *start, size_t n, char **line)
+{
+	start[n] = '\0';
+	rd->linelen = n;
+	if (memchr(start, '\0', n)) {
+		rd->why = "line contains a NUL byte";
+		return SR_READ_BAD;
+	}
+	*line = start;
+	return SR_READ_LINE;
 }
 
 int
@@ -84,13 +102,12 @@ sr_reader_next(struct sr_reader *rd, char **line, int block)
 			rd->lineno++;
 			if (rd->skipping || n > SR_LINE_MAX) {
 				rd->skipping = 0;
-				return SR_READ_TOOLONG;
+				rd->why = "line longer than 65536 bytes";
+				return SR_READ_BAD;
 			}
 			if (n > 0 && start[n - 1] == '\r')
 				start[--n] = '\0';
-			start[n] = '\0';
-			*line = start;
-			return SR_READ_LINE;
+			return line_out(rd, start, n, line);
 		}
 		if (rd->eof) {
 			/* A last line without its newline still counts. */
@@ -101,11 +118,10 @@ sr_reader_next(struct sr_reader *rd, char **line, int block)
 				rd->lineno++;
 				if (rd->skipping || n > SR_LINE_MAX) {
 					rd->skipping = 0;
-					return SR_READ_TOOLONG;
+					rd->why = "line longer than 65536 bytes";
+					return SR_READ_BAD;
 				}
-				start[n] = '\0';
-				*line = start;
-				return SR_READ_LINE;
+				return line_out(rd, start, n, line);
 			}
 			return SR_READ_EOF;
 		}
@@ -114,6 +130,32 @@ sr_reader_next(struct sr_reader *rd, char **line, int block)
 		case -1: rd->eof = 1; break;
 		}
 	}
+}
+
+int
+sr_reader_failed(const struct sr_reader *rd)
+{
+	if (!rd->err)
+		return 0;
+	fprintf(stderr, "%s: error: reading input after line %ld: %s\n", sr_prog, rd->lineno,
+	    strerror(rd->err));
+	return SR_EX_USAGE;
+}
+
+json_t *
+sr_json_line(const char *line, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &jerr);
+
+	if (!o)
+		snprintf(err, errlen, "malformed JSON: %s", jerr.text);
+	else if (!json_is_object(o)) {
+		snprintf(err, errlen, "not a JSON object");
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
 }
 
 void

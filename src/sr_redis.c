@@ -147,9 +147,13 @@ parse_url(const char *url, char *host, size_t hostlen, int *port, char *path, si
 		/* hiredis wants an IPv6 address without its brackets */
 		snprintf(host, hostlen, "%.*s", (int)(h[0] == '[' ? strlen(h) - 2 : strlen(h)),
 		    h[0] == '[' ? h + 1 : h);
-		if (curl_url_get(u, CURLUPART_PORT, &pt, 0) == CURLUE_OK &&
-		    ((*port = (int)sr_parse_long(pt)) < 1 || *port > 65535))
-			goto out;
+		if (curl_url_get(u, CURLUPART_PORT, &pt, 0) == CURLUE_OK) {
+			long p = sr_parse_long(pt); /* range first: (int)4294967297 is 1 */
+
+			if (p < 1 || p > 65535)
+				goto out;
+			*port = (int)p;
+		}
 		if (curl_url_get(u, CURLUPART_PATH, &pa, 0) == CURLUE_OK && strcmp(pa, "/") &&
 		    parse_db(pa + 1, db) < 0)
 			goto out;

@@ -53,5 +53,45 @@ sr_task_parse(json_t *obj, struct sr_task *t, char *err, size_t errlen)
 		return -1;
 	}
 	t->attempt = sr_jint(obj, "attempt", 0);
+	if ((json_object_get(obj, "attempt") && !json_is_integer(json_object_get(obj, "attempt"))) ||
+	    t->attempt < 0) {
+		snprintf(err, errlen, "bad \"attempt\"");
+		return -1;
+	}
+	return 0;
+}
+
+int
+sr_result_check(json_t *obj, char *err, size_t errlen)
+{
+	static const struct { const char *name; long long hi; } nums[] = {
+		{ "http", 999 }, { "retry_after_ms", 86400000LL * 366 }, { "ms", 86400000LL },
+		{ "at", 253402300799999LL }, { "gated", 253402300799999LL }, { NULL, 0 },
+	};
+	static const char *const strs[] = { "outcome", "class", "error", "gate", "observed", "txn",
+		"carrier_state", "status", NULL };
+
+	for (int i = 0; nums[i].name; i++) {
+		json_t *v = json_object_get(obj, nums[i].name);
+
+		if (v && (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > nums[i].hi)) {
+			snprintf(err, errlen, "bad \"%s\": a whole number from 0 to %lld", nums[i].name,
+			    nums[i].hi);
+			return -1;
+		}
+	}
+	for (int i = 0; strs[i]; i++) {
+		json_t *v = json_object_get(obj, strs[i]);
+
+		if (v && !json_is_string(v)) {
+			snprintf(err, errlen, "bad \"%s\": not a string", strs[i]);
+			return -1;
+		}
+	}
+	if (json_object_get(obj, "in_progress") && !json_is_boolean(json_object_get(obj, "in_progress"))) {
+		snprintf(err, errlen, "bad \"in_progress\": not a boolean");
+		return -1;
+	}
 	return 0;
 }

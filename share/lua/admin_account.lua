@@ -1,3 +1,4 @@
+#!lua
 --[[
   admin_account - an operator's change to ONE account, atomic with its audit
   entry (in the account's audit stream, with who and why).

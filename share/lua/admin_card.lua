@@ -1,3 +1,4 @@
+#!lua
 --[[
   admin_card - an operator's change to ONE card's command, read and written
   in one atomic step with its audit entry. (Read in C, then written in a

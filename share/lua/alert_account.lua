@@ -1,3 +1,4 @@
+#!lua
 --[[
   alert_account - raise, resolve or acknowledge ONE account-level alert,
   once per cause until resolved. The check, the alert and its open entry

@@ -1,3 +1,4 @@
+#!lua
 --[[
   claim - lease due commands of ONE account to a pipeline, within its limits.
 

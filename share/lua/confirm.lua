@@ -1,3 +1,4 @@
+#!lua
 --[[
   confirm - apply one result of sr-exec to the card's command, atomically.
 

@@ -1,3 +1,4 @@
+#!lua
 --[[
   device_claim - lease due devices of ONE shard to a dev-eval process.
 

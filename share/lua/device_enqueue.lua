@@ -1,3 +1,4 @@
+#!lua
 --[[
   device_enqueue - ask for an evaluation of all the cards of one device.
 

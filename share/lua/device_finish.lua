@@ -1,3 +1,4 @@
+#!lua
 --[[
   device_finish - end one evaluation of a device.
 

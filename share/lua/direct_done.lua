@@ -1,3 +1,4 @@
+#!lua
 --[[
   direct_done - the account's side of one direct-path call's answer (global
   switch off), as confirm.lua does it for the queue: a refusal for rate

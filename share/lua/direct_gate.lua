@@ -1,3 +1,4 @@
+#!lua
 --[[
   direct_gate - the gate of the direct path (global switch off).
 

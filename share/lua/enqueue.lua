@@ -1,3 +1,4 @@
+#!lua
 --[[
   enqueue - write the judged intent of a batch of cards of ONE account.
 

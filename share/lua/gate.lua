@@ -1,3 +1,4 @@
+#!lua
 --[[
   gate - the one atomic check before every gateway call.
 

@@ -1,3 +1,4 @@
+#!lua
 --[[
   late - a call leaves later than its slot: hold the account's pace for that
   long too.

@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 --[[
   stat - a snapshot of ONE account for sr-stat (read only).
 

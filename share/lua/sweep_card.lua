@@ -1,3 +1,4 @@
+#!lua
 --[[
   sweep_card - inspect and repair ONE card's queue state (the inspection sweep).
 

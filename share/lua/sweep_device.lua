@@ -1,3 +1,4 @@
+#!lua
 --[[
   sweep_device - inspect and repair ONE device's evaluation state.
 

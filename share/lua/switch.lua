@@ -1,3 +1,4 @@
+#!lua
 --[[
   switch - set the global switch stop_resume_queue_enabled, atomic with its
   audit entry (who and why). Both keys carry the {global} hash tag, so on a

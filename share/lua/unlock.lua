@@ -1,3 +1,4 @@
+#!lua
 --[[
   unlock - release a lock only if we still hold it (compare and delete).
 

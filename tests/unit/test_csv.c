@@ -55,6 +55,41 @@ main(void)
 	CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 0, "end");
 	sr_csv_free(c);
 
+	/* A quote never closed costs its row, not the rows after it. */
+	{
+		static const char bad[] = "card,carrier\n\"X1,c1\nX2,c1\nX3,\"c1\nX4,c1\n";
+
+		if (pipe(fds) < 0 || write(fds[1], bad, sizeof bad - 1) < 0)
+			return 2;
+		close(fds[1]);
+		c = sr_csv_new(fds[0]);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == -1 && line == 2, "line 2 rejected, got %ld", line);
+		CHECK(strstr(err, "quote") != NULL, "says why: %s", err);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 1 && line == 3, "line 3 read again, got %ld", line);
+		CHECK(row && !strcmp(sr_jstr(row, "card"), "X2"), "as a row of its own");
+		json_decref(row);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == -1 && line == 4, "line 4 rejected, got %ld", line);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 1 && line == 5, "line 5 read, got %ld", line);
+		CHECK(row && !strcmp(sr_jstr(row, "card"), "X4"), "X4 kept");
+		json_decref(row);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 0, "end");
+		sr_csv_free(c);
+	}
+	/* A header that cannot be read is fatal: no row could be trusted. */
+	{
+		static const char *const bad[] = { "card,\"carrier\nX1,c1\n", "card,carrier,card\nX1,c1,X2\n" };
+
+		for (int i = 0; i < 2; i++) {
+			if (pipe(fds) < 0 || write(fds[1], bad[i], strlen(bad[i])) < 0)
+				return 2;
+			close(fds[1]);
+			c = sr_csv_new(fds[0]);
+			CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == -2 && line == 1, "bad header %d is fatal", i);
+			CHECK(!strncmp(err, "header: ", 8), "says header: %s", err);
+			sr_csv_free(c);
+		}
+	}
+
 	{
 		static const char *const ints[] = { "n", "m", NULL };
 		json_t *o = json_pack("{ss ss}", "n", "42", "m", "4x");

@@ -1,5 +1,8 @@
 /* test_jsonl.c - the line reader: line numbers, CRLF, a last line without
- * newline, and an over-long line that is skipped without losing the next. */
+ * newline, an over-long line and a line holding a NUL that are reported
+ * without losing the next, a read error, and duplicate JSON keys. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,7 +26,7 @@ main(void)
 		memset(big, 'x', bign);
 		big[bign] = '\n';
 		if (write(fds[1], "one\r\ntwo\n", 9) < 0 || write(fds[1], big, bign + 1) < 0 ||
-		    write(fds[1], "\nlast", 5) < 0)
+		    write(fds[1], "\n{\"a\":1}\0{\"a\":2}\nlast", 21) < 0)
 			_exit(1);
 		_exit(0);
 	}
@@ -32,11 +35,37 @@ main(void)
 	CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_LINE && !strcmp(line, "one"), "CRLF stripped");
 	CHECK(rd.lineno == 1, "line 1");
 	CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_LINE && !strcmp(line, "two"), "second line");
-	CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_TOOLONG && rd.lineno == 3, "long line reported as line 3");
+	CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_BAD && rd.lineno == 3, "long line reported as line 3");
+	CHECK(strstr(rd.why, "longer") != NULL, "says why: %s", rd.why);
 	CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_LINE && !strcmp(line, "") && rd.lineno == 4, "empty line 4");
-	CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_LINE && !strcmp(line, "last") && rd.lineno == 5,
+	CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_BAD && rd.lineno == 5, "a NUL makes line 5 bad");
+	CHECK(strstr(rd.why, "NUL") != NULL, "says why: %s", rd.why);
+	CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_LINE && !strcmp(line, "last") && rd.lineno == 6,
 	    "last line without newline");
 	CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_EOF, "then EOF");
+	CHECK(rd.err == 0, "no read error");
 	sr_reader_free(&rd);
+
+	/* A directory cannot be read: input ends, and the error is kept. */
+	{
+		int fd = open("/", O_RDONLY);
+
+		sr_reader_init(&rd, fd);
+		CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_EOF, "EOF on a read error");
+		CHECK(rd.err == EISDIR, "the read error is kept: %d", rd.err);
+		sr_reader_free(&rd);
+		close(fd);
+	}
+	{
+		char err[160];
+		json_t *o;
+
+		CHECK(!sr_json_line("{\"outcome\":\"ok\",\"outcome\":\"fail\"}", err, sizeof err),
+		    "duplicate keys refused");
+		CHECK(strstr(err, "duplicate") != NULL, "says so: %s", err);
+		CHECK(!sr_json_line("[1]", err, sizeof err) && strstr(err, "object"), "an array is no record");
+		CHECK((o = sr_json_line("{\"a\":1}", err, sizeof err)) != NULL, "an object is");
+		json_decref(o);
+	}
 	return unit_done("test_jsonl");
 }

@@ -1,0 +1,110 @@
+#!/usr/bin/env bats
+# badinput.bats - every input line is answered with exactly one record, so
+# in == out can be reconciled: a line too long, a NUL byte, duplicate keys,
+# numbers of the wrong type or sign, a CSV quote never closed. The good
+# lines around a bad one are still processed; input that cannot be read at
+# all is an error, not an empty success.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+}
+
+teardown() {
+	srq_teardown
+}
+
+# lines N: how many records the output holds (stderr mixed in is skipped).
+records() { grep -c '^{' <<<"$output"; }
+
+@test "sr-exec answers every task line, the bad ones rejected by number, and calls only the good ones" {
+	gwsim_start
+	printf '{"card":"E1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" |
+		sr-enqueue >/dev/null
+	good=$(sr-claim --max 1)
+	{
+		printf '{"task":"call","card":"E9","pad":"%s"}\n' "$(head -c 70000 /dev/zero | tr '\0' x)"
+		printf '{"task":"call","card":"E9"}\0{"x":1}\n'
+		printf '{"task":"call","task":"query","card":"E9","carrier":"c1","action":"stop","ver":1,"token":"1-9"}\n'
+		printf '{"task":"call","card":"E9","carrier":"c1","action":"stop","ver":1.5,"token":"1-9"}\n'
+		printf 'not json\n'
+		echo "$good"
+	} >"$T/tasks"
+	run -1 sr-exec <"$T/tasks"
+	assert_equal "$(records)" 6
+	for n in 1 2 3 4 5; do
+		assert_equal "$(jq -sr --argjson n "$n" '.[] | select(.line == $n) | .status' <<<"$(grep '^{' <<<"$output")")" rejected
+	done
+	assert_output --partial 'line longer than 65536 bytes'
+	assert_output --partial 'line contains a NUL byte'
+	assert_output --partial 'duplicate'
+	assert_output --partial '"card":"E1"'
+	assert_equal "$(jq -r .card "$T/gw.log")" E1
+}
+
+@test "sr-confirm rejects duplicate keys, non-integer http and negative retry_after_ms, and changes nothing" {
+	gwsim_start
+	printf '{"card":"F1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" |
+		sr-enqueue >/dev/null
+	result=$(sr-claim --max 1 | sr-exec)
+	before=$(rcli HGETALL 't:carrier:{c1}:card:F1')
+	base=${result%\}}
+	{
+		echo "$base,\"outcome\":\"fail\"}" # the result says ok, then fail: which?
+		echo "${base/\"http\":200/\"http\":200.5}}"
+		echo "${base/\"outcome\":\"ok\"/\"outcome\":\"retry\"},\"retry_after_ms\":-1}"
+		printf '%s\0\n' "$result"
+	} >"$T/results"
+	run -1 sr-confirm <"$T/results"
+	assert_equal "$(records)" 4
+	assert_equal "$(grep '^{' <<<"$output" | jq -r .status | sort -u)" rejected
+	assert_output --partial 'duplicate'
+	assert_output --partial 'bad \"http\"'
+	assert_output --partial 'bad \"retry_after_ms\"'
+	assert_output --partial 'NUL'
+	assert_equal "$(rcli HGETALL 't:carrier:{c1}:card:F1')" "$before"
+	# The genuine result still finishes it.
+	run -0 sr-confirm <<<"$result"
+	assert_output --partial '"state":"done"'
+}
+
+@test "a NUL byte in JSONL or CSV input rejects its line only" {
+	run -1 sr-asset < <(printf '{"card":"A1","carrier":"c1","pkg_expires_at":1}\0junk\n{"card":"A2","carrier":"c1","pkg_expires_at":1}\n')
+	assert_line --partial '"line":1,"status":"rejected","error":"line contains a NUL byte"'
+	assert_line '{"line":2,"card":"A2","carrier":"c1","status":"loaded"}'
+	run -1 sr-asset --csv < <(printf 'card,carrier,pkg_expires_at\nA\0"3,c1,1\nA4,c1,1\nA5,c1,1\n')
+	assert_line --partial '"line":2,"status":"rejected","error":"line contains a NUL byte"'
+	assert_line '{"line":3,"card":"A4","carrier":"c1","status":"loaded"}'
+	assert_line '{"line":4,"card":"A5","carrier":"c1","status":"loaded"}'
+	run -1 sr-enqueue < <(printf '{"card":"A4","carrier":"c1","scene":"package_expired"}\0\n{"card":"A5","carrier":"c1","scene":"package_expired"}\n')
+	assert_line --partial '"line":1,"status":"rejected","error":"line contains a NUL byte"'
+	assert_line --partial '"line":2,"card":"A5","carrier":"c1","status":"queued"'
+}
+
+@test "CSV: a quote never closed costs its row, not the rows after it; a bad header is an error" {
+	run -1 sr-asset --csv < <(printf 'card,carrier,pkg_expires_at\n"B1,c1,1\nB2,c1,1\nB3,c1,1\n')
+	assert_equal "$(records)" 3
+	assert_line --partial '"line":2,"status":"rejected","error":"unterminated quote'
+	assert_line '{"line":3,"card":"B2","carrier":"c1","status":"loaded"}'
+	assert_line '{"line":4,"card":"B3","carrier":"c1","status":"loaded"}'
+	run -2 sr-asset --csv < <(printf 'card,"carrier\nB5,c1\n')
+	assert_output --partial 'line 1: header: unterminated quote'
+	refute_output --partial '"status":"loaded"'
+	run -2 sr-asset --csv < <(printf 'card,carrier,carrier\nB6,c1,c2\n')
+	assert_output --partial "header: column 'carrier' appears twice"
+	run -2 sr-enqueue --csv < <(printf 'card,carrier,carrier\nB6,c1,c2\n')
+	assert_output --partial "appears twice"
+}
+
+@test "input that cannot be read is an error (exit 2), not an empty success" {
+	for tool in sr-enqueue sr-exec sr-confirm sr-asset "sr-asset --csv" "sr-enqueue --csv"; do
+		# shellcheck disable=SC2086
+		run -2 $tool </
+		assert_output --partial 'reading input'
+		assert_output --partial 'Is a directory'
+	done
+	run -2 sr-admin retry - --reason test </
+	assert_output --partial 'reading input'
+}

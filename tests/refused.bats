@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# refused.bats - Redis up but refusing writes (out of memory under
+# noeviction, or a read-only replica): every tool that writes answers with
+# "error" records or an error on stderr and exit 3, never "queued" or
+# "loaded"; nothing is half written and the carrier is not called.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+	gwsim_start
+	# Three queued cards; C1 called and its result kept; C2 claimed.
+	for i in 1 2 3; do
+		printf '{"card":"C%d","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$i" "$PAST"
+	done | sr-enqueue >/dev/null
+	sr-claim --max 1 | sr-exec >"$T/results"
+	sr-claim --max 1 >"$T/tasks"
+	assert_equal "$(jq -r .card "$T/tasks")" C2
+	calls=$(wc -l <"$T/gw.log")
+}
+
+teardown() {
+	srq_teardown
+}
+
+# snapshot: every key, with its type and contents (the audit stream by length).
+snapshot() {
+	local k
+	for k in $(rcli --scan | sort); do
+		case $(rcli TYPE "$k") in
+		hash) echo "$k $(rcli HGETALL "$k" | tr '\n' ' ')" ;;
+		zset) echo "$k $(rcli ZRANGE "$k" 0 -1 WITHSCORES | tr '\n' ' ')" ;;
+		set) echo "$k $(rcli SMEMBERS "$k" | sort | tr '\n' ' ')" ;;
+		stream) echo "$k $(rcli XLEN "$k")" ;;
+		*) echo "$k $(rcli GET "$k")" ;;
+		esac
+	done
+}
+
+# every_writer: each tool that writes, against a Redis that refuses writes.
+every_writer() {
+	local before
+	before=$(snapshot)
+
+	run -3 sr-enqueue <<<'{"card":"C9","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":1}}'
+	assert_output --partial '"status":"error"'
+	refute_output --partial '"status":"queued"'
+	assert_output --partial "$1"
+
+	run -3 sr-asset --csv < <(printf 'card,carrier,pkg_expires_at\nA1,c1,1\n')
+	assert_output --partial '"status":"error"'
+	refute_output --partial '"status":"loaded"'
+
+	run -3 sr-claim --max 5
+	refute_output --partial '"task"'
+	assert_output --partial "$1"
+
+	# The claimed task is answered error, and never called.
+	run -3 sr-exec <"$T/tasks"
+	assert_output --partial '"status":"error"'
+	assert_equal "$(wc -l <"$T/gw.log")" "$calls"
+
+	run -3 sr-confirm <"$T/results"
+	assert_output --partial '"state":"error"'
+	refute_output --partial '"state":"done"'
+
+	run -3 dev-eval --max 5
+	assert_output --partial "$1"
+
+	for a in "limits c1 qps=5" "pause c1" "breaker c1 open" "retry C3" "freeze C3" "drop C3" "switch off"; do
+		# shellcheck disable=SC2086
+		run -3 sr-admin $a --reason test
+		assert_output --partial "$1"
+	done
+	run -3 sr-admin sweep
+	assert_output --partial "not swept"
+
+	# Nothing was half written.
+	assert_equal "$(snapshot)" "$before"
+}
+
+@test "out of memory (noeviction): every writing tool answers error and exits 3" {
+	rcli CONFIG SET maxmemory 1 >/dev/null
+	every_writer OOM
+	# Reading still works.
+	run -0 sr-stat --carrier c1
+	run -0 sr-admin why C3
+}
+
+@test "a read-only replica: every writing tool answers error and exits 3" {
+	# A replica of a master that is not there keeps its data and refuses writes.
+	rcli REPLICAOF 127.0.0.1 1 >/dev/null
+	every_writer READONLY
+	run -0 sr-stat --carrier c1
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bats
+# settings.bats - every number an operator gives (environment, flags, the
+# Redis URL, account limits) is bounded: 0 where it means nothing, -1, 2^31,
+# 2^32+1 (wraps to 1 in 32 bits), 2^63 (overflows 64) and trailing garbage
+# are a usage error (exit 2) that names the setting, at once, before any
+# work is done.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+}
+
+teardown() {
+	srq_teardown
+}
+
+BAD=(-1 2147483648 4294967297 9223372036854775808 12x '')
+
+# refused NAME CMD...: CMD exits 2 at once and its message names NAME.
+refused() {
+	local name=$1
+	shift
+	run -2 timeout 10 "$@" </dev/null
+	assert_output --partial "$name"
+}
+
+@test "each numeric environment setting out of range or malformed is exit 2 naming it" {
+	local zero_ok=" SRQ_MIN_INTERVAL_MS SRQ_CONFIRM_DELAY_MS SRQ_UNLIMITED "
+	for var in SRQ_MIN_INTERVAL_MS SRQ_QPS SRQ_MAX_RUNNING SRQ_LEASE_MS SRQ_RATE_WINDOW_MS \
+		SRQ_GATEWAY_TIMEOUT_MS SRQ_GATEWAY_CONNECT_TIMEOUT_MS SRQ_ALERT_AFTER SRQ_FREEZE_AFTER \
+		SRQ_CONCURRENCY SRQ_AUDIT_MAXLEN SRQ_RATE_BURST SRQ_CONFIRM_DELAY_MS SRQ_UNLIMITED; do
+		values=("${BAD[@]}")
+		[[ $zero_ok == *" $var "* ]] || values+=(0)
+		for v in "${values[@]}"; do
+			[ -n "$v" ] || continue # empty: the default
+			refused "$var" env "$var=$v" sr-enqueue
+		done
+	done
+}
+
+@test "each numeric flag out of range or malformed is exit 2 naming it" {
+	for v in "${BAD[@]}"; do
+		refused --max sr-claim --max "$v"
+		refused --batch sr-claim --batch "$v"
+		refused --for sr-claim --for "$v"
+		refused --for dev-eval --for "$v"
+		refused --max dev-eval --max "$v"
+		refused --concurrency sr-exec --concurrency "$v"
+		refused --window sr-stat --window "$v"
+		for g in high normal bulk device; do
+			refused "--grace-$g" sr-admin sweep "--grace-$g" "$v"
+		done
+	done
+	# 0 means nothing for these.
+	refused --batch sr-claim --batch 0
+	refused --concurrency sr-exec --concurrency 0
+	refused --window sr-stat --window 0
+}
+
+@test "the Redis URL: a port or db out of range or malformed is exit 2 naming the setting" {
+	for v in 0 -1 65536 4294967297 9223372036854775808 12x; do
+		refused SRQ_REDIS env SRQ_REDIS="redis://127.0.0.1:$v/0" sr-enqueue
+		refused --redis sr-enqueue --redis "redis://127.0.0.1:$v"
+	done
+	for v in -1 2147483648 4294967297 9223372036854775808 12x; do
+		refused SRQ_REDIS env SRQ_REDIS="redis://127.0.0.1:6379/$v" sr-enqueue
+		refused SRQ_REDIS env SRQ_REDIS="unix://$T/redis.sock?db=$v" sr-enqueue
+	done
+}
+
+@test "account limits out of range or malformed are refused naming the limit, and change nothing" {
+	printf '{"card":"C1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" |
+		sr-enqueue >/dev/null
+	for l in qps running burst; do
+		for v in 0 "${BAD[@]}" 1.5; do
+			refused "$l" sr-admin limits c1 "$l=$v" --reason test
+		done
+	done
+	assert_equal "$(rcli EXISTS 't:carrier:{c1}:limits')" 0
+}
