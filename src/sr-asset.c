@@ -113,7 +113,7 @@ fail_batch(struct row *rows, int n)
 			rows[i].st = ST_ERROR;
 			snprintf(rows[i].error, sizeof rows[i].error, "%s", rds.errstr);
 		}
-	redis_up = 0;
+	sr_redis_lost(&rds, &redis_up, "row");
 }
 
 /* HSET key with every member of o but those in skip (+ carrier if given).
@@ -305,11 +305,14 @@ emit(struct row *rows, int n)
 	return status;
 }
 
-/* Read the next row: 1 a row (maybe already rejected), 0 end, -2 fatal. */
+/* Read the next row: 1 a row (maybe already rejected), 0 end, -2 fatal,
+ * -1 none available without waiting (only when !block). */
 static int
-next_row(struct sr_reader *rd, struct sr_csv *c, struct row *r)
+next_row(struct sr_reader *rd, struct sr_csv *c, struct row *r, int block)
 {
 	memset(r, 0, sizeof *r);
+	if (c && !block && !sr_csv_ready(c))
+		return -1;
 	if (c) {
 		int rc = sr_csv_next(c, &r->obj, &r->line, r->error, sizeof r->error);
 
@@ -322,10 +325,12 @@ next_row(struct sr_reader *rd, struct sr_csv *c, struct row *r)
 		return 1;
 	} else {
 		char *line;
-		int rc = sr_reader_next(rd, &line, 1);
+		int rc = sr_reader_next(rd, &line, block);
 
 		if (rc == SR_READ_EOF)
 			return 0;
+		if (rc == SR_READ_AGAIN)
+			return -1;
 		r->line = rd->lineno;
 		if (rc == SR_READ_BAD) {
 			r->st = ST_REJECTED;
@@ -375,7 +380,9 @@ main(int argc, char *argv[])
 	else
 		sr_reader_init(&rd, STDIN_FILENO);
 	for (;;) {
-		rc = next_row(&rd, c, &rows[n]);
+		/* Block for the first row of a batch, then take what is ready:
+		 * rows fed slowly (a pipe, a FIFO) are answered as they come. */
+		rc = next_row(&rd, c, &rows[n], n == 0);
 		if (rc == -2) {
 			fprintf(stderr, "%s: line %ld: %s\n", sr_prog, rows[n].line, rows[n].error);
 			status = SR_EX_USAGE;
@@ -383,7 +390,7 @@ main(int argc, char *argv[])
 		}
 		if (rc == 1)
 			n++;
-		if (n > 0 && (n == BATCH || rc == 0)) {
+		if (n > 0 && (n == BATCH || rc == 0 || rc == -1)) {
 			if (process(rows, n) < 0) {
 				sr_redis_discard(&rds);
 				fail_batch(rows, n);

@@ -198,7 +198,7 @@ process(struct res *rs, int n)
 		if (r->bad || r->upstream_error)
 			continue;
 		if (!(rep = sr_redis_reply(&rds))) {
-			redis_up = 0;
+			sr_redis_lost(&rds, &redis_up, "result");
 			sr_redis_discard(&rds);
 			return;
 		}
@@ -223,7 +223,7 @@ process(struct res *rs, int n)
 		redisReply *rep = sr_redis_reply(&rds);
 
 		if (!rep) {
-			redis_up = 0;
+			sr_redis_lost(&rds, &redis_up, "result");
 			sr_redis_discard(&rds);
 			return;
 		}
@@ -312,8 +312,6 @@ main(int argc, char *argv[])
 	}
 	status = sr_worst(status, sr_reader_failed(&rd));
 	sr_reader_free(&rd);
-	if (!redis_up)
-		fprintf(stderr, "%s: error: %s\n", sr_prog, rds.errstr);
 	sr_redis_close(&rds);
 	sr_accounts_free();
 	return sr_finish(status);

@@ -342,7 +342,7 @@ schedule(void)
 		if (it->state == IT_NEW)
 			batch[n++] = it;
 	if (n > 0 && redis_up && rejudge(batch, n) < 0)
-		redis_up = 0;
+		sr_redis_lost(&rds, &redis_up, "task");
 	/* The ready ones, and the waiting ones now due, in claim order. */
 	n = 0;
 	for (struct item *it = items; it && n < free_slots; it = it->next) {
@@ -372,7 +372,7 @@ schedule(void)
 		batch[n++] = it;
 	}
 	if (n > 0 && redis_up && gate(batch, n) < 0)
-		redis_up = 0;
+		sr_redis_lost(&rds, &redis_up, "task");
 	if (!redis_up) {
 		for (struct item *it = items; it; it = it->next)
 			if (it->state == IT_NEW || it->state == IT_READY || it->state == IT_WAIT)
@@ -387,8 +387,8 @@ schedule(void)
 				it->state = IT_CALL;
 				it->edge->held--;
 				nheld--;
-				if (redis_up && sr_edge_late(&rds, &cfg, it->edge, it->wake) < 0)
-					redis_up = 0; /* sent all the same: its slot was granted */
+				if (redis_up && sr_edge_late(&rds, &cfg, it->edge, it->wake) < 0) /* sent all the same: its slot was granted */
+					sr_redis_lost(&rds, &redis_up, "task");
 				sr_gateway_start(gw, &it->call);
 			} else if (it->wake - now < next)
 				next = it->wake - now;

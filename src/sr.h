@@ -186,6 +186,9 @@ redisReply *sr_redis_cmd(struct sr_redis *r, int argc, const char **argv);
  * memory, a read-only replica, loading, busy...), rather than a refusal by a
  * script: 1. */
 int sr_redis_backend_error(const char *err);
+/* Redis was lost mid-run: say so on stderr once (the records say it per
+ * line too) and clear *up. */
+void sr_redis_lost(struct sr_redis *r, int *up, const char *answer);
 /* The Redis server's clock in ms, or -1 on failure. */
 int64_t sr_redis_time_ms(struct sr_redis *r);
 
@@ -291,6 +294,9 @@ struct sr_csv *sr_csv_new(int fd);
 void sr_csv_free(struct sr_csv *c);
 /* After EOF: 0, or an exit status after saying the input could not be read. */
 int sr_csv_failed(const struct sr_csv *c);
+/* 1 if the next row can be started without waiting (input buffered or
+ * readable now, or at its end): a filter answers what it has otherwise. */
+int sr_csv_ready(struct sr_csv *c);
 /* Next data row as a new JSON object of strings keyed by the header (empty
  * cells left out); *line is the physical line the row starts on.
  * Returns 1 row, 0 end of input, -1 a bad row (err set; go on), -2 a bad

@@ -119,6 +119,12 @@ sr_csv_new(int fd)
 }
 
 int
+sr_csv_ready(struct sr_csv *c)
+{
+	return c->nreplay > 0 || c->eof || sr_reader_wait(&c->rd, 0);
+}
+
+int
 sr_csv_failed(const struct sr_csv *c)
 {
 	return sr_reader_failed(&c->rd);

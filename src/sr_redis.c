@@ -5,7 +5,9 @@
  * its script cache meanwhile (restart, SCRIPT FLUSH), the NOSCRIPT reply is
  * answered by loading the scripts again and resending that one call: the call
  * did not run, so resending it is safe, and the replies the caller sees stay
- * in pipeline order. */
+ * in pipeline order. The scripts are loaded once per burst: the other calls
+ * of the same pipeline, sent before that load, meet NOSCRIPT too and are
+ * only resent. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@ struct pend {
 	int script; /* -1: a plain command (not retried) */
 	char *cmd;  /* a script call as sent (RESP), kept to resend on NOSCRIPT */
 	long long len;
+	unsigned long loads; /* script loads done when it was sent */
 };
 
 /* A FIFO of fixed-size elements, grown by doubling. */
@@ -58,6 +61,7 @@ ring_pop(struct ring *q, void *elem)
 static struct ring pq = { NULL, sizeof(struct pend), 0, 0, 0 };
 static struct ring rbuf = { NULL, sizeof(redisReply *), 0, 0, 0 };
 static char sha[SR_LUA_COUNT][41];
+static unsigned long loads; /* how many times the scripts were loaded */
 
 static void
 pend_free(struct pend *p)
@@ -85,6 +89,7 @@ load_scripts(struct sr_redis *r)
 		memcpy(sha[i], rep->str, 41);
 		freeReplyObject(rep);
 	}
+	loads++;
 	return 0;
 }
 
@@ -261,7 +266,7 @@ sr_redis_close(struct sr_redis *r)
 void
 sr_redis_append(struct sr_redis *r, int argc, const char **argv, const size_t *lens)
 {
-	struct pend p = { -1, NULL, 0 };
+	struct pend p = { -1, NULL, 0, 0 };
 
 	redisAppendCommandArgv(r->c, argc, argv, lens);
 	r->pending++;
@@ -272,7 +277,7 @@ void
 sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc,
     const char **argv, const size_t *lens)
 {
-	struct pend p = { (int)s, NULL, 0 };
+	struct pend p = { (int)s, NULL, 0, 0 };
 	const char **full = sr_malloc((size_t)(argc + 3) * sizeof *full);
 	size_t *flen = sr_malloc((size_t)(argc + 3) * sizeof *flen);
 	char nk[16];
@@ -290,6 +295,7 @@ sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc
 	}
 	/* Formatted once, kept as sent: the SHA of a script never changes, so
 	 * after a reload the very same bytes can be sent again. */
+	p.loads = loads;
 	p.len = redisFormatCommandArgv(&p.cmd, argc + 3, full, flen);
 	if (p.len < 0)
 		sr_die(SR_EX_USAGE, "out of memory");
@@ -356,7 +362,7 @@ sr_redis_reply(struct sr_redis *r)
 			ring_push(&rbuf, &next);
 		}
 		rep = NULL;
-		if (load_scripts(r) == 0) {
+		if (p.loads < loads || load_scripts(r) == 0) {
 			void *again = NULL;
 
 			redisAppendFormattedCommand(r->c, p.cmd, (size_t)p.len);
@@ -421,6 +427,15 @@ sr_redis_open_filter(struct sr_redis *r, const struct sr_config *cfg, const char
 	if (rc < 0)
 		fprintf(stderr, "%s: error: %s; every %s\n", sr_prog, r->errstr, answer);
 	return rc == 0;
+}
+
+void
+sr_redis_lost(struct sr_redis *r, int *up, const char *answer)
+{
+	if (*up)
+		fprintf(stderr, "%s: error: %s; every %s not yet done is answered with \"error\"\n", sr_prog,
+		    r->errstr, answer);
+	*up = 0;
 }
 
 int

@@ -94,3 +94,37 @@ every_writer() {
 	every_writer READONLY
 	run -0 sr-stat --carrier c1
 }
+
+# feed_then_lose TOOL LINE1 LINE2: LINE1 answered, Redis killed, LINE2 sent.
+feed_then_lose() {
+	local tool=$1
+	rm -f "$T/in"
+	mkfifo "$T/in"
+	$tool <"$T/in" >"$T/out" 2>"$T/err" &
+	local pid=$!
+	exec 5>"$T/in"
+	echo "$2" >&5
+	for i in $(seq 100); do [ -s "$T/out" ] && break; sleep 0.05; done
+	redis_stop
+	echo "$3" >&5
+	exec 5>&-
+	local rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 3
+	assert_equal "$(wc -l <"$T/out")" 2
+	assert_equal "$(tail -1 "$T/out" | jq -r '.status // .state')" error
+	run cat "$T/err"
+	assert_output --partial "error: Redis connection failed"
+}
+
+@test "Redis lost mid-run: each filter says so on stderr as well as in its records" {
+	feed_then_lose sr-exec "$(sr-claim --max 1)" "$(cat "$T/tasks")"
+	redis_start
+	feed_then_lose sr-asset '{"card":"A1","carrier":"c1","pkg_expires_at":1}' '{"card":"A2","carrier":"c1","pkg_expires_at":1}'
+	redis_start
+	r=$(cat "$T/results")
+	feed_then_lose sr-confirm "$r" "$r"
+	redis_start
+	feed_then_lose sr-enqueue '{"card":"E1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":1}}' \
+		'{"card":"E2","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":1}}'
+}

@@ -63,3 +63,25 @@ teardown() {
 	SRQ_REDIS="unix://$T/none.sock" run -3 sr-asset <<<'{"card":"X2","carrier":"c1"}'
 	assert_output --partial '"status":"error"'
 }
+
+@test "a row fed through a pipe that stays open is answered at once, JSONL and CSV" {
+	for mode in "" --csv; do
+		rm -f "$T/in" "$T/out"
+		mkfifo "$T/in"
+		# shellcheck disable=SC2086
+		sr-asset $mode <"$T/in" >"$T/out" &
+		pid=$!
+		exec 5>"$T/in"
+		if [ -n "$mode" ]; then
+			printf 'card,carrier,pkg_expires_at\nP1,c1,1\n' >&5
+		else
+			echo '{"card":"P1","carrier":"c1","pkg_expires_at":1}' >&5
+		fi
+		# The writer is still there: the answer must not wait for the end.
+		for i in $(seq 100); do [ -s "$T/out" ] && break; sleep 0.05; done
+		run cat "$T/out"
+		exec 5>&-
+		wait "$pid"
+		assert_output --partial '"card":"P1","carrier":"c1","status":"loaded"'
+	done
+}
