@@ -391,9 +391,18 @@ main(int argc, char *argv[])
 		if (rc == 1)
 			n++;
 		if (n > 0 && (n == BATCH || rc == 0 || rc == -1)) {
-			if (process(rows, n) < 0) {
+			int w = 0;
+
+			if (process(rows, n) < 0 || (w = sr_redis_wait_replicas(&rds, &cfg)) < 0) {
 				sr_redis_discard(&rds);
 				fail_batch(rows, n);
+			} else if (w > 0) {
+				/* Loaded on the master only: not acked as loaded. */
+				for (int i = 0; i < n; i++)
+					if (rows[i].st == ST_DONE) {
+						rows[i].st = ST_ERROR;
+						snprintf(rows[i].error, sizeof rows[i].error, "%s", rds.errstr);
+					}
 			}
 			status = sr_worst(status, emit(rows, n));
 			total += n;

@@ -773,6 +773,8 @@ run_direct(struct batch *b, long long now)
 	return 0;
 }
 
+static int finish(struct batch *b);
+
 /* Rounds 1 and 2 of batch b, then its enqueue scripts are sent; the replies
  * of the previous batch's scripts (prev, may be NULL) are collected on the
  * way, in pipeline order, and prev is answered. */
@@ -783,6 +785,12 @@ process(struct batch *b, struct batch *prev)
 	int status = SR_EX_OK;
 
 	b->calls = NULL;
+	if (prev && cfg.wait_replicas) {
+		/* Acks wait for the replicas: prev is answered before b is sent,
+		 * so that WAIT covers exactly prev's writes. */
+		status = finish(prev);
+		prev = NULL;
+	}
 	if (redis_up)
 		append_read_facts(b->reqs, b->n);
 	if (prev) {
@@ -807,13 +815,25 @@ process(struct batch *b, struct batch *prev)
 	return status;
 }
 
-/* Answer the last batch: collect its scripts' replies and print its acks. */
+/* Answer a batch: collect its scripts' replies and print its acks (after
+ * WAIT for the replicas, with SRQ_WAIT_REPLICAS). */
 static int
 finish(struct batch *b)
 {
+	int w;
+
 	if (redis_up && collect_commands(b) < 0) {
 		sr_redis_discard(&rds);
 		redis_up = 0;
+	}
+	if (redis_up && (w = sr_redis_wait_replicas(&rds, &cfg)) != 0) {
+		if (w < 0)
+			redis_up = 0;
+		for (int i = 0; i < b->n; i++)
+			if (b->reqs[i].st == ST_DONE && !b->reqs[i].direct) {
+				b->reqs[i].st = ST_ERROR;
+				snprintf(b->reqs[i].error, sizeof b->reqs[i].error, "%s", rds.errstr);
+			}
 	}
 	if (!redis_up)
 		fail_batch(b->reqs, b->n);

@@ -111,6 +111,8 @@ struct sr_config {
 	long audit_maxlen;      /* SRQ_AUDIT_MAXLEN: audit stream cap per account */
 	long burst;             /* SRQ_RATE_BURST: calls at once after a quiet spell (1) */
 	long confirm_delay_ms;  /* SRQ_CONFIRM_DELAY_MS: wait before querying an unknown result */
+	long wait_replicas;     /* SRQ_WAIT_REPLICAS: ack only once N replicas have the write (0) */
+	long wait_timeout_ms;   /* SRQ_WAIT_TIMEOUT_MS: how long to wait for them (1000) */
 	const char *profiles_dir; /* SRQ_PROFILES: directory of carrier profiles */
 };
 
@@ -186,6 +188,11 @@ redisReply *sr_redis_cmd(struct sr_redis *r, int argc, const char **argv);
  * memory, a read-only replica, loading, busy...), rather than a refusal by a
  * script: 1. */
 int sr_redis_backend_error(const char *err);
+/* With SRQ_WAIT_REPLICAS=N, before acking what was written: WAIT until N
+ * replicas have it. 0 (or N is 0), 1 if fewer had it within the timeout
+ * (errstr says so: the writes stand on the master but could be lost with
+ * it), -1 if the connection failed. */
+int sr_redis_wait_replicas(struct sr_redis *r, const struct sr_config *cfg);
 /* Redis was lost mid-run: say so on stderr once (the records say it per
  * line too) and clear *up. */
 void sr_redis_lost(struct sr_redis *r, int *up, const char *answer);

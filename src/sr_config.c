@@ -115,6 +115,8 @@ sr_config_init(struct sr_config *cfg)
 	cfg->audit_maxlen = env_long("SRQ_AUDIT_MAXLEN", 100000, 100, 100000000);
 	cfg->burst = env_long("SRQ_RATE_BURST", 1, 1, 1000);
 	cfg->confirm_delay_ms = env_long("SRQ_CONFIRM_DELAY_MS", 2000, 0, 86400000);
+	cfg->wait_replicas = env_long("SRQ_WAIT_REPLICAS", 0, 0, 64);
+	cfg->wait_timeout_ms = env_long("SRQ_WAIT_TIMEOUT_MS", 1000, 1, 60000);
 	cfg->profiles_dir = env_str("SRQ_PROFILES", NULL);
 	unlimited = env_long("SRQ_UNLIMITED", 0, 0, 1);
 	/* A rate or concurrency of 0 would mean "no limit" at the carrier: only

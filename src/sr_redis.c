@@ -429,6 +429,34 @@ sr_redis_open_filter(struct sr_redis *r, const struct sr_config *cfg, const char
 	return rc == 0;
 }
 
+int
+sr_redis_wait_replicas(struct sr_redis *r, const struct sr_config *cfg)
+{
+	char n[24], ms[24];
+	const char *argv[] = { "WAIT", n, ms };
+	redisReply *rep;
+	int rc = 0;
+
+	if (cfg->wait_replicas <= 0)
+		return 0;
+	snprintf(n, sizeof n, "%ld", cfg->wait_replicas);
+	snprintf(ms, sizeof ms, "%ld", cfg->wait_timeout_ms);
+	if (!(rep = sr_redis_cmd(r, 3, argv)))
+		return -1;
+	if (rep->type != REDIS_REPLY_INTEGER || rep->integer < cfg->wait_replicas) {
+		if (rep->type == REDIS_REPLY_INTEGER)
+			snprintf(r->errstr, sizeof r->errstr, "written on the master, but only %lld of %ld "
+			    "replicas confirmed it within %ld ms (SRQ_WAIT_REPLICAS): send it again",
+			    rep->integer, cfg->wait_replicas, cfg->wait_timeout_ms);
+		else
+			snprintf(r->errstr, sizeof r->errstr, "WAIT failed: %s",
+			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+		rc = 1;
+	}
+	freeReplyObject(rep);
+	return rc;
+}
+
 void
 sr_redis_lost(struct sr_redis *r, int *up, const char *answer)
 {

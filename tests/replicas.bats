@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# replicas.bats - SRQ_WAIT_REPLICAS=N: an ack ("queued", "loaded") means the
+# write reached N replicas (Redis WAIT), so a failover to one of them cannot
+# lose it. When the replicas do not confirm in time, the request is answered
+# "error" (send it again) and the exit is 3, never a false ack.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	T="$BATS_TEST_TMPDIR"
+	NOW=$(date +%s)
+	PAST=$((NOW - 60))
+	# The master listens on TCP too: a replica can only follow host:port.
+	tcp_redis master "$T/m"
+	MPORT=$PORT
+	export SRQ_REDIS="unix://$T/m/redis.sock"
+}
+
+teardown() {
+	for d in "$T/m" "$T/r"; do
+		[ -f "$d/redis.pid" ] && kill "$(cat "$d/redis.pid")" 2>/dev/null
+	done
+	return 0
+}
+
+# tcp_redis NAME DIR [ARGS...]: a redis-server on a free loopback port (in
+# $PORT) and a unix socket in DIR.
+tcp_redis() {
+	local dir=$2 try
+	shift 2
+	mkdir -p "$dir"
+	for try in $(seq 20); do
+		PORT=$((20000 + RANDOM % 30000))
+		rm -f "$dir/redis.log"
+		redis-server --port "$PORT" --bind 127.0.0.1 --unixsocket "$dir/redis.sock" --save '' \
+			--appendonly no --daemonize yes --pidfile "$dir/redis.pid" --dir "$dir" \
+			--logfile "$dir/redis.log" "$@"
+		for i in $(seq 100); do
+			grep -q 'Ready to accept' "$dir/redis.log" 2>/dev/null && return 0
+			grep -q 'Address already in use' "$dir/redis.log" 2>/dev/null && break
+			sleep 0.05
+		done
+	done
+	echo "no free port for redis-server" >&2
+	return 1
+}
+
+req() {
+	printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$1" "$PAST"
+}
+
+@test "with SRQ_WAIT_REPLICAS=1 an ack means the replica has the write; without a replica it is an error" {
+	export SRQ_WAIT_REPLICAS=1 SRQ_WAIT_TIMEOUT_MS=300
+	tcp_redis replica "$T/r" --replicaof 127.0.0.1 "$MPORT"
+	for i in $(seq 100); do
+		[ "$(redis-cli -s "$T/r/redis.sock" INFO replication | tr -d '\r' | sed -n 's/^master_link_status://p')" = up ] && break
+		sleep 0.05
+	done
+	run -0 sr-enqueue < <(req R1; req R2)
+	assert_equal "$(grep -c '"status":"queued"' <<<"$output")" 2
+	# Acked, so the replica has it: what a failover would promote.
+	assert_equal "$(redis-cli -s "$T/r/redis.sock" HGET 't:carrier:{c1}:card:R1' action)" stop
+	run -0 sr-asset <<<'{"card":"R3","carrier":"c1","pkg_expires_at":1}'
+	assert_output --partial '"status":"loaded"'
+
+	# The replica gone: nothing is acked that only the master has.
+	kill "$(cat "$T/r/redis.pid")"
+	for i in $(seq 100); do
+		[ "$(redis-cli -s "$T/m/redis.sock" INFO replication | tr -d '\r' | sed -n 's/^connected_slaves://p')" = 0 ] && break
+		sleep 0.05
+	done
+	run -3 sr-enqueue < <(req R4)
+	assert_output --partial '"status":"error"'
+	assert_output --partial 'only 0 of 1 replicas confirmed it within 300 ms'
+	refute_output --partial '"status":"queued"'
+	run -3 sr-asset <<<'{"card":"R5","carrier":"c1","pkg_expires_at":1}'
+	refute_output --partial '"status":"loaded"'
+
+	# Without the setting, the master's word is the ack (the default).
+	unset SRQ_WAIT_REPLICAS
+	run -0 sr-enqueue < <(req R6)
+	assert_output --partial '"status":"queued"'
+}
