@@ -472,6 +472,8 @@ main(int argc, char *argv[])
 		json_array_foreach(records, i, r) {
 			char *s = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
 
+			if (!s)
+				sr_die(SR_EX_BACKEND, "out of memory writing a record");
 			fprintf(f, "%s\n", s);
 			free(s);
 		}

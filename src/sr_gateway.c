@@ -78,7 +78,8 @@ sr_gateway_new(const struct sr_config *cfg)
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(gw->multi = curl_multi_init()))
 		sr_die(SR_EX_USAGE, "cannot initialise libcurl");
 	gw->cfg = cfg;
-	curl_multi_setopt(gw->multi, CURLMOPT_MAXCONNECTS, (long)cfg->concurrency);
+	if (curl_multi_setopt(gw->multi, CURLMOPT_MAXCONNECTS, (long)cfg->concurrency) != CURLM_OK)
+		sr_die(SR_EX_USAGE, "cannot set up libcurl (CURLMOPT_MAXCONNECTS)");
 	return gw;
 }
 
@@ -695,6 +696,18 @@ fail_now(struct sr_gateway *gw, struct sr_call *call, const char *cls, const cha
 	gw->failed[gw->nfailed++] = call;
 }
 
+/* A header appended, or the end: libcurl returns NULL (and keeps the list)
+ * only when out of memory. */
+static struct curl_slist *
+slist_add(struct curl_slist *h, const char *s)
+{
+	struct curl_slist *n = curl_slist_append(h, s);
+
+	if (!n)
+		sr_die(SR_EX_BACKEND, "out of memory building a request");
+	return n;
+}
+
 #define SETOPT(e, opt, val) do { if (curl_easy_setopt(e, opt, val) != CURLE_OK) goto setopt_failed; } while (0)
 
 /* Build and start one transfer: a call (call->action stop, resume or
@@ -737,13 +750,13 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 			curl_slist_free_all(h);
 			return -1;
 		}
-		h = curl_slist_append(h, hdr);
+		h = slist_add(h, hdr);
 	}
 	if (t->body && t->type == SR_BODY_JSON)
-		h = curl_slist_append(h, "Content-Type: application/json");
+		h = slist_add(h, "Content-Type: application/json");
 	else if (t->body && t->type == SR_BODY_FORM)
-		h = curl_slist_append(h, "Content-Type: application/x-www-form-urlencoded");
-	h = curl_slist_append(h, "Expect:");
+		h = slist_add(h, "Content-Type: application/x-www-form-urlencoded");
+	h = slist_add(h, "Expect:");
 	call->headers = h;
 	call->body = NULL;
 	call->body_len = 0;

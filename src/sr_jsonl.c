@@ -163,11 +163,13 @@ sr_emit(json_t *obj)
 {
 	char *s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
 
-	if (s) {
-		fputs(s, stdout);
-		fputc('\n', stdout);
-		free(s);
-	}
+	/* Every line is answered: a record that cannot be written is fatal,
+	 * never silently missing. */
+	if (!s)
+		sr_die(SR_EX_BACKEND, "out of memory writing a record");
+	fputs(s, stdout);
+	fputc('\n', stdout);
+	free(s);
 	json_decref(obj);
 }
 

@@ -268,7 +268,8 @@ sr_redis_append(struct sr_redis *r, int argc, const char **argv, const size_t *l
 {
 	struct pend p = { -1, NULL, 0, 0 };
 
-	redisAppendCommandArgv(r->c, argc, argv, lens);
+	if (redisAppendCommandArgv(r->c, argc, argv, lens) != REDIS_OK)
+		sr_die(SR_EX_BACKEND, "cannot queue a Redis command: %s", r->c->errstr);
 	r->pending++;
 	ring_push(&pq, &p);
 }
@@ -299,7 +300,8 @@ sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc
 	p.len = redisFormatCommandArgv(&p.cmd, argc + 3, full, flen);
 	if (p.len < 0)
 		sr_die(SR_EX_USAGE, "out of memory");
-	redisAppendFormattedCommand(r->c, p.cmd, (size_t)p.len);
+	if (redisAppendFormattedCommand(r->c, p.cmd, (size_t)p.len) != REDIS_OK)
+		sr_die(SR_EX_BACKEND, "cannot queue a Redis command: %s", r->c->errstr);
 	r->pending++;
 	ring_push(&pq, &p);
 	free(full);
@@ -365,8 +367,8 @@ sr_redis_reply(struct sr_redis *r)
 		if (p.loads < loads || load_scripts(r) == 0) {
 			void *again = NULL;
 
-			redisAppendFormattedCommand(r->c, p.cmd, (size_t)p.len);
-			if (redisGetReply(r->c, &again) != REDIS_OK)
+			if (redisAppendFormattedCommand(r->c, p.cmd, (size_t)p.len) != REDIS_OK ||
+			    redisGetReply(r->c, &again) != REDIS_OK)
 				snprintf(r->errstr, sizeof r->errstr, "Redis connection failed: %s",
 				    r->c->errstr);
 			rep = again;
