@@ -46,7 +46,7 @@ static const char usage[] =
 "Environment: SRQ_LEASE_MS, SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_MAXLEN.\n"
 "Exit: 0 done, 2 usage, 3 Redis unavailable.\n"
 "Example (cron, every minute):\n"
-"  flock -n /run/dev-eval.lock dev-eval --follow --for 55\n";
+"  flock -n /tmp/srq-dev-eval.lock dev-eval --follow --for 55\n";
 
 struct claim {
 	char device[65], token[64];

@@ -36,8 +36,11 @@ static const char usage[] =
 "task is \"query\" when an unknown result is being confirmed.\n"
 "Environment: SRQ_LEASE_MS (default 60000), SRQ_MAX_RUNNING, SRQ_MIN_INTERVAL_MS.\n"
 "Exit: 0 done, 2 usage, 3 Redis unavailable.\n"
-"Example (cron, every minute, under flock):\n"
-"  sr-claim --follow --for 55 | sr-exec | sr-confirm\n";
+"Takes leases: what it prints is claimed for SRQ_LEASE_MS; to look without\n"
+"taking, use sr-admin why/show.\n"
+"Example (cron, every minute, under flock; or srq-drain, which also reports):\n"
+"  flock -n /tmp/srq-drain.lock sr-claim --follow --for 55 | sr-exec | sr-confirm\n"
+"Never wrap it in timeout: --for stops claiming, the rest finishes by itself.\n";
 
 static struct sr_config cfg;
 static struct sr_redis rds;

@@ -17,17 +17,37 @@ teardown() {
 @test "srq-drain runs the pipeline under a lock and reports failed stages" {
 	printf '{"card":"R1","carrier":"c1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' | sr-enqueue >/dev/null
 	# A second run while the first holds the lock leaves at once.
-	"$PROJECT_ROOT/cron/srq-drain" &
+	"$PROJECT_ROOT/cron/srq-drain" 2>"$T/first.log" &
 	first=$!
 	sleep 0.5
 	run -0 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
 	[[ $stderr == *"another run holds"* ]]
 	wait "$first"
 	assert_equal "$(jq -r .code "$T/gw.log")" OK
+	# One timestamped summary line, per account too.
+	run cat "$T/first.log"
+	assert_output --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z srq-drain: claimed=1 done=1 requeued=0 confirming=0 frozen=0 failed=0 errors=0 \| c1: claimed=1 done=1'
 	# Redis gone: the failure is reported, not swallowed.
 	redis_stop
-	run -1 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
+	run -3 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
 	[[ $stderr == *"failed stages: claim 3"* ]]
+}
+
+@test "srq-drain with the carrier failing every call exits non-zero and names the account" {
+	export SRQ_MIN_INTERVAL_MS=0 SRQ_FREEZE_AFTER=100 SRQ_ALERT_AFTER=100
+	GW_INTERVAL_MS=0
+	gwsim_start --fail-account c2
+	for c in c1 c2; do
+		for i in 1 2 3; do
+			printf '{"card":"%s-%d","carrier":"%s","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' "$c" "$i" "$c"
+		done
+	done | sr-enqueue >/dev/null
+	run -1 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
+	[[ $stderr == *"c1: claimed=3 done=3"* ]]
+	[[ $stderr == *"c2: claimed="*" done=0 "* ]]
+	[[ $stderr == *"no progress for: c2"* ]]
+	# Nothing was left leased: every claim ended (requeued for later).
+	assert_equal "$(rcli ZCARD 't:carrier:{c2}:sr_running')" 0
 }
 
 # The command of a crontab.example entry, as cron would run it.
@@ -67,4 +87,17 @@ crontab_command() {
 	[[ $stderr == *'failed: {"line":3'* ]]
 	[[ $stderr == *'queued 1, rejected 1'* ]]
 	run -2 env -u SRQ_EXPIRY_CSV -u SRQ_EXPIRY_CMD "$PROJECT_ROOT/cron/srq-expiry-scan"
+}
+
+@test "the README's cron one-liner stops claiming at --for and leaves no lease behind, even with slow calls" {
+	gwsim_start --slow-ms 1500
+	for i in $(seq 10); do
+		printf '{"card":"L%d","carrier":"c1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' "$i"
+	done | sr-enqueue >/dev/null
+	flock -n "$T/drain.lock" sr-claim --follow --for 1 | sr-exec | sr-confirm >"$T/finals"
+	# Whatever was claimed was called and confirmed; nothing is still leased.
+	assert [ "$(wc -l <"$T/finals")" -gt 0 ]
+	assert_equal "$(jq -r .state "$T/finals" | sort -u)" done
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:sr_running')" 0
+	assert_equal "$(wc -l <"$T/gw.log")" "$(wc -l <"$T/finals")"
 }
