@@ -68,12 +68,13 @@ $(OUT)/sr_profile_gen.o: src/sr_profile_gen.c
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS) -c -o $@ $<
 
-# sr-admin is several files: cards and the rest (sr-admin.c), accounts.
-$(BIN)/sr-admin: $(OUT)/sr-admin.o $(OUT)/admin_account.o $(LIBOBJ)
+# sr-admin is several files: cards and the rest (sr-admin.c), accounts,
+# lists and bulk actions.
+$(BIN)/sr-admin: $(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_list.o $(LIBOBJ)
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(OUT)/sr-admin.o $(OUT)/admin_account.o: src/admin.h
+$(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_list.o: src/admin.h
 
 $(BIN)/sr-gwsim: $(OUT)/sr-gwsim.o $(LIBOBJ)
 	@mkdir -p $(BIN)

@@ -28,4 +28,17 @@ int admin_pause(int argc, char **argv);
 int admin_resume(int argc, char **argv);
 int admin_breaker(int argc, char **argv);
 int admin_profile(int argc, char **argv);
+
+/* sr-admin.c: retry / freeze / drop one card, atomically, audited; carrier
+ * NULL: the card's account from --carrier or the asset mirror. */
+int card_mutate(const char *what, const char *card, const char *carrier);
+
+/* admin_list.c */
+extern long list_limit;
+extern int dry_run;
+extern const char *state_opt, *error_class_opt;
+int admin_list(int argc, char **argv);
+/* retry --account A: every command of A in --state (frozen) matching
+ * --error-class, one atomic retry each; --dry-run only lists them. */
+int admin_retry_account(const char *account);
 #endif

@@ -30,9 +30,16 @@ static const char usage[] =
 "                       be changed: interval, rate, backoff, confirming, frozen, claimed,\n"
 "                       paused, breaker, superseded, or what the judgment says\n"
 "  retry CARD...        unfreeze, reset the failure counters, make due now\n"
+"  retry --account A [--state S] [--error-class C] [--dry-run]\n"
+"                       every command of A in state S (frozen) whose last error is of\n"
+"                       class C (5xx, 4xx, none: no answer, or a status like 503); a\n"
+"                       count first, then one atomic retry each (--dry-run: list only)\n"
 "  freeze CARD...       take the command out of the queues until retried\n"
 "  drop CARD...         cancel the command (its version is bumped)\n"
 "                       (CARD '-' reads card ids, or JSON lines with \"card\", from stdin)\n"
+"  list ACCOUNT [--state S] [--reason R] [--error-class C] [--limit N]\n"
+"                       the account's commands and where each stands (frozen, claimed,\n"
+"                       confirming, due, backoff, scheduled), read only: no lease taken\n"
 "Accounts:\n"
 "  limits ACCOUNT [qps=N] [running=N] [burst=N]\n"
 "                       show or set an account's limits (each at least 1), with its\n"
@@ -332,11 +339,11 @@ do_why(const char *card)
 
 /* retry / freeze / drop one card: one script reads and writes the command
  * with its audit entry (share/lua/admin_card.lua). */
-static int
-do_mutate(const char *what, const char *card)
+int
+card_mutate(const char *what, const char *card, const char *account)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char *carrier = card_carrier(card), keys[8][SR_KEY_MAX], maxlen[24];
+	char *carrier = account ? sr_strdup(account) : card_carrier(card), keys[8][SR_KEY_MAX], maxlen[24];
 	const char *argv[13];
 	redisReply *rep;
 	json_t *o;
@@ -743,6 +750,12 @@ c_why(int argc, char **argv)
 }
 
 static int
+do_mutate(const char *what, const char *card)
+{
+	return card_mutate(what, card, NULL);
+}
+
+static int
 mutate(const char *what, int argc, char **argv)
 {
 	if (argc < 1)
@@ -750,7 +763,19 @@ mutate(const char *what, int argc, char **argv)
 	return for_cards(argc, argv, do_mutate, what);
 }
 
-static int c_retry(int argc, char **argv) { return mutate("retry", argc, argv); }
+static int
+c_retry(int argc, char **argv)
+{
+	if (argc == 0 && account_opt)
+		return admin_retry_account(account_opt);
+	return mutate("retry", argc, argv);
+}
+
+static int
+c_list(int argc, char **argv)
+{
+	return admin_list(argc, argv);
+}
 static int c_freeze(int argc, char **argv) { return mutate("freeze", argc, argv); }
 static int c_drop(int argc, char **argv) { return mutate("drop", argc, argv); }
 
@@ -785,7 +810,7 @@ static const struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
 } commands[] = {
-	{ "show", c_show }, { "why", c_why },
+	{ "show", c_show }, { "why", c_why }, { "list", c_list },
 	{ "retry", c_retry }, { "freeze", c_freeze }, { "drop", c_drop },
 	{ "limits", admin_limits }, { "pause", admin_pause }, { "resume", admin_resume },
 	{ "breaker", admin_breaker }, { "profile", admin_profile },
@@ -796,7 +821,7 @@ int
 main(int argc, char *argv[])
 {
 	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT, O_GH, O_GN, O_GB, O_GD, O_TABLE,
-		O_UNTIL, O_FORCE };
+		O_UNTIL, O_FORCE, O_STATE, O_ERROR_CLASS, O_LIMIT, O_DRY_RUN };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "reason", required_argument, NULL, O_REASON },
@@ -807,6 +832,10 @@ main(int argc, char *argv[])
 		{ "table", no_argument, NULL, O_TABLE },
 		{ "until", required_argument, NULL, O_UNTIL },
 		{ "force", no_argument, NULL, O_FORCE },
+		{ "state", required_argument, NULL, O_STATE },
+		{ "error-class", required_argument, NULL, O_ERROR_CLASS },
+		{ "limit", required_argument, NULL, O_LIMIT },
+		{ "dry-run", no_argument, NULL, O_DRY_RUN },
 		{ "grace-high", required_argument, NULL, O_GH },
 		{ "grace-normal", required_argument, NULL, O_GN },
 		{ "grace-bulk", required_argument, NULL, O_GB },
@@ -845,6 +874,10 @@ main(int argc, char *argv[])
 			break;
 		case O_UNTIL: until_opt = optarg; break;
 		case O_FORCE: force_opt = 1; break;
+		case O_STATE: state_opt = optarg; break;
+		case O_ERROR_CLASS: error_class_opt = optarg; break;
+		case O_LIMIT: list_limit = sr_num("--limit", optarg, 1, 10000000); break;
+		case O_DRY_RUN: dry_run = 1; break;
 		default:
 			if (!sr_config_option(&cfg, c, optarg, usage))
 				sr_usage(SR_EX_USAGE, usage);

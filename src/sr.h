@@ -57,6 +57,8 @@ void sr_sleep_ms(int64_t ms);
 int64_t sr_parse_when(const char *s, int64_t now_ms, int dir);
 /* Who runs this, for the audit: SUDO_USER, else the effective user. */
 const char *sr_who(void);
+/* Epoch ms as ISO-8601 UTC ("2026-12-01T10:00:00.123Z") into buf (>= 32). */
+char *sr_iso_ms(char *buf, size_t n, int64_t ms);
 /* Worst of two exit statuses: BACKEND > USAGE > REJECTED > OK. */
 int sr_worst(int a, int b);
 

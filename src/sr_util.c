@@ -200,3 +200,16 @@ sr_who(void)
 		return pw->pw_name;
 	return (u = getenv("USER")) && *u ? u : "unknown";
 }
+
+char *
+sr_iso_ms(char *buf, size_t n, int64_t ms)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	char day[24];
+
+	gmtime_r(&t, &tm);
+	strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, n, "%s.%03dZ", day, (int)(ms % 1000));
+	return buf;
+}

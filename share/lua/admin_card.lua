@@ -38,7 +38,7 @@ if not action then return redis.error_reply('no command') end
 local after = ver
 
 if op == 'retry' then
-  rcall('HDEL', key, 'frozen', 'fails', 'first_fail', 'last_error', 'claim', 'lease_until')
+  rcall('HDEL', key, 'frozen', 'fails', 'first_fail', 'last_error', 'last_http', 'claim', 'lease_until')
   rcall('ZREM', frozenKey, card)
   for q = 1, 3 do rcall('ZREM', queues[q], card) end
   rcall('ZADD', queues[(prio % 3) + 1], now, card)

@@ -279,7 +279,7 @@ end
 if (outcome == 'retry' and (class == 'throttled' or class == 'auth')) or
     (accountDown and outcome ~= 'fail') then
   -- The account's rate or the account itself, not the card: no failure.
-  rcall('HSET', key, 'last_error', err ~= '' and err or ('HTTP ' .. http))
+  rcall('HSET', key, 'last_error', err ~= '' and err or ('HTTP ' .. http), 'last_http', http)
   local due = now + math.max(retryAfter, 1000 + jitter)
   if accountDown then
     due = math.max(due, tonumber(e.brk_until) or 0)
@@ -297,7 +297,7 @@ end
 
 -- unknown, retry, fail: a failure of this command.
 fails = fails + 1
-rcall('HSET', key, 'fails', fails, 'last_error', err ~= '' and err or ('HTTP ' .. http))
+rcall('HSET', key, 'fails', fails, 'last_error', err ~= '' and err or ('HTTP ' .. http), 'last_http', http)
 if not h[11] then rcall('HSET', key, 'first_fail', now) end
 
 if outcome == 'fail' or fails >= s.freeze_after then

@@ -17,7 +17,7 @@ end
 -- queue, and its card's alerts are resolved.
 local function cardFinish(key, queues, card, confirmingKey, openKey)
   redis.call('HDEL', key, 'action', 'reason', 'scene', 'source', 'prio', 'fails', 'first_fail',
-    'last_error', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called', 'queried',
+    'last_error', 'last_http', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called', 'queried',
     'accepted', 'prev_call')
   for q = 1, 3 do redis.call('ZREM', queues[q], card) end
   redis.call('SREM', confirmingKey, card)

@@ -1,0 +1,249 @@
+/* admin_list.c - sr-admin's views of one account's commands, and the bulk
+ * actions built on them.
+ *
+ *   list ACCOUNT [--state S] [--reason R] [--error-class C] [--limit N]
+ *   retry --account A [--state frozen] [--error-class C] [--dry-run] --reason TEXT
+ *
+ * Read only: a list takes no lease and changes nothing (sr-claim is what
+ * takes). It walks the account's queues and its frozen set a page at a
+ * time, reads each command, and says where it stands:
+ *   frozen      out of the queues until retried (a permanent rejection, or
+ *               too many failures)
+ *   claimed     leased by a dispatcher (its call may be in flight)
+ *   confirming  an unknown result waiting for its status query
+ *   due         due now, waiting for a dispatcher
+ *   backoff     failed, waiting to be tried again
+ *   scheduled   waiting for its time (the card's interval, a Retry-After)
+ * A bulk retry is the list, then one atomic retry per card (the same as
+ * 'retry CARD'), each audited; --dry-run prints what it would retry. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "admin.h"
+
+long list_limit = 1000;
+int dry_run;
+const char *state_opt, *error_class_opt;
+
+static const char *const fields[] = { "action", "ver", "prio", "fails", "last_error", "last_http",
+	"reason", "scene", "frozen", "claim", "lease_until", "confirming", NULL };
+enum { F_ACTION, F_VER, F_PRIO, F_FAILS, F_LAST_ERROR, F_LAST_HTTP, F_REASON, F_SCENE, F_FROZEN,
+	F_CLAIM, F_LEASE, F_CONFIRMING, F_COUNT };
+
+static const char *reason_match; /* list: --reason filters on the command's reason */
+
+static const char *const states[] = { "frozen", "claimed", "confirming", "due", "backoff",
+	"scheduled", NULL };
+
+/* --error-class: 5xx, 4xx, an HTTP status (403), or none (no answer). */
+static int
+class_matches(const char *cls, long long http)
+{
+	if (!cls)
+		return 1;
+	if (!strcmp(cls, "5xx"))
+		return http >= 500 && http <= 599;
+	if (!strcmp(cls, "4xx"))
+		return http >= 400 && http <= 499;
+	if (!strcmp(cls, "none"))
+		return http == 0;
+	return http == sr_parse_long(cls);
+}
+
+static void
+check_options(void)
+{
+	int ok = !state_opt;
+
+	for (int i = 0; states[i] && !ok; i++)
+		ok = !strcmp(state_opt, states[i]);
+	if (!ok)
+		sr_die(SR_EX_USAGE, "--state: '%s' is not one of frozen, claimed, confirming, due, "
+		    "backoff, scheduled", state_opt);
+	if (error_class_opt && strcmp(error_class_opt, "5xx") && strcmp(error_class_opt, "4xx") &&
+	    strcmp(error_class_opt, "none") && (sr_parse_long(error_class_opt) < 100 ||
+	    sr_parse_long(error_class_opt) > 599))
+		sr_die(SR_EX_USAGE, "--error-class: '%s' is not 5xx, 4xx, none or an HTTP status",
+		    error_class_opt);
+}
+
+static const char *
+field(redisReply *r, int f)
+{
+	return r->type == REDIS_REPLY_ARRAY && (size_t)f < r->elements &&
+	    r->element[f]->type == REDIS_REPLY_STRING ? r->element[f]->str : NULL;
+}
+
+static long long
+num(redisReply *r, int f)
+{
+	const char *s = field(r, f);
+
+	return s ? atoll(s) : 0;
+}
+
+/* Where one command stands; its record if it passes the filters. */
+static json_t *
+card_record(const char *account, const char *card, redisReply *h, int in_frozen, long long due,
+    long long now)
+{
+	const char *state, *filter = reason_match;
+	char iso[32];
+	json_t *o;
+
+	if (!field(h, F_ACTION))
+		return NULL; /* finished since it was listed */
+	if (in_frozen || field(h, F_FROZEN))
+		state = "frozen";
+	else if (field(h, F_CLAIM) && num(h, F_LEASE) > now)
+		state = "claimed";
+	else if (field(h, F_CONFIRMING))
+		state = "confirming";
+	else if (due <= now)
+		state = "due";
+	else if (num(h, F_FAILS) > 0)
+		state = "backoff";
+	else
+		state = "scheduled";
+	if ((state_opt && strcmp(state, state_opt)) ||
+	    (filter && (!field(h, F_REASON) || strcmp(filter, field(h, F_REASON)))) ||
+	    (error_class_opt && (!field(h, F_LAST_HTTP) || !class_matches(error_class_opt, num(h, F_LAST_HTTP)))))
+		return NULL;
+	o = json_pack("{ss ss ss ss sI}", "card", card, "carrier", account, "state", state,
+	    "action", field(h, F_ACTION), "ver", (json_int_t)num(h, F_VER));
+	if (field(h, F_REASON))
+		json_object_set_new(o, "reason", json_string(field(h, F_REASON)));
+	if (field(h, F_SCENE))
+		json_object_set_new(o, "scene", json_string(field(h, F_SCENE)));
+	if (!in_frozen) {
+		json_object_set_new(o, "due_ms", json_integer(due));
+		json_object_set_new(o, "due_at", json_string(sr_iso_ms(iso, sizeof iso, due)));
+	}
+	if (num(h, F_FAILS))
+		json_object_set_new(o, "fails", json_integer(num(h, F_FAILS)));
+	if (field(h, F_LAST_HTTP))
+		json_object_set_new(o, "http", json_integer(num(h, F_LAST_HTTP)));
+	if (field(h, F_LAST_ERROR))
+		json_object_set_new(o, "last_error", json_string(field(h, F_LAST_ERROR)));
+	return o;
+}
+
+/* Call fn on each command of the account that passes the filters, up to
+ * list_limit; returns how many. Pages of 500: a big backlog is never read
+ * in one reply. */
+static long
+walk(const char *account, void (*fn)(json_t *, void *), void *arg)
+{
+	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk", "frozen" };
+	char key[SR_KEY_MAX], ck[SR_KEY_MAX];
+	long found = 0;
+	int64_t now = sr_redis_time_ms(&rds);
+
+	if (now < 0)
+		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	for (int q = 0; q < 4 && found < list_limit; q++) {
+		sr_key_account(key, cfg.prefix, account, qs[q]);
+		for (long off = 0; found < list_limit; off += 500) {
+			char start[24], stop[24];
+			const char *z[] = { "ZRANGE", key, start, stop, "WITHSCORES" };
+			redisReply *page;
+
+			snprintf(start, sizeof start, "%ld", off);
+			snprintf(stop, sizeof stop, "%ld", off + 499);
+			page = cmd(5, z);
+			if (page->type != REDIS_REPLY_ARRAY || page->elements == 0) {
+				freeReplyObject(page);
+				break;
+			}
+			for (size_t i = 0; i + 1 < page->elements; i += 2) {
+				const char *a[2 + F_COUNT] = { "HMGET", sr_key_card(ck, cfg.prefix, account,
+					page->element[i]->str) };
+
+				for (int f = 0; f < F_COUNT; f++)
+					a[2 + f] = fields[f];
+				sr_redis_append(&rds, 2 + F_COUNT, a, NULL);
+			}
+			for (size_t i = 0; i + 1 < page->elements; i += 2) {
+				redisReply *h = sr_redis_reply(&rds);
+				json_t *o;
+
+				if (!h)
+					sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+				o = found < list_limit ? card_record(account, page->element[i]->str, h, q == 3,
+				    atoll(page->element[i + 1]->str), now) : NULL;
+				freeReplyObject(h);
+				if (o) {
+					found++;
+					fn(o, arg);
+				}
+			}
+			freeReplyObject(page);
+		}
+	}
+	return found;
+}
+
+static void
+print(json_t *o, void *arg)
+{
+	(void)arg;
+	sr_out(o);
+}
+
+int
+admin_list(int argc, char **argv)
+{
+	long n;
+
+	if (argc != 1 || !sr_valid_id(argv[0]))
+		sr_die(SR_EX_USAGE, "usage: sr-admin list ACCOUNT [--state frozen|claimed|confirming|due|"
+		    "backoff|scheduled] [--reason R] [--error-class 5xx|4xx|none|CODE] [--limit N]");
+	check_options();
+	reason_match = reason[0] ? reason : NULL;
+	n = walk(argv[0], print, NULL);
+	if (n == list_limit)
+		fprintf(stderr, "%s: list: stopped at --limit %ld\n", sr_prog, list_limit);
+	return SR_EX_OK;
+}
+
+struct ids {
+	char **v;
+	long n;
+};
+
+static void
+collect(json_t *o, void *arg)
+{
+	struct ids *ids = arg;
+
+	ids->v = sr_realloc(ids->v, (size_t)(ids->n + 1) * sizeof *ids->v);
+	ids->v[ids->n++] = sr_strdup(sr_jstr(o, "card"));
+	if (dry_run)
+		sr_out(o);
+	else
+		json_decref(o);
+}
+
+int
+admin_retry_account(const char *account)
+{
+	struct ids ids = { NULL, 0 };
+	int status = SR_EX_OK;
+
+	check_options();
+	if (!state_opt)
+		state_opt = "frozen"; /* what a bulk retry is for */
+	/* The filter is on the command's own reason only for list; here
+	 * --reason is the operator's, for the audit. */
+	walk(account, collect, &ids);
+	fprintf(stderr, "%s: %s %ld %s command%s of account '%s'%s%s\n", sr_prog,
+	    dry_run ? "would retry" : "retrying", ids.n, state_opt, ids.n == 1 ? "" : "s", account,
+	    error_class_opt ? " with last error class " : "", error_class_opt ? error_class_opt : "");
+	for (long i = 0; i < ids.n; i++) {
+		if (!dry_run)
+			status = sr_worst(status, card_mutate("retry", ids.v[i], account));
+		free(ids.v[i]);
+	}
+	free(ids.v);
+	return status;
+}

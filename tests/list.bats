@@ -1,0 +1,95 @@
+#!/usr/bin/env bats
+# list.bats - looking without taking, and bulk actions per account: an
+# operator finds every frozen command of one account, only those with the
+# chosen error class, and retries them in one go (after a dry run).
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+	export SRQ_MIN_INTERVAL_MS=0 SRQ_FREEZE_AFTER=2 SRQ_ALERT_AFTER=1 SRQ_CONFIRM_DELAY_MS=50
+	GW_INTERVAL_MS=0
+	# Failures here are the cards' own: the breaker is kept out of the way.
+	profiles 'from = default' 'accounts = *' 'breaker_failures = 100000'
+}
+
+teardown() {
+	srq_teardown
+}
+
+stop() { # stop ACCOUNT CARD...
+	local a=$1 c
+	shift
+	for c in "$@"; do
+		printf '{"card":"%s","carrier":"%s","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' "$c" "$a"
+	done | sr-enqueue >/dev/null
+}
+
+# frozen_by KIND CARD...: the cards frozen by sr-gwsim fault KIND (c1).
+frozen_by() {
+	local kind=$1
+	shift
+	gwsim_start "$kind" 1
+	stop c1 "$@"
+	drain 10 >/dev/null
+}
+
+@test "list and bulk retry find every frozen command of one account, and only those of the error class" {
+	frozen_by --fault-5xx-before X1 X2 X3 X4 X5
+	frozen_by --fault-reject Y1 Y2
+	# Another account's frozen command is not c1's.
+	gwsim_start --fault-reject 1
+	stop c2 Z1
+	drain 10 >/dev/null
+	gwsim_start
+	run -0 sr-admin list c1 --state frozen
+	assert_equal "$(jq -r .card <<<"$output" | sort | tr '\n' ' ')" "X1 X2 X3 X4 X5 Y1 Y2 "
+	assert_equal "$(jq -r .http <<<"$output" | sort -u | tr '\n' ' ')" "422 500 "
+	run -0 sr-admin list c1 --state frozen --error-class 5xx
+	assert_equal "$(jq -r .card <<<"$output" | sort | tr '\n' ' ')" "X1 X2 X3 X4 X5 "
+	run -0 sr-admin list c1 --state frozen --error-class 422 --table
+	assert_line --regexp '^card +carrier +state'
+	assert_equal "$(grep -c frozen <<<"$output")" 2
+
+	# A dry run counts and lists, and changes nothing.
+	before=$(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1 | sort)
+	run -0 --separate-stderr sr-admin retry --account c1 --error-class 5xx --dry-run
+	assert_equal "$(jq -r .card <<<"$output" | sort | tr '\n' ' ')" "X1 X2 X3 X4 X5 "
+	[[ $stderr == *"would retry 5 frozen commands of account 'c1' with last error class 5xx"* ]]
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1 | sort)" "$before"
+
+	run -0 --separate-stderr sr-admin retry --account c1 --error-class 5xx --reason "carrier fixed"
+	[[ $stderr == *"retrying 5 frozen commands"* ]]
+	assert_equal "$(jq -r .done <<<"$output" | sort -u)" retry
+	# The 4xx ones stay frozen; the retried ones are due, each audited.
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1 | sort | tr '\n' ' ')" "Y1 Y2 "
+	assert_equal "$(rcli ZRANGE 't:carrier:{c2}:frozen' 0 -1)" Z1
+	# (due; or confirming first: their last calls' fate is still unknown)
+	run -0 sr-admin list c1
+	assert_equal "$(jq -r 'select(.state != "frozen") | .card' <<<"$output" | sort | tr '\n' ' ')" "X1 X2 X3 X4 X5 "
+	assert_equal "$(jq -r 'select(.card | startswith("X")) | .state' <<<"$output" | sort -u | grep -cv -e due -e confirming)" 0
+	run -0 sr-admin audit X3
+	assert_output --partial '"event":"admin:retry"'
+	assert_output --partial 'carrier fixed'
+	drain 10 >/dev/null
+	run -0 sr-admin list c1
+	assert_equal "$(jq -r .card <<<"$output" | sort | tr '\n' ' ')" "Y1 Y2 "
+}
+
+@test "list takes no lease: what it shows as due is still claimed by the next sr-claim" {
+	gwsim_start
+	stop c1 D1 D2 D3
+	run -0 --separate-stderr sr-admin list c1 --state due --limit 2
+	assert_equal "$(echo "$output" | wc -l)" 2
+	[[ $stderr == *"stopped at --limit 2"* ]]
+	assert_equal "$(jq -r .due_at <<<"$output" | grep -c 'T.*Z$')" 2
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:sr_running')" 0
+	run -0 sr-claim --max 10
+	assert_equal "$(echo "$output" | wc -l)" 3
+	run -0 sr-admin list c1 --state claimed
+	assert_equal "$(echo "$output" | wc -l)" 3
+	run -2 sr-admin list c1 --state bogus
+	assert_output --partial 'is not one of'
+	run -2 sr-admin list c1 --error-class 9xx
+}
