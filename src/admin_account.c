@@ -76,27 +76,29 @@ account_why(json_t *o, const char *carrier, long long now, int due)
 
 		say(o, "paused", "the account %s is paused%s%s by %s: %s", carrier,
 		    until >= 253402300799000LL ? " until resumed" : " until ", until >= 253402300799000LL ?
-		    "" : sr_jstr(e, "pause_until"), sr_jstr(e, "pause_who") ? sr_jstr(e, "pause_who") : "?",
+		    "" : sr_when(until, now), sr_jstr(e, "pause_who") ? sr_jstr(e, "pause_who") : "?",
 		    sr_jstr(e, "pause_why") ? sr_jstr(e, "pause_why") : "");
 	} else if ((s = json_string_value(json_object_get(e, "brk_until")))) {
 		long long until = atoll(s);
 
 		if (json_object_get(e, "brk_manual"))
 			say(o, "breaker", "account breaker open since %s (%s): no call until it is closed "
-			    "('sr-admin breaker %s close')", sr_jstr(e, "brk_since"), sr_jstr(e, "brk_why"),
+			    "('sr-admin breaker %s close')", sr_when(atoll(sr_jstr(e, "brk_since") ?
+			    sr_jstr(e, "brk_since") : "0"), now), sr_jstr(e, "brk_why"),
 			    carrier);
 		else if (until > now)
-			say(o, "breaker", "account breaker open since %s ms: %s; a probe call goes at %lld ms",
-			    sr_jstr(e, "brk_since"), sr_jstr(e, "brk_why") ? sr_jstr(e, "brk_why") : "",
-			    until);
+			say(o, "breaker", "account breaker open since %s: %s; a probe call goes at %s",
+			    sr_when(atoll(sr_jstr(e, "brk_since") ? sr_jstr(e, "brk_since") : "0"), now),
+			    sr_jstr(e, "brk_why") ? sr_jstr(e, "brk_why") : "", sr_when(until, now));
 		else
-			say(o, "breaker", "account breaker half-open since %lld ms: one probe call decides "
-			    "(opened at %s ms: %s)", until, sr_jstr(e, "brk_since"),
+			say(o, "breaker", "account breaker half-open since %s: one probe call decides "
+			    "(opened at %s: %s)", sr_when(until, now),
+			    sr_when(atoll(sr_jstr(e, "brk_since") ? sr_jstr(e, "brk_since") : "0"), now),
 			    sr_jstr(e, "brk_why") ? sr_jstr(e, "brk_why") : "");
 	} else if (due && (s = json_string_value(json_object_get(e, "tat"))) && atof(s) > now + 1) {
 		st = account_state(carrier);
-		say(o, "rate", "due, waiting for the account's pace: its next call may leave at %.0f ms "
-		    "(%.2f calls/s now, limit %lld)", atof(s), json_real_value(json_object_get(st,
+		say(o, "rate", "due, waiting for the account's pace: its next call may leave at %s "
+		    "(%.2f calls/s now, limit %lld)", sr_when((int64_t)atof(s), now), json_real_value(json_object_get(st,
 		    "qps_effective")), sr_jint(st, "qps", 0));
 		json_decref(st);
 	} else

@@ -306,30 +306,31 @@ do_why(const char *card)
 			say(o, "not_queued", "no command queued, but the judgment wants %s (%s): send a request "
 			    "(sr-enqueue) to queue it", sr_want_name(j.want), j.reason);
 	} else if (hint(c, "frozen")) {
-		say(o, "frozen", "frozen after %lld failures (first at %lld ms); last error: %s; "
-		    "'sr-admin retry %s' unfreezes it", fails, hint(c, "first_fail"),
+		say(o, "frozen", "frozen after %lld failures (the first at %s); last error: %s; "
+		    "'sr-admin retry %s' unfreezes it", fails, sr_when(hint(c, "first_fail"), now),
 		    sr_jstr(c, "last_error") ? sr_jstr(c, "last_error") : "none", card);
 	} else if (lease > now && sr_jstr(c, "claim")) {
-		say(o, "claimed", "claimed by a live lease until %lld ms (token %s)%s", lease,
+		say(o, "claimed", "claimed by a live lease until %s (token %s)%s", sr_when(lease, now),
 		    sr_jstr(c, "claim"), sr_jstr(c, "called") ? ": its call is in flight" : "");
 	} else if (account_why(o, carrier, now, 0)) {
 		/* the account holds every call: paused, or its breaker */
 	} else if (hint(c, "confirming")) {
-		say(o, "confirming", "confirming an unknown result: a status query is due at %lld ms", due);
+		say(o, "confirming", "confirming an unknown result: a status query is due %s %s",
+		    due > now ? "at" : "since", sr_when(due, now));
 	} else if (due > now && last && due <= last + sr_account(&cfg, carrier)->interval_ms && !fails) {
-		say(o, "interval", "waiting for the card's interval: last call at %lld ms, next allowed at %lld ms",
-		    last, last + sr_account(&cfg, carrier)->interval_ms);
+		say(o, "interval", "waiting for the card's interval: last call at %s, next allowed at %s",
+		    sr_when(last, now), sr_when(last + sr_account(&cfg, carrier)->interval_ms, now));
 	} else if (due > now && fails) {
-		say(o, "backoff", "backing off after %lld consecutive failures until %lld ms; last error: %s",
-		    fails, due, sr_jstr(c, "last_error") ? sr_jstr(c, "last_error") : "none");
+		say(o, "backoff", "backing off after %lld consecutive failures until %s; last error: %s",
+		    fails, sr_when(due, now), sr_jstr(c, "last_error") ? sr_jstr(c, "last_error") : "none");
 	} else if (due > now && sr_jstr(c, "last_error")) {
 		say(o, "refused", "the carrier refused its last call without applying it (%s): not a "
-		    "failure of the card; it goes again at %lld ms", sr_jstr(c, "last_error"), due);
+		    "failure of the card; it goes again at %s", sr_jstr(c, "last_error"), sr_when(due, now));
 	} else if (due > now) {
-		say(o, "scheduled", "due at %lld ms", due);
+		say(o, "scheduled", "due at %s", sr_when(due, now));
 	} else if (!account_why(o, carrier, now, 1)) {
-		say(o, "due", "due now (%lld ms ago): waiting for a dispatcher (sr-claim | sr-exec)",
-		    now - due);
+		say(o, "due", "due now (since %s): waiting for a dispatcher (sr-claim | sr-exec)",
+		    sr_when(due, now));
 	}
 	json_object_set_new(o, "details", s);
 	sr_out(o);

@@ -59,6 +59,10 @@ int64_t sr_parse_when(const char *s, int64_t now_ms, int dir);
 const char *sr_who(void);
 /* Epoch ms as ISO-8601 UTC ("2026-12-01T10:00:00.123Z") into buf (>= 32). */
 char *sr_iso_ms(char *buf, size_t n, int64_t ms);
+/* A time for a sentence: "2026-12-01T10:00:00Z (in 2m05s)" or "(3m ago)",
+ * relative to now (both epoch ms). The text lives in one of 8 static
+ * buffers, reused in turn: enough for one sentence. */
+const char *sr_when(int64_t ms, int64_t now);
 /* Worst of two exit statuses: BACKEND > USAGE > REJECTED > OK. */
 int sr_worst(int a, int b);
 

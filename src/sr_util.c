@@ -213,3 +213,38 @@ sr_iso_ms(char *buf, size_t n, int64_t ms)
 	snprintf(buf, n, "%s.%03dZ", day, (int)(ms % 1000));
 	return buf;
 }
+
+/* "2m05s", "3h10m", "2d4h", "850ms": the two largest units. */
+static void
+span(char *buf, size_t n, int64_t ms)
+{
+	int64_t s = ms / 1000;
+
+	if (ms < 1000)
+		snprintf(buf, n, "%lldms", (long long)ms);
+	else if (s < 60)
+		snprintf(buf, n, "%llds", (long long)s);
+	else if (s < 3600)
+		snprintf(buf, n, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
+	else if (s < 86400)
+		snprintf(buf, n, "%lldh%02lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+	else
+		snprintf(buf, n, "%lldd%lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+}
+
+const char *
+sr_when(int64_t ms, int64_t now)
+{
+	static char bufs[8][80];
+	static int next;
+	char *b = bufs[next++ % 8], iso[32], rel[32];
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	span(rel, sizeof rel, ms > now ? ms - now : now - ms);
+	snprintf(b, sizeof bufs[0], "%s (%s%s)", iso, ms > now ? "in " : "", ms > now ? rel :
+	    ms == now ? "now" : strcat(rel, " ago"));
+	return b;
+}

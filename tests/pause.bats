@@ -29,7 +29,7 @@ backlog() { # backlog N ACCOUNT
 	[ "$until" -gt "$(date +%s%3N)" ]
 	run -0 sr-admin why c1-3
 	echo "$output" | jq -e --arg who "$(id -un)" '.state == "paused" and
-		(.why | test("paused until [0-9]+ by " + $who + ": carrier maintenance"))'
+		(.why | test("paused until [0-9-]+T[0-9:]+Z \\(in [0-9]+s\\) by " + $who + ": carrier maintenance"))'
 	run -0 sr-stat --carrier c1
 	echo "$output" | head -1 | jq -e '.paused and .queued == 10'
 	run -0 drain 30

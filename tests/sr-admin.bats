@@ -17,8 +17,16 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS [CARRIER]]
 		"$1" "${4:-c1}" "$2" "${3:-active}" | sr-enqueue >/dev/null
 }
 
+# why_state CARD: the state; its sentence must give times as people read
+# them (ISO, and how long from now), never bare epoch milliseconds.
 why_state() {
-	sr-admin why "$1" | jq -r .state
+	local w
+	w=$(sr-admin why "$1")
+	if jq -r .why <<<"$w" | grep -E '[0-9]{13}'; then
+		echo "epoch ms in: $w" >&2
+		return 1
+	fi
+	jq -r .state <<<"$w"
 }
 
 @test "why: each waiting state, set up for real through the pipeline and the gateway" {
