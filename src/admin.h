@@ -11,8 +11,11 @@ extern int force_opt; /* --force: change an account no request ever named */
 
 /* One command; a Redis failure ends sr-admin (exit 3). */
 redisReply *cmd(int argc, const char **argv);
-/* An HGETALL-style reply as an object of strings. */
+/* An HGETALL-style reply (or a stream entry) as a record: numeric fields
+ * as JSON numbers, "account" named "carrier". */
 json_t *hash_obj(redisReply *rep);
+/* A field as a number, whether a number or a numeric string (0: absent). */
+double jnum(json_t *o, const char *k);
 /* Set "state" and the "why" sentence of a record. */
 void say(json_t *o, const char *state, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

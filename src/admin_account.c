@@ -29,7 +29,7 @@ account_state(const char *carrier)
 	if (rep->type != REDIS_REPLY_ARRAY)
 		sr_die(SR_EX_BACKEND, "account '%s': %s", carrier,
 		    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-	json_object_set_new(o, "account", json_string(carrier));
+	json_object_set_new(o, "carrier", json_string(carrier));
 	json_object_set_new(o, "profile", json_string(a->p->name));
 	for (size_t i = 0; i + 1 < rep->elements; i += 2) {
 		const char *k = rep->element[i]->str;
@@ -67,10 +67,11 @@ account_why(json_t *o, const char *carrier, long long now, int due)
 	freeReplyObject(rep);
 	lim = hash_obj(rep = cmd(2, largv));
 	freeReplyObject(rep);
-	if (((s = sr_jstr(lim, "qps")) && atof(s) < 1) || ((s = sr_jstr(lim, "running")) && atof(s) < 1)) {
+	if ((json_object_get(lim, "qps") && jnum(lim, "qps") < 1) ||
+	    (json_object_get(lim, "running") && jnum(lim, "running") < 1)) {
 		say(o, "paused", "a per-account limit below 1 (%s) stops every call to the account %s: "
 		    "set it with 'sr-admin limits', or use 'sr-admin pause' and 'resume'",
-		    sr_jstr(lim, "qps") && atof(sr_jstr(lim, "qps")) < 1 ? "qps" : "running", carrier);
+		    json_object_get(lim, "qps") && jnum(lim, "qps") < 1 ? "qps" : "running", carrier);
 	} else if ((s = json_string_value(json_object_get(e, "pause_until"))) && atoll(s) > now) {
 		long long until = atoll(s);
 
@@ -315,7 +316,7 @@ admin_profile(int argc, char **argv)
 	json_t *check = json_object();
 	int bad;
 
-	json_object_set_new(o, "account", json_string(account));
+	json_object_set_new(o, "carrier", json_string(account));
 	json_object_set_new(o, "profile", json_string(p->name));
 	json_object_set_new(o, "file", json_string(p->path));
 	lim = json_pack("{sI sI sI sI sI sI sI sI sI sI sb sI sI}", "qps", (json_int_t)a->qps,

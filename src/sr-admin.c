@@ -54,7 +54,8 @@ static const char usage[] =
 "                       checked (secrets readable, every request builds); exit 1 if not\n"
 "Everything else:\n"
 "  switch on|off|show   the global switch stop_resume_queue_enabled\n"
-"  alerts [--since TIME] [--ack ID]       list alerts (with \"open\"), or acknowledge one\n"
+"  alerts [--since TIME] [--carrier A] [--ack ID]\n"
+"                       list alerts (with \"open\"), or acknowledge one\n"
 "  audit CARD | --account A [--since TIME]  audit entries, oldest first\n"
 "  sweep                the inspection sweep: finds and repairs queue entries without a\n"
 "                       command, commands without a queue entry, claims whose lease\n"
@@ -106,22 +107,58 @@ cmd(int argc, const char **argv)
 	return rep;
 }
 
+/* Fields that are numbers, printed as JSON numbers (Redis keeps strings).
+ * Ids are never in this list: an ICCID has more digits than a double. */
+static const char *const numeric[] = { "ver", "ver_before", "ver_after", "http", "last_http",
+	"fails", "first_fail", "last_call", "lease_until", "attempt", "prio", "ms", "at", "due",
+	"retry_after_ms", "until", "qps", "running", "burst", "value", "threshold",
+	"pkg_expires_at", "data_used_kb", "data_quota_kb", "refunded", "polling_paused",
+	"disabled", NULL };
+
+static json_t *
+field_value(const char *name, const char *v)
+{
+	char *end;
+
+	for (const char *const *n = numeric; *n; n++)
+		if (!strcmp(*n, name) && *v) {
+			double d = strtod(v, &end);
+
+			if (*end)
+				break;
+			return d == (double)(long long)d && !strchr(v, '.') ? json_integer(atoll(v)) :
+			    json_real(d);
+		}
+	return json_string(v);
+}
+
 json_t *
 hash_obj(redisReply *rep)
 {
 	json_t *o = json_object();
 
-	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i + 1 < rep->elements; i += 2)
-		json_object_set_new(o, rep->element[i]->str, json_string(rep->element[i + 1]->str));
+	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i + 1 < rep->elements; i += 2) {
+		const char *k = rep->element[i]->str;
+
+		/* "carrier" is the account's field in every record. */
+		json_object_set_new(o, !strcmp(k, "account") ? "carrier" : k,
+		    field_value(k, rep->element[i + 1]->str));
+	}
 	return o;
+}
+
+double
+jnum(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_number(v) ? json_number_value(v) : json_is_string(v) ? atof(json_string_value(v)) : 0;
 }
 
 static long long
 hint(json_t *o, const char *k)
 {
-	const char *s = sr_jstr(o, k);
-
-	return s ? atoll(s) : 0;
+	return (long long)jnum(o, k);
 }
 
 /* The card's account: --carrier, or the asset mirror's. NULL if unknown. */
@@ -296,8 +333,8 @@ do_why(const char *card)
 		json_object_set_new(o, "judged", json_string(j.reason));
 		if (last_audit && !strcmp(sr_jstr(last_audit, "event") ? sr_jstr(last_audit, "event") : "",
 			"call:superseded"))
-			say(o, "superseded", "no command: version %s was superseded before its call (the "
-			    "judgment now says %s)", sr_jstr(last_audit, "ver_before"), j.reason);
+			say(o, "superseded", "no command: version %lld was superseded before its call (the "
+			    "judgment now says %s)", hint(last_audit, "ver_before"), j.reason);
 		else if (j.want == SR_WANT_NONE)
 			say(o, "no_command", "no command: the judgment says %s (target %s, last known status %s%s%s)",
 			    j.reason, j.target_stopped ? "stopped" : "active", cf.status[0] ? cf.status : "unknown",
@@ -469,7 +506,11 @@ do_alerts(const char *ack)
 		const char *c = acc->element[k]->str;
 		char ok[SR_KEY_MAX], sk[SR_KEY_MAX];
 		const char *a[] = { "HGETALL", sr_key_account(ok, cfg.prefix, c, "alerts_open") };
-		redisReply *open = cmd(2, a);
+		redisReply *open;
+
+		if (carrier_opt && strcmp(carrier_opt, c))
+			continue; /* --carrier: that account's alerts only */
+		open = cmd(2, a);
 		json_t *list;
 		size_t i;
 		json_t *e;
@@ -489,7 +530,7 @@ do_alerts(const char *ack)
 			if (r->type == REDIS_REPLY_ERROR)
 				sr_die(SR_EX_BACKEND, "alert '%s': acknowledging: %s", ack, r->str);
 			if (r->type == REDIS_REPLY_STRING) {
-				sr_out(json_pack("{ss ss ss}", "acked", ack, "account", c, "cause", r->str));
+				sr_out(json_pack("{ss ss ss}", "acked", ack, "carrier", c, "cause", r->str));
 				found = 1;
 			}
 			freeReplyObject(r);
@@ -501,7 +542,7 @@ do_alerts(const char *ack)
 
 			for (size_t j = 0; open->type == REDIS_REPLY_ARRAY && j + 1 < open->elements; j += 2)
 				is_open |= !strcmp(open->element[j + 1]->str, sr_jstr(e, "id"));
-			json_object_set_new(e, "account", json_string(c));
+			json_object_set_new(e, "carrier", json_string(c));
 			json_object_set_new(e, "open", json_boolean(is_open));
 			sr_out(json_incref(e));
 		}

@@ -1,6 +1,6 @@
 /* sr-stat - queue and health snapshot: JSONL, Prometheus text, or a table.
  *
- * One record per account and a total ("account":"*"). Every figure comes
+ * One record per account and a total ("carrier":"*"; JSON and table only). Every figure comes
  * from counters the Lua scripts keep atomically with the transitions (a hash
  * per account per minute, kept 2 hours) and from the queues' own sizes:
  * nothing scans the keyspace, and the cost does not grow with the number of
@@ -19,7 +19,8 @@
 static const char usage[] =
 "usage: sr-stat [--window DURATION] [--prom [--output FILE] | --table] [--carrier ID]...\n"
 "\n"
-"A snapshot of every account (or --carrier) and a total (\"account\":\"*\"):\n"
+"A snapshot of every account (or --carrier) and a total (\"carrier\":\"*\"; not in --prom,\n"
+"where sum() over the account label is the total):\n"
 "queued, due, claimed, confirming, frozen, oldest_due_s, running, max_running,\n"
 "qps, burst, qps_effective (lowered while the carrier refuses for rate), paused,\n"
 "breaker (closed, open, half_open); over the window: calls, queries, commands (distinct commands called),\n"
@@ -122,7 +123,7 @@ account_alert(const char *carrier, const char *kind, int over, double value, dou
 static void
 account_alerts(json_t *o)
 {
-	const char *c = sr_jstr(o, "account");
+	const char *c = sr_jstr(o, "carrier");
 	json_t *a = json_object_get(o, "retry_amplification"), *k = json_object_get(o, "version_conflict_rate");
 
 	if (json_is_real(a))
@@ -163,7 +164,7 @@ account_stat(const char *carrier, long window_s, redisReply *rep)
 {
 	json_t *o = json_object(), *outcomes = json_object(), *queries = json_object();
 
-	json_object_set_new(o, "account", json_string(carrier));
+	json_object_set_new(o, "carrier", json_string(carrier));
 	json_object_set_new(o, "window_s", json_integer(window_s));
 	for (size_t i = 0; i + 1 < rep->elements; i += 2) {
 		const char *k = rep->element[i]->str;
@@ -269,24 +270,36 @@ prom_value(FILE *f, const char *name, const char *labels, json_t *v)
 		fprintf(f, "%s{%s} %.6g\n", name, labels, json_real_value(v));
 }
 
+/* Per account only: the total record ("carrier":"*") is left out, so that
+ * sum() over the account label is the total and nothing counts twice. The
+ * srq_up / srq_last_success_timestamp_seconds pair lets an alert fire when
+ * this file stops being refreshed (a dead cron job or exporter). */
 static void
-write_prom(FILE *f, json_t *records)
+write_prom(FILE *f, json_t *records, long long now_ms)
 {
 	size_t i;
 	json_t *r;
+
+	fprintf(f, "# HELP srq_up 1: sr-stat read every account from Redis for this file.\n"
+		   "# TYPE srq_up gauge\nsrq_up 1\n"
+		   "# HELP srq_last_success_timestamp_seconds When this file was written (Redis clock).\n"
+		   "# TYPE srq_last_success_timestamp_seconds gauge\n"
+		   "srq_last_success_timestamp_seconds %lld\n", now_ms / 1000);
 
 	for (size_t m = 0; m < sizeof metrics / sizeof metrics[0]; m++) {
 		int any = 0;
 
 		json_array_foreach(records, i, r)
-			any |= json_object_get(r, metrics[m].field) != NULL;
+			any |= json_object_get(r, metrics[m].field) != NULL && strcmp(sr_jstr(r, "carrier"), "*");
 		if (!any)
 			continue;
 		fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", metrics[m].name, metrics[m].help, metrics[m].name);
 		json_array_foreach(records, i, r) {
 			char labels[128];
 
-			snprintf(labels, sizeof labels, "account=\"%s\"", sr_jstr(r, "account"));
+			if (!strcmp(sr_jstr(r, "carrier"), "*"))
+				continue;
+			snprintf(labels, sizeof labels, "account=\"%s\"", sr_jstr(r, "carrier"));
 			prom_value(f, metrics[m].name, labels, json_object_get(r, metrics[m].field));
 		}
 	}
@@ -296,10 +309,12 @@ write_prom(FILE *f, json_t *records)
 		const char *k;
 		json_t *v;
 
+		if (!strcmp(sr_jstr(r, "carrier"), "*"))
+			continue;
 		json_object_foreach(json_object_get(r, "outcomes"), k, v) {
 			char labels[160];
 
-			snprintf(labels, sizeof labels, "account=\"%s\",outcome=\"%s\"", sr_jstr(r, "account"), k);
+			snprintf(labels, sizeof labels, "account=\"%s\",outcome=\"%s\"", sr_jstr(r, "carrier"), k);
 			prom_value(f, "srq_outcomes_window", labels, v);
 		}
 	}
@@ -318,7 +333,7 @@ write_table(FILE *f, json_t *records)
 		       *c = json_object_get(r, "version_conflict_rate");
 
 		fprintf(f, "%-12s %8lld %8lld %8lld %8lld %8lld %8lld %8lld %8.2f %8.2f %6.2f %6lld\n",
-		    sr_jstr(r, "account"), num(r, "queued"), num(r, "due"), num(r, "claimed"),
+		    sr_jstr(r, "carrier"), num(r, "queued"), num(r, "due"), num(r, "claimed"),
 		    num(r, "confirming"), num(r, "frozen"), num(r, "oldest_due_s"), num(r, "calls"),
 		    json_is_real(s) ? json_real_value(s) : 0.0, json_is_real(a) ? json_real_value(a) : 0.0,
 		    json_is_real(c) ? json_real_value(c) : 0.0, num(r, "alerts_open"));
@@ -445,7 +460,7 @@ main(int argc, char *argv[])
 		size_t i;
 		json_t *r;
 
-		json_object_set_new(total, "account", json_string("*"));
+		json_object_set_new(total, "carrier", json_string("*"));
 		json_object_set_new(total, "window_s", json_integer(window_s));
 		json_array_foreach(records, i, r)
 			add_into(total, r);
@@ -462,7 +477,7 @@ main(int argc, char *argv[])
 			sr_die(SR_EX_USAGE, "--output: cannot write '%s':", tmp);
 	}
 	if (prom)
-		write_prom(f, records);
+		write_prom(f, records, now_ms);
 	else if (table)
 		write_table(f, records);
 	else {

@@ -62,7 +62,7 @@ backlog() {
 	# No card frozen, no card alert: exactly one alert, the account's.
 	assert_equal "$(rcli ZCARD 't:carrier:{down}:frozen')" 0
 	run -0 sr-admin alerts
-	assert_equal "$(echo "$output" | jq -r '"\(.alert) \(.account // .card)"')" "breaker down"
+	assert_equal "$(echo "$output" | jq -r '"\(.alert) \(.carrier // .card)"')" "breaker down"
 	# The other account was not slowed: its 120 calls went at its pace.
 	jq -s -e '[.[] | select(.carrier == "up") | .t] | (max - min) < 120 / 20 * 1000 * 1.5' "$T/gw.log"
 	# After the recovery, the drain completed: every card stopped, once.

@@ -43,6 +43,15 @@ frozen_by() {
 	stop c2 Z1
 	drain 10 >/dev/null
 	gwsim_start
+	# Records carry numbers as numbers, and the account as "carrier";
+	# --carrier keeps one account's alerts.
+	run -0 sr-admin alerts --carrier c2
+	assert_equal "$(jq -r .carrier <<<"$output" | sort -u)" c2
+	assert_equal "$(jq -r '.http | type' <<<"$output" | sort -u)" number
+	run -0 sr-admin audit X1
+	assert_equal "$(jq -r '.ver_before | type' <<<"$output" | sort -u)" number
+	run -0 sr-admin show X1
+	assert_equal "$(jq -r '.command.fails | type' <<<"$output")" number
 	run -0 sr-admin list c1 --state frozen
 	assert_equal "$(jq -r .card <<<"$output" | sort | tr '\n' ' ')" "X1 X2 X3 X4 X5 Y1 Y2 "
 	assert_equal "$(jq -r .http <<<"$output" | sort -u | tr '\n' ' ')" "422 500 "

@@ -21,7 +21,7 @@ teardown() {
 	sr-enqueue <"$T/s/requests.jsonl" >/dev/null
 	run -0 drain 60
 	run -0 sr-stat
-	total=$(echo "$output" | jq -c 'select(.account == "*")')
+	total=$(echo "$output" | jq -c 'select(.carrier == "*")')
 	calls=$(jq -s '[.[] | select(.kind == "stop" or .kind == "resume")] | length' "$T/gw.log")
 	queries=$(jq -s '[.[] | select(.kind == "status")] | length' "$T/gw.log")
 	commands=$(jq -s '[.[] | select(.kind != "status") | .key] | unique | length' "$T/gw.log")
@@ -45,7 +45,14 @@ teardown() {
 	assert_output ''
 	run promcheck "$T/srq.prom"
 	assert_success
-	grep -qx "srq_calls_window{account=\"\\*\"} $calls" "$T/srq.prom"
+	# Per account only: sum() over the label is the total, nothing twice.
+	assert_equal "$(grep -c 'account="\*"' "$T/srq.prom")" 0
+	assert_equal "$(awk '/^srq_calls_window\{/ { s += $2 } END { print s }' "$T/srq.prom")" "$calls"
+	assert_equal "$(awk '/^srq_queued\{/ { s += $2 } END { print s + 0 }' "$T/srq.prom")" "$(jq .queued <<<"$total")"
+	# A dead exporter pages: the file says when it was written.
+	grep -qx 'srq_up 1' "$T/srq.prom"
+	ts=$(sed -n 's/^srq_last_success_timestamp_seconds //p' "$T/srq.prom")
+	[ $((ts - $(date +%s))) -le 5 ] && [ $(($(date +%s) - ts)) -le 60 ]
 	[ -z "$(ls "$T" | grep 'srq.prom.tmp')" ]
 	if command -v promtool >/dev/null; then promtool check metrics <"$T/srq.prom"; fi
 }
@@ -116,7 +123,7 @@ teardown() {
 	jq -e '.retry_amplification > 1.5' <<<"$(echo "$output" | head -1)"
 	run -0 sr-stat --carrier c1
 	run -0 sr-admin alerts
-	assert_equal "$(echo "$output" | jq -r 'select(.alert == "amplification") | "\(.account) \(.open)"')" "c1 true"
+	assert_equal "$(echo "$output" | jq -r 'select(.alert == "amplification") | "\(.carrier) \(.open)"')" "c1 true"
 	# Acknowledged: closed, and audited in the account's stream with who and why.
 	id=$(echo "$output" | jq -r 'select(.alert == "amplification") | .id')
 	run -0 sr-admin alerts --ack "$id" --reason "carrier flaky, ticket 42"
