@@ -53,6 +53,9 @@ static const char usage[] =
 "  profile ACCOUNT      the account's carrier profile, resolved, secrets redacted, and\n"
 "                       checked (secrets readable, every request builds); exit 1 if not\n"
 "Everything else:\n"
+"  config               every setting, its value (secrets redacted) and where it came\n"
+"                       from: a flag, the environment, the config file (SRQ_CONFIG, or\n"
+"                       /etc/srq/srq.conf; NAME = value lines), or the default\n"
 "  switch on|off|show   the global switch stop_resume_queue_enabled\n"
 "  alerts [--since TIME] [--carrier A] [--ack ID]\n"
 "                       list alerts (with \"open\"), or acknowledge one\n"
@@ -847,6 +850,31 @@ c_audit(int argc, char **argv)
 	return do_audit(account_opt ? NULL : argv[0], account_opt);
 }
 
+static void
+print_setting(const char *name, const char *value, const char *from, void *arg)
+{
+	(void)arg;
+	/* A flag given to this very command beats the environment and the file. */
+	if (!strcmp(name, "SRQ_REDIS") && !strcmp(cfg.redis_from, "--redis")) {
+		value = cfg.redis_url;
+		from = "--redis";
+	} else if (!strcmp(name, "SRQ_PREFIX") && strcmp(value, cfg.prefix)) {
+		value = cfg.prefix;
+		from = "--prefix";
+	}
+	sr_out(json_pack("{ss ss ss}", "setting", name, "value", value, "from", from));
+}
+
+static int
+c_config(int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		sr_die(SR_EX_USAGE, "usage: sr-admin config");
+	sr_config_each(print_setting, NULL);
+	return SR_EX_OK;
+}
+
 /* The command table: name, what runs it (with the command's own arguments). */
 static const struct command {
 	const char *name;
@@ -856,7 +884,7 @@ static const struct command {
 	{ "retry", c_retry }, { "freeze", c_freeze }, { "drop", c_drop },
 	{ "limits", admin_limits }, { "pause", admin_pause }, { "resume", admin_resume },
 	{ "breaker", admin_breaker }, { "profile", admin_profile },
-	{ "switch", c_switch }, { "alerts", c_alerts }, { "audit", c_audit }, { "sweep", c_sweep },
+	{ "config", c_config }, { "switch", c_switch }, { "alerts", c_alerts }, { "audit", c_audit }, { "sweep", c_sweep },
 };
 
 int
@@ -934,6 +962,8 @@ main(int argc, char *argv[])
 	}
 	sub = argv[optind++];
 	who = sr_who();
+	if (!strcmp(sub, "config")) /* needs no Redis: it says where Redis is */
+		return sr_finish(c_config(argc - optind, argv + optind));
 	sr_redis_open(&rds, &cfg);
 	if (since_opt) {
 		int64_t now = sr_redis_time_ms(&rds);

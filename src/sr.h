@@ -130,8 +130,15 @@ enum { SR_OPT_REDIS = 1000, SR_OPT_PREFIX, SR_OPT_GATEWAY, SR_OPT_VERSION, SR_OP
 	{ "help", no_argument, NULL, 'h' }, \
 	{ "version", no_argument, NULL, SR_OPT_VERSION }
 
-/* Fill cfg from the environment and defaults; dies (exit 2) on a malformed
- * number or an unreadable secret file. */
+/* Every setting with its value (secrets redacted) and where it came from:
+ * "environment", "FILE:LINE" (the config file) or "default". */
+void sr_config_each(void (*fn)(const char *name, const char *value, const char *from, void *arg),
+    void *arg);
+/* The config file read, or NULL. */
+const char *sr_config_file(void);
+/* Fill cfg from the config file (SRQ_CONFIG, or /etc/srq/srq.conf when it
+ * exists), the environment (which overrides it) and defaults; dies (exit 2)
+ * on a malformed file or number, or an unreadable secret file. */
 void sr_config_init(struct sr_config *cfg);
 /* Handle a common option; returns 1 if handled. Prints version/usage and
  * exits for --version/--help. */

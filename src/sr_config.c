@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sr.h"
 
@@ -83,6 +84,110 @@ env_secret(const char *name)
 	return NULL;
 }
 
+/* The settings a config file may hold: the environment's names. Secrets
+ * only as *_FILE (a path): a config file is no place for a password. */
+static const struct setting {
+	const char *name, *dflt;
+	int secret; /* redacted in sr-admin config */
+} settings[] = {
+	{ "SRQ_REDIS", "redis://127.0.0.1:6379/0", 0 }, { "SRQ_PREFIX", "polling", 0 },
+	{ "SRQ_GATEWAY", "http://127.0.0.1:8080", 0 },
+	{ "SRQ_REDIS_PASSWORD", "", 1 }, { "SRQ_REDIS_PASSWORD_FILE", "", 0 },
+	{ "SRQ_GATEWAY_TOKEN", "", 1 }, { "SRQ_GATEWAY_TOKEN_FILE", "", 0 },
+	{ "SRQ_MIN_INTERVAL_MS", "600000", 0 }, { "SRQ_QPS", "10", 0 }, { "SRQ_MAX_RUNNING", "20", 0 },
+	{ "SRQ_LEASE_MS", "60000", 0 }, { "SRQ_RATE_WINDOW_MS", "1020", 0 },
+	{ "SRQ_GATEWAY_TIMEOUT_MS", "10000", 0 }, { "SRQ_GATEWAY_CONNECT_TIMEOUT_MS", "3000", 0 },
+	{ "SRQ_ALERT_AFTER", "3", 0 }, { "SRQ_FREEZE_AFTER", "10", 0 }, { "SRQ_CONCURRENCY", "64", 0 },
+	{ "SRQ_AUDIT_MAXLEN", "100000", 0 }, { "SRQ_RATE_BURST", "1", 0 },
+	{ "SRQ_CONFIRM_DELAY_MS", "2000", 0 }, { "SRQ_WAIT_REPLICAS", "0", 0 },
+	{ "SRQ_WAIT_TIMEOUT_MS", "1000", 0 }, { "SRQ_PROFILES", "", 0 }, { "SRQ_UNLIMITED", "0", 0 },
+	{ NULL, NULL, 0 },
+};
+static char from_file[sizeof settings / sizeof settings[0]][300]; /* "FILE:LINE" */
+static const char *config_path;
+
+/* SRQ_CONFIG, or /etc/srq/srq.conf when it exists: "NAME = value" lines
+ * (blank lines and # comments skipped) that fill in what the environment
+ * leaves unset, so cron and an interactive shell see the same settings.
+ * The environment overrides the file, flags override both. */
+static void
+load_config_file(void)
+{
+	const char *path = getenv("SRQ_CONFIG");
+	char line[1024];
+	FILE *f;
+	int no = 0;
+
+	if (path && !*path)
+		return; /* SRQ_CONFIG= : no file */
+	if (!path) {
+		path = "/etc/srq/srq.conf";
+		if (access(path, F_OK) != 0)
+			return;
+	}
+	if (!(f = fopen(path, "r")))
+		sr_die(SR_EX_USAGE, "SRQ_CONFIG: cannot open '%s':", path);
+	config_path = path;
+	while (fgets(line, sizeof line, f)) {
+		char *k = line, *eq, *v, *end;
+		int i;
+
+		no++;
+		if (!strchr(line, '\n') && !feof(f))
+			sr_die(SR_EX_USAGE, "%s: line %d: longer than %zu bytes", path, no, sizeof line - 2);
+		while (*k == ' ' || *k == '\t')
+			k++;
+		if (*k == '#' || *k == '\n' || *k == '\r' || !*k)
+			continue;
+		if (!(eq = strchr(k, '=')))
+			sr_die(SR_EX_USAGE, "%s: line %d: expected NAME = value", path, no);
+		for (end = eq; end > k && (end[-1] == ' ' || end[-1] == '\t'); end--)
+			;
+		*end = '\0';
+		for (v = eq + 1; *v == ' ' || *v == '\t'; v++)
+			;
+		for (end = v + strlen(v); end > v && strchr(" \t\r\n", end[-1]); end--)
+			;
+		*end = '\0';
+		for (i = 0; settings[i].name && strcmp(settings[i].name, k); i++)
+			;
+		if (!settings[i].name)
+			sr_die(SR_EX_USAGE, "%s: line %d: unknown setting '%s'", path, no, k);
+		if (settings[i].secret)
+			sr_die(SR_EX_USAGE, "%s: line %d: %s does not belong in a config file: put it in a "
+			    "file of its own (mode 600) and set %s_FILE", path, no, k, k);
+		if (getenv(k))
+			continue; /* the environment wins */
+		if (setenv(k, v, 0) != 0)
+			sr_die(SR_EX_USAGE, "%s: line %d: cannot set %s:", path, no, k);
+		snprintf(from_file[i], sizeof from_file[i], "%s:%d", path, no);
+	}
+	if (ferror(f))
+		sr_die(SR_EX_USAGE, "%s: read error:", path);
+	fclose(f);
+}
+
+void
+sr_config_each(void (*fn)(const char *name, const char *value, const char *from, void *arg), void *arg)
+{
+	for (int i = 0; settings[i].name; i++) {
+		const char *v = getenv(settings[i].name);
+		const char *from = from_file[i][0] ? from_file[i] : v && *v ? "environment" : "default";
+
+		if (!(v && *v))
+			v = settings[i].dflt;
+		if (settings[i].secret && *v)
+			v = "(set, redacted)";
+		fn(settings[i].name, v, from, arg);
+	}
+}
+
+const char *
+sr_config_file(void)
+{
+	return config_path;
+}
+
 void
 sr_config_init(struct sr_config *cfg)
 {
@@ -92,6 +197,7 @@ sr_config_init(struct sr_config *cfg)
 	/* hiredis writes to its socket without MSG_NOSIGNAL: a Redis that goes
 	 * away must be an error we report, not a signal that kills us silently. */
 	signal(SIGPIPE, SIG_IGN);
+	load_config_file();
 	cfg->redis_url = env_str("SRQ_REDIS", "redis://127.0.0.1:6379/0");
 	cfg->redis_from = getenv("SRQ_REDIS") && *getenv("SRQ_REDIS") ? "SRQ_REDIS" : "the default Redis URL";
 	cfg->prefix = env_str("SRQ_PREFIX", "polling");

@@ -27,6 +27,9 @@ export SRQ_CONFIRM_DELAY_MS=200
 export SRQ_GATEWAY_TIMEOUT_MS=3000
 export SRQ_RATE_WINDOW_MS=1100
 export SRQ_PREFIX=t
+# No config file but the one a test writes: the machine's /etc/srq/srq.conf
+# must not change what a test sees.
+export SRQ_CONFIG=
 
 srq_setup() {
 	T="$BATS_TEST_TMPDIR"
