@@ -404,6 +404,22 @@ main(int argc, char *argv[])
 			carriers[ncarriers++] = sr_strdup(rep->element[i]->str);
 		}
 		freeReplyObject(rep);
+		if (!ncarriers)
+			sr_warn("no account has ever had a request under the prefix '%s' (is SRQ_PREFIX, or "
+			    "the Redis database, the right one?)", cfg.prefix);
+	} else {
+		/* A mistyped account would print a row of zeros: say so. */
+		for (int k = 0; k < ncarriers; k++) {
+			const char *m[] = { "SISMEMBER", sr_key_accounts(key, cfg.prefix), carriers[k] };
+
+			if (!(rep = sr_redis_cmd(&rds, 3, m)))
+				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+			if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0) {
+				sr_warn("account '%s' has never had a request (is it spelt right?)", carriers[k]);
+				status = sr_worst(status, SR_EX_REJECTED);
+			}
+			freeReplyObject(rep);
+		}
 	}
 	snprintf(minutes, sizeof minutes, "%ld", (window_s + 59) / 60);
 	for (int k = 0; k < ncarriers; k++) {

@@ -136,3 +136,13 @@ teardown() {
 	run -1 sr-admin alerts --ack "$id" --reason again
 	assert_output --partial 'is not open'
 }
+
+@test "a mistyped account or prefix is said, not answered with a row of zeros" {
+	printf '{"card":"M1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":1}}\n' | sr-enqueue >/dev/null
+	run -1 --separate-stderr sr-stat --carrier c11
+	[[ $stderr == *"account 'c11' has never had a request"* ]]
+	run -0 --separate-stderr sr-stat --prefix tt
+	[[ $stderr == *"no account has ever had a request under the prefix 'tt'"* ]]
+	run -0 --separate-stderr sr-stat --carrier c1
+	[ -z "$stderr" ]
+}
