@@ -117,6 +117,7 @@ change(const char *op, const char *account, int nargs, const char **args)
 	redisReply *rep;
 	int n = 0;
 
+	need_reason(op);
 	snprintf(cap, sizeof cap, "%ld", cfg.audit_maxlen);
 	argv[n++] = sr_key_account(k[0], cfg.prefix, account, "limits");
 	argv[n++] = sr_key_account(k[1], cfg.prefix, account, "edge");

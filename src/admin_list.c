@@ -235,6 +235,8 @@ admin_retry_account(const char *account)
 		state_opt = "frozen"; /* what a bulk retry is for */
 	/* The filter is on the command's own reason only for list; here
 	 * --reason is the operator's, for the audit. */
+	if (!dry_run)
+		need_reason("retry --account");
 	walk(account, collect, &ids);
 	fprintf(stderr, "%s: %s %ld %s command%s of account '%s'%s%s\n", sr_prog,
 	    dry_run ? "would retry" : "retrying", ids.n, state_opt, ids.n == 1 ? "" : "s", account,

@@ -150,6 +150,14 @@ hash_obj(redisReply *rep)
 	return o;
 }
 
+void
+need_reason(const char *what)
+{
+	if (!reason[0])
+		sr_die(SR_EX_USAGE, "%s changes state: say why with --reason TEXT (it goes in the audit, "
+		    "with who)", what);
+}
+
 double
 jnum(json_t *o, const char *k)
 {
@@ -390,6 +398,7 @@ card_mutate(const char *what, const char *card, const char *account)
 	json_t *o;
 	int n = 0;
 
+	need_reason(what);
 	if (!carrier) {
 		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
 		return SR_EX_REJECTED;
@@ -520,6 +529,7 @@ do_alerts(const char *ack)
 
 		if (ack) {
 			/* One script finds the cause, closes it and audits it. */
+			need_reason("alerts --ack");
 			char au[SR_KEY_MAX], maxlen[24];
 			const char *x[] = { ok, sr_key_account(sk, cfg.prefix, c, "alerts"),
 				sr_key_account(au, cfg.prefix, c, "audit"), "ack", c, ack, who, reason, maxlen };
@@ -770,6 +780,8 @@ c_switch(int argc, char **argv)
 
 	if (argc != 1 || (strcmp(pos, "on") && strcmp(pos, "off") && strcmp(pos, "show")))
 		sr_die(SR_EX_USAGE, "usage: sr-admin switch on|off|show [--reason TEXT]");
+	if (strcmp(pos, "show"))
+		need_reason("switch");
 	if (strcmp(pos, "show") && sr_switch_set(&rds, &cfg, !strcmp(pos, "on"), who, reason) < 0)
 		sr_die(SR_EX_BACKEND, "cannot set the switch: %s", rds.errstr);
 	if ((on = sr_switch_get(&rds, &cfg)) < 0)

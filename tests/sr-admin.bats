@@ -40,7 +40,7 @@ why_state() {
 	assert_equal "$(why_state C1)" due
 	sr-claim >/dev/null
 	assert_equal "$(why_state C1)" claimed
-	sr-admin drop C1 >/dev/null
+	sr-admin drop C1 --reason test >/dev/null
 	# Interval: called a moment ago, and now wanted the other way.
 	req I1 "$PAST"
 	drain 10 >/dev/null
@@ -53,7 +53,7 @@ why_state() {
 	assert_equal "$(why_state S1)" superseded
 	# Rate: the account's last second is used up.
 	req R1 "$PAST" active c2
-	sr-admin limits c2 qps=1 >/dev/null
+	sr-admin limits c2 qps=1 --reason test >/dev/null
 	export SRQ_RATE_WINDOW_MS=5000
 	drain 10 >/dev/null
 	req R2 "$PAST" active c2

@@ -50,7 +50,7 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 
 @test "switch off: at most 3 tries, 2 s apart, each outside the card's interval" {
 	gwsim_start --fault-429 1 --retry-after 0
-	sr-admin switch off >/dev/null
+	sr-admin switch off --reason test >/dev/null
 	run -3 sr-enqueue < <(req R1 "$PAST")
 	assert_output --partial '"status":"direct_failed"'
 	assert_output --partial '"tries":3'
@@ -64,10 +64,10 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 @test "switch on again: queued commands whose facts changed meanwhile are superseded, not executed" {
 	gwsim_start
 	run -0 sr-enqueue < <(req Q1 "$PAST"; req Q2 "$PAST")
-	sr-admin switch off >/dev/null
+	sr-admin switch off --reason test >/dev/null
 	# While off, Q1 is renewed in the asset mirror.
 	printf '{"card":"Q1","carrier":"c1","pkg_expires_at":%d}\n' "$FUTURE" | sr-asset >/dev/null
-	sr-admin switch on >/dev/null
+	sr-admin switch on --reason test >/dev/null
 	run -0 bash -c 'sr-claim --until-empty --for 20 | sr-exec | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(jq -r '"\(.card) \(.outcome)"' "$T/results" | sort | tr '\n' ',')" "Q1 superseded,Q2 ok,"
 	assert_equal "$(jq -r .card "$T/gw.log")" Q2
@@ -84,12 +84,12 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	gwsim_start --latency-ms 300
 	# Race them, several rounds: the switch flips while both are at work.
 	for k in 1 2 3; do
-		sr-admin switch off >/dev/null
+		sr-admin switch off --reason test >/dev/null
 		printf '{"card":"L%d","carrier":"c1","scene":"device"}\n{"card":"L%d","carrier":"c1","scene":"device"}\n' \
 			"$k" $((k + 3)) | sr-enqueue >>"$T/direct" &
 		direct=$!
 		sleep 0.1
-		sr-admin switch on >/dev/null
+		sr-admin switch on --reason test >/dev/null
 		printf '{"device":"D1","scene":"device"}\n' | sr-enqueue >/dev/null
 		dev-eval --until-empty --for 10 >>"$T/deveval"
 		wait "$direct" || true
