@@ -226,7 +226,13 @@ next_fields(struct sr_csv *c, char *err, size_t errlen)
 		}
 		if (c->row_done)
 			drop_held(c);
-		else {
+		else if (c->p.pstate == 0 && c->nfields == 0) {
+			/* A blank line outside any row (libcsv skips it): nothing
+			 * is in progress, so nothing to keep. Held, a trailing
+			 * blank line was rejected as an unterminated quote, and
+			 * a run of them was given back and held again line by
+			 * line without end. */
+		} else {
 			/* The row goes on to the next line (inside a quote): keep
 			 * this one, in case the quote never closes. */
 			push(&c->held, &c->nheld, &c->capheld, line, no);

@@ -1,6 +1,7 @@
 /* test_csv.c - CSV rows into objects: BOM, quotes, embedded commas and
  * newlines, CRLF, empty cells, bad rows with the line they start on. */
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sr.h"
@@ -74,6 +75,34 @@ main(void)
 		json_decref(row);
 		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 0, "end");
 		sr_csv_free(c);
+	}
+	/* Blank lines after the last row, even many, are no row: not an
+	 * unterminated quote, and read once. */
+	{
+		static const char head[] = "card,carrier\r\nX1,c1\r\n";
+		int n = 0;
+
+		if (pipe(fds) < 0)
+			return 2;
+		if (fork() == 0) {
+			close(fds[0]);
+			if (write(fds[1], head, sizeof head - 1) < 0)
+				_exit(1);
+			for (int i = 0; i < 40000; i++)
+				if (write(fds[1], "\r\n", 2) < 0)
+					_exit(1);
+			_exit(0);
+		}
+		close(fds[1]);
+		c = sr_csv_new(fds[0]);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 1 && line == 2, "the row");
+		json_decref(row);
+		while (sr_csv_next(c, &row, &line, err, sizeof err) != 0 && n < 10)
+			n++;
+		CHECK(n == 0, "trailing blank lines read as %d bad rows, the first: %s", n, err);
+		sr_csv_free(c);
+		close(fds[0]);
+		wait(NULL);
 	}
 	/* A header that cannot be read is fatal: no row could be trusted. */
 	{
