@@ -29,7 +29,7 @@ struct sr_csv {
 	int row_done;      /* a row completed during the last feed */
 	long row_start;    /* physical line where the current row started */
 	int eof;
-	struct held { char *text; long no; } *held, *replay; /* see the top */
+	struct held { char *text; long no; } *held, *replay; /* see the top; replay: next last */
 	int nheld, capheld, nreplay, capreplay;
 	size_t held_bytes;
 };
@@ -56,14 +56,10 @@ give_back(struct sr_csv *c, const char *line, long no)
 	if (line)
 		push(&c->held, &c->nheld, &c->capheld, line, no);
 	c->row_start = c->nheld ? c->held[0].no : no;
-	for (int i = c->nheld - 1; i >= 1; i--) { /* in front, in order */
-		struct held h;
-
+	/* replay is a stack, the next line last: these go on top, in order,
+	 * ahead of any still waiting from an earlier rejection. */
+	for (int i = c->nheld - 1; i >= 1; i--)
 		push(&c->replay, &c->nreplay, &c->capreplay, c->held[i].text, c->held[i].no);
-		h = c->replay[c->nreplay - 1];
-		memmove(c->replay + 1, c->replay, (size_t)(c->nreplay - 1) * sizeof *c->replay);
-		c->replay[0] = h;
-	}
 	drop_held(c);
 }
 
@@ -165,10 +161,10 @@ next_fields(struct sr_csv *c, char *err, size_t errlen)
 		long no;
 
 		if (c->nreplay > 0) {
-			/* Lines given back by an unterminated quote, oldest first. */
-			mine = c->replay[0].text;
-			no = c->replay[0].no;
-			memmove(c->replay, c->replay + 1, (size_t)--c->nreplay * sizeof *c->replay);
+			/* Lines given back by an unterminated quote, oldest first
+			 * (the top of the stack). */
+			mine = c->replay[c->nreplay - 1].text;
+			no = c->replay[--c->nreplay].no;
 			line = mine;
 			rc = SR_READ_LINE;
 		} else {
