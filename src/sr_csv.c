@@ -27,6 +27,7 @@ struct sr_csv {
 	char **fields;     /* the row being assembled */
 	int nfields, capfields;
 	int row_done;      /* a row completed during the last feed */
+	int rows_ended;    /* how many rows the last line ended (see next_fields) */
 	long row_start;    /* physical line where the current row started */
 	int eof;
 	struct held { char *text; long no; } *held, *replay; /* see the top; replay: next last */
@@ -93,6 +94,7 @@ on_row(int term, void *data)
 {
 	(void)term;
 	((struct sr_csv *)data)->row_done = 1;
+	((struct sr_csv *)data)->rows_ended++;
 }
 
 static void
@@ -158,6 +160,7 @@ next_fields(struct sr_csv *c, char *err, size_t errlen)
 	clear_fields(c);
 	while (!c->row_done) {
 		char *mine = NULL;
+		const char *bad = NULL;
 		long no;
 
 		if (c->nreplay > 0) {
@@ -207,11 +210,19 @@ next_fields(struct sr_csv *c, char *err, size_t errlen)
 			snprintf(err, errlen, "%s", c->rd.why);
 			return -1;
 		}
+		c->rows_ended = 0;
 		if (csv_parse(&c->p, line, strlen(line), on_field, on_row, c) != strlen(line) ||
-		    csv_parse(&c->p, "\n", 1, on_field, on_row, c) != 1) {
-			snprintf(err, errlen, "malformed CSV: %s", csv_error(&c->p) == CSV_EPARSE ?
+		    csv_parse(&c->p, "\n", 1, on_field, on_row, c) != 1)
+			bad = csv_error(&c->p) == CSV_EPARSE ?
 			    "a quote inside an unquoted field, or text after a closing quote" :
-			    csv_strerror(csv_error(&c->p)));
+			    csv_strerror(csv_error(&c->p));
+		else if (c->rows_ended > 1 || (c->rows_ended == 1 && c->p.pstate != 0))
+			/* libcsv ends a row at a bare CR as well: the fields of
+			 * the row after it would be added to the row before it,
+			 * its values read as that row's other columns. */
+			bad = "a carriage return inside a line (CR alone is no line end here)";
+		if (bad) {
+			snprintf(err, errlen, "malformed CSV: %s", bad);
 			csv_free(&c->p);
 			csv_init(&c->p, CSV_STRICT | CSV_APPEND_NULL);
 			clear_fields(c);

@@ -104,6 +104,24 @@ main(void)
 		close(fds[0]);
 		wait(NULL);
 	}
+	/* A CR alone, unquoted, would end a row in the middle of a line and
+	 * give the next row's values to this one's other columns. */
+	{
+		static const char cr[] = "card,carrier,x,y\nX1,c1\rX2,c2\nX3,c3,\"a\rb\",d\n";
+
+		if (pipe(fds) < 0 || write(fds[1], cr, sizeof cr - 1) < 0)
+			return 2;
+		close(fds[1]);
+		c = sr_csv_new(fds[0]);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == -1 && line == 2,
+		    "a CR inside line 2 rejects it, got line %ld", line);
+		CHECK(strstr(err, "carriage return") != NULL, "says why: %s", err);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 1 && line == 3, "line 3 read");
+		CHECK(row && !strcmp(sr_jstr(row, "x"), "a\rb"), "a quoted CR is text");
+		json_decref(row);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 0, "end");
+		sr_csv_free(c);
+	}
 	/* A header that cannot be read is fatal: no row could be trusted. */
 	{
 		static const char *const bad[] = { "card,\"carrier\nX1,c1\n", "card,carrier,card\nX1,c1,X2\n" };
