@@ -30,20 +30,23 @@ struct sr_csv {
 	int rows_ended;    /* how many rows the last line ended (see next_fields) */
 	long row_start;    /* physical line where the current row started */
 	int eof;
-	struct held { char *text; long no; } *held, *replay; /* see the top; replay: next last */
+	/* see the top; replay: next last, and a line that could not be read
+	 * (text NULL) is kept there with why, to be answered in its turn */
+	struct held { char *text; long no; const char *why; } *held, *replay;
 	int nheld, capheld, nreplay, capreplay;
 	size_t held_bytes;
 };
 
 static void
-push(struct held **v, int *n, int *cap, const char *text, long no)
+push(struct held **v, int *n, int *cap, const char *text, long no, const char *why)
 {
 	if (*n == *cap) {
 		*cap = *cap ? *cap * 2 : 8;
 		*v = sr_realloc(*v, (size_t)*cap * sizeof **v);
 	}
-	(*v)[*n].text = sr_strdup(text);
+	(*v)[*n].text = text ? sr_strdup(text) : NULL;
 	(*v)[*n].no = no;
+	(*v)[*n].why = why;
 	(*n)++;
 }
 
@@ -55,12 +58,12 @@ static void
 give_back(struct sr_csv *c, const char *line, long no)
 {
 	if (line)
-		push(&c->held, &c->nheld, &c->capheld, line, no);
+		push(&c->held, &c->nheld, &c->capheld, line, no, NULL);
 	c->row_start = c->nheld ? c->held[0].no : no;
 	/* replay is a stack, the next line last: these go on top, in order,
 	 * ahead of any still waiting from an earlier rejection. */
 	for (int i = c->nheld - 1; i >= 1; i--)
-		push(&c->replay, &c->nreplay, &c->capreplay, c->held[i].text, c->held[i].no);
+		push(&c->replay, &c->nreplay, &c->capreplay, c->held[i].text, c->held[i].no, NULL);
 	drop_held(c);
 }
 
@@ -160,21 +163,24 @@ next_fields(struct sr_csv *c, char *err, size_t errlen)
 	clear_fields(c);
 	while (!c->row_done) {
 		char *mine = NULL;
-		const char *bad = NULL;
+		const char *bad = NULL, *why;
 		long no;
 
 		if (c->nreplay > 0) {
 			/* Lines given back by an unterminated quote, oldest first
 			 * (the top of the stack). */
-			mine = c->replay[c->nreplay - 1].text;
-			no = c->replay[--c->nreplay].no;
-			line = mine;
-			rc = SR_READ_LINE;
+			struct held *h = &c->replay[--c->nreplay];
+
+			line = mine = h->text;
+			no = h->no;
+			why = h->why;
+			rc = mine ? SR_READ_LINE : SR_READ_BAD;
 		} else {
 			if (c->eof)
 				return 0;
 			rc = sr_reader_next(&c->rd, &line, 1);
 			no = c->rd.lineno;
+			why = c->rd.why;
 		}
 		if (c->p.pstate == 0 && c->nfields == 0)
 			c->row_start = no; /* a row begins on this line */
@@ -205,9 +211,18 @@ next_fields(struct sr_csv *c, char *err, size_t errlen)
 			csv_free(&c->p);
 			csv_init(&c->p, CSV_STRICT | CSV_APPEND_NULL);
 			clear_fields(c);
-			drop_held(c);
+			if (c->nheld) {
+				/* A quote opened lines ago runs into this line: as for
+				 * a quote never closed, its row is rejected and the
+				 * lines after its first are read again, then this one
+				 * is answered. Dropped, they went unanswered. */
+				push(&c->replay, &c->nreplay, &c->capreplay, NULL, no, why);
+				give_back(c, NULL, no);
+				snprintf(err, errlen, "a quoted field runs into line %ld (%s)", no, why);
+				return -1;
+			}
 			c->row_start = no;
-			snprintf(err, errlen, "%s", c->rd.why);
+			snprintf(err, errlen, "%s", why);
 			return -1;
 		}
 		c->rows_ended = 0;
@@ -242,7 +257,7 @@ next_fields(struct sr_csv *c, char *err, size_t errlen)
 		} else {
 			/* The row goes on to the next line (inside a quote): keep
 			 * this one, in case the quote never closes. */
-			push(&c->held, &c->nheld, &c->capheld, line, no);
+			push(&c->held, &c->nheld, &c->capheld, line, no, NULL);
 			c->held_bytes += strlen(line) + 1;
 		}
 		free(mine);

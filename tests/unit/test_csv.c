@@ -104,6 +104,28 @@ main(void)
 		close(fds[0]);
 		wait(NULL);
 	}
+	/* A quote open when a line cannot be read (a NUL): its row is
+	 * rejected, the lines after it read again, the bad line answered. */
+	{
+		static const char nul[] = "card,carrier\n\"X1,c1\nX2,c1\nX3\0,c1\nX4,c1\n";
+		static const long want[] = { -1, 2, 1, 3, -1, 4, 1, 5 };
+
+		if (pipe(fds) < 0 || write(fds[1], nul, sizeof nul - 1) < 0)
+			return 2;
+		close(fds[1]);
+		c = sr_csv_new(fds[0]);
+		for (int i = 0; i < 8; i += 2) {
+			int rc = sr_csv_next(c, &row, &line, err, sizeof err);
+
+			CHECK(rc == want[i] && line == want[i + 1], "answer %d: %d on line %ld, want %ld on %ld",
+			    i / 2, rc, line, want[i], want[i + 1]);
+			if (i == 0)
+				CHECK(strstr(err, "runs into line 4") != NULL, "says why: %s", err);
+			json_decref(row);
+		}
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 0, "end");
+		sr_csv_free(c);
+	}
 	/* A CR alone, unquoted, would end a row in the middle of a line and
 	 * give the next row's values to this one's other columns. */
 	{
