@@ -292,10 +292,15 @@ sr_csv_next(struct sr_csv *c, json_t **row, long *line, char *err, size_t errlen
 		c->nhdr = c->nfields;
 		c->fields = NULL;
 		c->nfields = c->capfields = 0;
-		for (int i = 0; i < c->nhdr; i++)
-			if (!c->hdr[i][0]) {
+		for (int i = 0; i < c->nhdr; i++) {
+			json_t *name = json_string(c->hdr[i]); /* NULL: not UTF-8 */
+			int text = name != NULL;
+
+			json_decref(name);
+			if (!c->hdr[i][0] || !text) {
 				*line = c->row_start;
-				snprintf(err, errlen, "header: column %d has no name", i + 1);
+				snprintf(err, errlen, "header: column %d %s", i + 1,
+				    text ? "has no name" : "is not UTF-8 text");
 				return -2; /* no header, no rows: fatal */
 			} else {
 				for (int j = 0; j < i; j++)
@@ -306,6 +311,7 @@ sr_csv_next(struct sr_csv *c, json_t **row, long *line, char *err, size_t errlen
 						return -2;
 					}
 			}
+		}
 	}
 	rc = next_fields(c, err, errlen);
 	*line = c->row_start;
@@ -316,9 +322,21 @@ sr_csv_next(struct sr_csv *c, json_t **row, long *line, char *err, size_t errlen
 		return -1;
 	}
 	*row = json_object();
-	for (int i = 0; i < c->nfields; i++)
-		if (c->fields[i][0])
-			json_object_set_new(*row, c->hdr[i], json_string(c->fields[i]));
+	for (int i = 0; i < c->nfields; i++) {
+		json_t *v;
+
+		if (!c->fields[i][0])
+			continue;
+		/* JSON strings are UTF-8: a cell in another encoding would
+		 * be dropped by jansson, read as empty ("unchanged"). */
+		if (!(v = json_string(c->fields[i]))) {
+			snprintf(err, errlen, "column '%.64s' is not UTF-8 text", c->hdr[i]);
+			json_decref(*row);
+			*row = NULL;
+			return -1;
+		}
+		json_object_set_new(*row, c->hdr[i], v);
+	}
 	return 1;
 }
 

@@ -126,6 +126,22 @@ main(void)
 		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 0, "end");
 		sr_csv_free(c);
 	}
+	/* A cell in another encoding (Latin-1 here) is no JSON string: the
+	 * row is rejected, not read with that cell empty. */
+	{
+		static const char latin[] = "card,carrier,note\nX1,c1,caf\xe9\nX2,c1,ok\n";
+
+		if (pipe(fds) < 0 || write(fds[1], latin, sizeof latin - 1) < 0)
+			return 2;
+		close(fds[1]);
+		c = sr_csv_new(fds[0]);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == -1 && line == 2 && !row,
+		    "a Latin-1 cell rejects its row");
+		CHECK(strstr(err, "'note' is not UTF-8") != NULL, "says which column: %s", err);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 1 && line == 3, "line 3 read");
+		json_decref(row);
+		sr_csv_free(c);
+	}
 	/* A CR alone, unquoted, would end a row in the middle of a line and
 	 * give the next row's values to this one's other columns. */
 	{
@@ -146,9 +162,10 @@ main(void)
 	}
 	/* A header that cannot be read is fatal: no row could be trusted. */
 	{
-		static const char *const bad[] = { "card,\"carrier\nX1,c1\n", "card,carrier,card\nX1,c1,X2\n" };
+		static const char *const bad[] = { "card,\"carrier\nX1,c1\n", "card,carrier,card\nX1,c1,X2\n",
+			"card,carrier,note\xcf\nX1,c1,a\n" };
 
-		for (int i = 0; i < 2; i++) {
+		for (int i = 0; i < 3; i++) {
 			if (pipe(fds) < 0 || write(fds[1], bad[i], strlen(bad[i])) < 0)
 				return 2;
 			close(fds[1]);
