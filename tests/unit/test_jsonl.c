@@ -67,5 +67,15 @@ main(void)
 		CHECK((o = sr_json_line("{\"a\":1}", err, sizeof err)) != NULL, "an object is");
 		json_decref(o);
 	}
+	/* A message quoting the input, cut inside a character by its buffer,
+	 * keeps what it has: a rejection always says why. */
+	{
+		json_t *o = json_object();
+
+		sr_rejected(o, 1, "unknown card fact \"caf\xc3");
+		CHECK(sr_jstr(o, "error") && !strcmp(sr_jstr(o, "error"), "unknown card fact \"caf"),
+		    "the cut character dropped, the message kept: %s", sr_jstr(o, "error"));
+		json_decref(o);
+	}
 	return unit_done("test_jsonl");
 }
