@@ -110,8 +110,10 @@ sr_reader_next(struct sr_reader *rd, char **line, int block)
 			return line_out(rd, start, n, line);
 		}
 		if (rd->eof) {
-			/* A last line without its newline still counts. */
-			if (rd->len > rd->off) {
+			/* A last line without its newline still counts - also
+			 * one over-long whose tail was discarded to the byte
+			 * (skipping, nothing buffered). */
+			if (rd->len > rd->off || rd->skipping) {
 				size_t n = rd->len - rd->off;
 
 				rd->off = rd->len;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sr.h"
@@ -45,6 +46,32 @@ main(void)
 	CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_EOF, "then EOF");
 	CHECK(rd.err == 0, "no read error");
 	sr_reader_free(&rd);
+
+	/* An over-long last line without newline is answered whatever its
+	 * length: also when it ends exactly where the reader's buffer does. */
+	{
+		size_t cap = SR_LINE_MAX + 4096; /* the buffer of sr_reader_init */
+
+		if (pipe(fds) < 0)
+			return 2;
+		if (fork() == 0) {
+			close(fds[0]);
+			big = malloc(cap);
+			memset(big, 'y', cap);
+			if (write(fds[1], "{}\n", 3) < 0 || write(fds[1], big, cap) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		close(fds[1]);
+		sr_reader_init(&rd, fds[0]);
+		CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_LINE && rd.lineno == 1, "line 1");
+		CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_BAD && rd.lineno == 2,
+		    "a last line of %zu bytes is reported as line 2", cap);
+		CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_EOF, "then EOF");
+		sr_reader_free(&rd);
+		close(fds[0]);
+		wait(NULL);
+	}
 
 	/* A directory cannot be read: input ends, and the error is kept. */
 	{
