@@ -1,7 +1,8 @@
 # srq - the stop/resume queue toolkit.
 #   make            build bin/
 #   make deps       install the Debian packages srq needs (when missing)
-#   make test       unit tests under ASan+UBSan, then every bats suite
+#   make test       unit tests under ASan+UBSan, a fuzz smoke, then every bats suite
+#   make fuzz       the libFuzzer targets, each for FUZZ_SECONDS (60)
 #   make demo       a local Redis, sr-gwsim and a sample of cards, end to end
 #   make bench      benchmarks (bench/), printed as ratios to a baseline
 #   make install PREFIX=/usr/local DESTDIR=
@@ -29,6 +30,18 @@ else
 endif
 BIN = $(if $(filter 1,$(SAN)),build/san/bin,bin)
 
+# Fuzzing build (make fuzz uses it): libFuzzer needs clang, whatever CC is.
+# The library is instrumented for coverage (fuzzer-no-link); each target
+# links libFuzzer's main. -Wno-unknown-warning-option: clang does not know
+# every gcc -Wno- above.
+FUZZ_CC ?= clang
+ifeq ($(FUZZING),1)
+  override CC := $(FUZZ_CC)
+  override CFLAGS += -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined -Wno-unknown-warning-option
+  OUT = build/fuzz/obj
+endif
+
 TOOLS = sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-gwsim
 # Every script in share/lua is embedded; includes/ holds the pieces they share.
 LUA = $(sort $(wildcard share/lua/*.lua))
@@ -36,6 +49,11 @@ LUA_INC = $(wildcard share/lua/includes/*.lua)
 LIB = sr_util sr_config sr_redis sr_keys sr_jsonl sr_valid sr_judge sr_task sr_command sr_csv sr_switch sr_lock sr_direct sr_gateway sr_dispatch sr_profile sr_lua_gen sr_profile_gen
 LIBOBJ = $(LIB:%=$(OUT)/%.o)
 UNIT = test_judge test_valid test_jsonl test_classify test_csv test_profile
+# libFuzzer targets, tests/fuzz/fuzz_NAME.c, each with a seed corpus in
+# tests/fuzz/corpus/NAME and a dictionary tests/fuzz/NAME.dict.
+FUZZ_TARGETS = jsonl csv records classify
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
 
 all: $(TOOLS:%=$(BIN)/%)
 
@@ -91,12 +109,42 @@ $(OUT)/test_%: tests/unit/test_%.c $(LIBOBJ)
 unit: $(UNIT:%=$(OUT)/%)
 	@for t in $^; do $$t || exit 1; done
 
+# The shipped carrier profiles, compiled into fuzz_classify: a target and
+# its reproducers then need no file beside them.
+build/fuzz/fuzz_profiles.c: share/profiles/onelink.profile share/profiles/cisco.profile
+	@mkdir -p build/fuzz
+	@{ echo '/* generated from share/profiles by make; do not edit */'; \
+	   for f in $^; do \
+	     echo "const char fuzz_$$(basename $$f .profile)_profile[] ="; \
+	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; \
+	     echo ';'; \
+	   done; } > $@.tmp && mv $@.tmp $@
+
+build/fuzz/fuzz_classify: build/fuzz/fuzz_profiles.c
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIBOBJ)
+	@echo "  LD      $@"
+	@$(CC) $(CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+
+fuzz-bin: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+
+# Each target for FUZZ_SECONDS on a fresh copy of its corpus (what it finds
+# stays under build/); any crash, leak or sanitizer report fails.
+fuzz:
+	$(MAKE) FUZZING=1 fuzz-bin
+	./scripts/fuzz-run $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)
+
 deps:
 	./scripts/deps.sh
 
-# The whole suite: unit tests and the bats suites, both on sanitizer builds.
+# The whole suite: unit tests, a short run of each fuzz target (about 40 s)
+# and the bats suites, all on sanitizer builds.
 test: deps
 	$(MAKE) SAN=1 unit all
+	$(MAKE) fuzz-smoke
 	$(MAKE) all
 	SRQ_BIN="$(CURDIR)/build/san/bin" tests/run
 
@@ -118,5 +166,5 @@ bench: all
 clean:
 	rm -rf build bin src/sr_lua_gen.c src/sr_lua_gen.h src/sr_profile_gen.c
 
-.PHONY: all deps unit test install demo bench clean
+.PHONY: all deps unit fuzz fuzz-bin fuzz-smoke test install demo bench clean
 .SECONDARY:

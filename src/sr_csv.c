@@ -27,22 +27,26 @@ struct sr_csv {
 	char **fields;     /* the row being assembled */
 	int nfields, capfields;
 	int row_done;      /* a row completed during the last feed */
+	int rows_ended;    /* how many rows the last line ended (see next_fields) */
 	long row_start;    /* physical line where the current row started */
 	int eof;
-	struct held { char *text; long no; } *held, *replay; /* see the top */
+	/* see the top; replay: next last, and a line that could not be read
+	 * (text NULL) is kept there with why, to be answered in its turn */
+	struct held { char *text; long no; const char *why; } *held, *replay;
 	int nheld, capheld, nreplay, capreplay;
 	size_t held_bytes;
 };
 
 static void
-push(struct held **v, int *n, int *cap, const char *text, long no)
+push(struct held **v, int *n, int *cap, const char *text, long no, const char *why)
 {
 	if (*n == *cap) {
 		*cap = *cap ? *cap * 2 : 8;
 		*v = sr_realloc(*v, (size_t)*cap * sizeof **v);
 	}
-	(*v)[*n].text = sr_strdup(text);
+	(*v)[*n].text = text ? sr_strdup(text) : NULL;
 	(*v)[*n].no = no;
+	(*v)[*n].why = why;
 	(*n)++;
 }
 
@@ -54,16 +58,12 @@ static void
 give_back(struct sr_csv *c, const char *line, long no)
 {
 	if (line)
-		push(&c->held, &c->nheld, &c->capheld, line, no);
+		push(&c->held, &c->nheld, &c->capheld, line, no, NULL);
 	c->row_start = c->nheld ? c->held[0].no : no;
-	for (int i = c->nheld - 1; i >= 1; i--) { /* in front, in order */
-		struct held h;
-
-		push(&c->replay, &c->nreplay, &c->capreplay, c->held[i].text, c->held[i].no);
-		h = c->replay[c->nreplay - 1];
-		memmove(c->replay + 1, c->replay, (size_t)(c->nreplay - 1) * sizeof *c->replay);
-		c->replay[0] = h;
-	}
+	/* replay is a stack, the next line last: these go on top, in order,
+	 * ahead of any still waiting from an earlier rejection. */
+	for (int i = c->nheld - 1; i >= 1; i--)
+		push(&c->replay, &c->nreplay, &c->capreplay, c->held[i].text, c->held[i].no, NULL);
 	drop_held(c);
 }
 
@@ -97,6 +97,7 @@ on_row(int term, void *data)
 {
 	(void)term;
 	((struct sr_csv *)data)->row_done = 1;
+	((struct sr_csv *)data)->rows_ended++;
 }
 
 static void
@@ -162,20 +163,24 @@ next_fields(struct sr_csv *c, char *err, size_t errlen)
 	clear_fields(c);
 	while (!c->row_done) {
 		char *mine = NULL;
+		const char *bad = NULL, *why;
 		long no;
 
 		if (c->nreplay > 0) {
-			/* Lines given back by an unterminated quote, oldest first. */
-			mine = c->replay[0].text;
-			no = c->replay[0].no;
-			memmove(c->replay, c->replay + 1, (size_t)--c->nreplay * sizeof *c->replay);
-			line = mine;
-			rc = SR_READ_LINE;
+			/* Lines given back by an unterminated quote, oldest first
+			 * (the top of the stack). */
+			struct held *h = &c->replay[--c->nreplay];
+
+			line = mine = h->text;
+			no = h->no;
+			why = h->why;
+			rc = mine ? SR_READ_LINE : SR_READ_BAD;
 		} else {
 			if (c->eof)
 				return 0;
 			rc = sr_reader_next(&c->rd, &line, 1);
 			no = c->rd.lineno;
+			why = c->rd.why;
 		}
 		if (c->p.pstate == 0 && c->nfields == 0)
 			c->row_start = no; /* a row begins on this line */
@@ -206,16 +211,33 @@ next_fields(struct sr_csv *c, char *err, size_t errlen)
 			csv_free(&c->p);
 			csv_init(&c->p, CSV_STRICT | CSV_APPEND_NULL);
 			clear_fields(c);
-			drop_held(c);
+			if (c->nheld) {
+				/* A quote opened lines ago runs into this line: as for
+				 * a quote never closed, its row is rejected and the
+				 * lines after its first are read again, then this one
+				 * is answered. Dropped, they went unanswered. */
+				push(&c->replay, &c->nreplay, &c->capreplay, NULL, no, why);
+				give_back(c, NULL, no);
+				snprintf(err, errlen, "a quoted field runs into line %ld (%s)", no, why);
+				return -1;
+			}
 			c->row_start = no;
-			snprintf(err, errlen, "%s", c->rd.why);
+			snprintf(err, errlen, "%s", why);
 			return -1;
 		}
+		c->rows_ended = 0;
 		if (csv_parse(&c->p, line, strlen(line), on_field, on_row, c) != strlen(line) ||
-		    csv_parse(&c->p, "\n", 1, on_field, on_row, c) != 1) {
-			snprintf(err, errlen, "malformed CSV: %s", csv_error(&c->p) == CSV_EPARSE ?
+		    csv_parse(&c->p, "\n", 1, on_field, on_row, c) != 1)
+			bad = csv_error(&c->p) == CSV_EPARSE ?
 			    "a quote inside an unquoted field, or text after a closing quote" :
-			    csv_strerror(csv_error(&c->p)));
+			    csv_strerror(csv_error(&c->p));
+		else if (c->rows_ended > 1 || (c->rows_ended == 1 && c->p.pstate != 0))
+			/* libcsv ends a row at a bare CR as well: the fields of
+			 * the row after it would be added to the row before it,
+			 * its values read as that row's other columns. */
+			bad = "a carriage return inside a line (CR alone is no line end here)";
+		if (bad) {
+			snprintf(err, errlen, "malformed CSV: %s", bad);
 			csv_free(&c->p);
 			csv_init(&c->p, CSV_STRICT | CSV_APPEND_NULL);
 			clear_fields(c);
@@ -226,10 +248,16 @@ next_fields(struct sr_csv *c, char *err, size_t errlen)
 		}
 		if (c->row_done)
 			drop_held(c);
-		else {
+		else if (c->p.pstate == 0 && c->nfields == 0) {
+			/* A blank line outside any row (libcsv skips it): nothing
+			 * is in progress, so nothing to keep. Held, a trailing
+			 * blank line was rejected as an unterminated quote, and
+			 * a run of them was given back and held again line by
+			 * line without end. */
+		} else {
 			/* The row goes on to the next line (inside a quote): keep
 			 * this one, in case the quote never closes. */
-			push(&c->held, &c->nheld, &c->capheld, line, no);
+			push(&c->held, &c->nheld, &c->capheld, line, no, NULL);
 			c->held_bytes += strlen(line) + 1;
 		}
 		free(mine);
@@ -264,10 +292,15 @@ sr_csv_next(struct sr_csv *c, json_t **row, long *line, char *err, size_t errlen
 		c->nhdr = c->nfields;
 		c->fields = NULL;
 		c->nfields = c->capfields = 0;
-		for (int i = 0; i < c->nhdr; i++)
-			if (!c->hdr[i][0]) {
+		for (int i = 0; i < c->nhdr; i++) {
+			json_t *name = json_string(c->hdr[i]); /* NULL: not UTF-8 */
+			int text = name != NULL;
+
+			json_decref(name);
+			if (!c->hdr[i][0] || !text) {
 				*line = c->row_start;
-				snprintf(err, errlen, "header: column %d has no name", i + 1);
+				snprintf(err, errlen, "header: column %d %s", i + 1,
+				    text ? "has no name" : "is not UTF-8 text");
 				return -2; /* no header, no rows: fatal */
 			} else {
 				for (int j = 0; j < i; j++)
@@ -278,6 +311,7 @@ sr_csv_next(struct sr_csv *c, json_t **row, long *line, char *err, size_t errlen
 						return -2;
 					}
 			}
+		}
 	}
 	rc = next_fields(c, err, errlen);
 	*line = c->row_start;
@@ -288,9 +322,21 @@ sr_csv_next(struct sr_csv *c, json_t **row, long *line, char *err, size_t errlen
 		return -1;
 	}
 	*row = json_object();
-	for (int i = 0; i < c->nfields; i++)
-		if (c->fields[i][0])
-			json_object_set_new(*row, c->hdr[i], json_string(c->fields[i]));
+	for (int i = 0; i < c->nfields; i++) {
+		json_t *v;
+
+		if (!c->fields[i][0])
+			continue;
+		/* JSON strings are UTF-8: a cell in another encoding would
+		 * be dropped by jansson, read as empty ("unchanged"). */
+		if (!(v = json_string(c->fields[i]))) {
+			snprintf(err, errlen, "column '%.64s' is not UTF-8 text", c->hdr[i]);
+			json_decref(*row);
+			*row = NULL;
+			return -1;
+		}
+		json_object_set_new(*row, c->hdr[i], v);
+	}
 	return 1;
 }
 

@@ -110,8 +110,10 @@ sr_reader_next(struct sr_reader *rd, char **line, int block)
 			return line_out(rd, start, n, line);
 		}
 		if (rd->eof) {
-			/* A last line without its newline still counts. */
-			if (rd->len > rd->off) {
+			/* A last line without its newline still counts - also
+			 * one over-long whose tail was discarded to the byte
+			 * (skipping, nothing buffered). */
+			if (rd->len > rd->off || rd->skipping) {
 				size_t n = rd->len - rd->off;
 
 				rd->off = rd->len;
@@ -173,12 +175,25 @@ sr_emit(json_t *obj)
 	json_decref(obj);
 }
 
+/* jansson refuses text that is not UTF-8, and json_object_set_new then
+ * drops the member without a word: a rejection would lose its reason. */
+json_t *
+sr_json_text(const char *s)
+{
+	size_t n = strlen(s);
+	json_t *j = json_string(s);
+
+	for (int k = 0; !j && k < 3 && n > 0; k++)
+		j = json_stringn(s, --n);
+	return j ? j : json_string("(message not UTF-8)");
+}
+
 int
 sr_rejected(json_t *o, long line, const char *error)
 {
 	fprintf(stderr, "%s: line %ld: %s\n", sr_prog, line, error);
 	json_object_set_new(o, "status", json_string("rejected"));
-	json_object_set_new(o, "error", json_string(error));
+	json_object_set_new(o, "error", sr_json_text(error));
 	return SR_EX_REJECTED;
 }
 

@@ -1,6 +1,7 @@
 /* test_csv.c - CSV rows into objects: BOM, quotes, embedded commas and
  * newlines, CRLF, empty cells, bad rows with the line they start on. */
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sr.h"
@@ -75,11 +76,96 @@ main(void)
 		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 0, "end");
 		sr_csv_free(c);
 	}
+	/* Blank lines after the last row, even many, are no row: not an
+	 * unterminated quote, and read once. */
+	{
+		static const char head[] = "card,carrier\r\nX1,c1\r\n";
+		int n = 0;
+
+		if (pipe(fds) < 0)
+			return 2;
+		if (fork() == 0) {
+			close(fds[0]);
+			if (write(fds[1], head, sizeof head - 1) < 0)
+				_exit(1);
+			for (int i = 0; i < 40000; i++)
+				if (write(fds[1], "\r\n", 2) < 0)
+					_exit(1);
+			_exit(0);
+		}
+		close(fds[1]);
+		c = sr_csv_new(fds[0]);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 1 && line == 2, "the row");
+		json_decref(row);
+		while (sr_csv_next(c, &row, &line, err, sizeof err) != 0 && n < 10)
+			n++;
+		CHECK(n == 0, "trailing blank lines read as %d bad rows, the first: %s", n, err);
+		sr_csv_free(c);
+		close(fds[0]);
+		wait(NULL);
+	}
+	/* A quote open when a line cannot be read (a NUL): its row is
+	 * rejected, the lines after it read again, the bad line answered. */
+	{
+		static const char nul[] = "card,carrier\n\"X1,c1\nX2,c1\nX3\0,c1\nX4,c1\n";
+		static const long want[] = { -1, 2, 1, 3, -1, 4, 1, 5 };
+
+		if (pipe(fds) < 0 || write(fds[1], nul, sizeof nul - 1) < 0)
+			return 2;
+		close(fds[1]);
+		c = sr_csv_new(fds[0]);
+		for (int i = 0; i < 8; i += 2) {
+			int rc = sr_csv_next(c, &row, &line, err, sizeof err);
+
+			CHECK(rc == want[i] && line == want[i + 1], "answer %d: %d on line %ld, want %ld on %ld",
+			    i / 2, rc, line, want[i], want[i + 1]);
+			if (i == 0)
+				CHECK(strstr(err, "runs into line 4") != NULL, "says why: %s", err);
+			json_decref(row);
+		}
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 0, "end");
+		sr_csv_free(c);
+	}
+	/* A cell in another encoding (Latin-1 here) is no JSON string: the
+	 * row is rejected, not read with that cell empty. */
+	{
+		static const char latin[] = "card,carrier,note\nX1,c1,caf\xe9\nX2,c1,ok\n";
+
+		if (pipe(fds) < 0 || write(fds[1], latin, sizeof latin - 1) < 0)
+			return 2;
+		close(fds[1]);
+		c = sr_csv_new(fds[0]);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == -1 && line == 2 && !row,
+		    "a Latin-1 cell rejects its row");
+		CHECK(strstr(err, "'note' is not UTF-8") != NULL, "says which column: %s", err);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 1 && line == 3, "line 3 read");
+		json_decref(row);
+		sr_csv_free(c);
+	}
+	/* A CR alone, unquoted, would end a row in the middle of a line and
+	 * give the next row's values to this one's other columns. */
+	{
+		static const char cr[] = "card,carrier,x,y\nX1,c1\rX2,c2\nX3,c3,\"a\rb\",d\n";
+
+		if (pipe(fds) < 0 || write(fds[1], cr, sizeof cr - 1) < 0)
+			return 2;
+		close(fds[1]);
+		c = sr_csv_new(fds[0]);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == -1 && line == 2,
+		    "a CR inside line 2 rejects it, got line %ld", line);
+		CHECK(strstr(err, "carriage return") != NULL, "says why: %s", err);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 1 && line == 3, "line 3 read");
+		CHECK(row && !strcmp(sr_jstr(row, "x"), "a\rb"), "a quoted CR is text");
+		json_decref(row);
+		CHECK(sr_csv_next(c, &row, &line, err, sizeof err) == 0, "end");
+		sr_csv_free(c);
+	}
 	/* A header that cannot be read is fatal: no row could be trusted. */
 	{
-		static const char *const bad[] = { "card,\"carrier\nX1,c1\n", "card,carrier,card\nX1,c1,X2\n" };
+		static const char *const bad[] = { "card,\"carrier\nX1,c1\n", "card,carrier,card\nX1,c1,X2\n",
+			"card,carrier,note\xcf\nX1,c1,a\n" };
 
-		for (int i = 0; i < 2; i++) {
+		for (int i = 0; i < 3; i++) {
 			if (pipe(fds) < 0 || write(fds[1], bad[i], strlen(bad[i])) < 0)
 				return 2;
 			close(fds[1]);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sr.h"
@@ -46,6 +47,32 @@ main(void)
 	CHECK(rd.err == 0, "no read error");
 	sr_reader_free(&rd);
 
+	/* An over-long last line without newline is answered whatever its
+	 * length: also when it ends exactly where the reader's buffer does. */
+	{
+		size_t cap = SR_LINE_MAX + 4096; /* the buffer of sr_reader_init */
+
+		if (pipe(fds) < 0)
+			return 2;
+		if (fork() == 0) {
+			close(fds[0]);
+			big = malloc(cap);
+			memset(big, 'y', cap);
+			if (write(fds[1], "{}\n", 3) < 0 || write(fds[1], big, cap) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		close(fds[1]);
+		sr_reader_init(&rd, fds[0]);
+		CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_LINE && rd.lineno == 1, "line 1");
+		CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_BAD && rd.lineno == 2,
+		    "a last line of %zu bytes is reported as line 2", cap);
+		CHECK(sr_reader_next(&rd, &line, 1) == SR_READ_EOF, "then EOF");
+		sr_reader_free(&rd);
+		close(fds[0]);
+		wait(NULL);
+	}
+
 	/* A directory cannot be read: input ends, and the error is kept. */
 	{
 		int fd = open("/", O_RDONLY);
@@ -65,6 +92,16 @@ main(void)
 		CHECK(strstr(err, "duplicate") != NULL, "says so: %s", err);
 		CHECK(!sr_json_line("[1]", err, sizeof err) && strstr(err, "object"), "an array is no record");
 		CHECK((o = sr_json_line("{\"a\":1}", err, sizeof err)) != NULL, "an object is");
+		json_decref(o);
+	}
+	/* A message quoting the input, cut inside a character by its buffer,
+	 * keeps what it has: a rejection always says why. */
+	{
+		json_t *o = json_object();
+
+		sr_rejected(o, 1, "unknown card fact \"caf\xc3");
+		CHECK(sr_jstr(o, "error") && !strcmp(sr_jstr(o, "error"), "unknown card fact \"caf"),
+		    "the cut character dropped, the message kept: %s", sr_jstr(o, "error"));
 		json_decref(o);
 	}
 	return unit_done("test_jsonl");
