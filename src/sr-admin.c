@@ -353,6 +353,13 @@ do_why(const char *card)
 		else
 			say(o, "not_queued", "no command queued, but the judgment wants %s (%s): send a request "
 			    "(sr-enqueue) to queue it", sr_want_name(j.want), j.reason);
+	} else if (hint(c, "frozen") && last_audit && sr_jstr(last_audit, "event") &&
+	    !strcmp(sr_jstr(last_audit, "event"), "admin:freeze")) {
+		/* Frozen by hand: by whom, when (the entry's id is its time) and why. */
+		say(o, "frozen", "frozen by %s at %s: %s; 'sr-admin retry %s' unfreezes it",
+		    sr_jstr(last_audit, "who") ? sr_jstr(last_audit, "who") : "?",
+		    sr_when(atoll(sr_jstr(last_audit, "id") ? sr_jstr(last_audit, "id") : "0"), now),
+		    sr_jstr(last_audit, "why") ? sr_jstr(last_audit, "why") : "", card);
 	} else if (hint(c, "frozen")) {
 		say(o, "frozen", "frozen after %lld failures (the first at %s); last error: %s; "
 		    "'sr-admin retry %s' unfreezes it", fails, sr_when(hint(c, "first_fail"), now),

@@ -90,6 +90,9 @@ why_state() {
 	export USER=somebody-else
 	req D1 "$PAST"
 	sr-admin freeze D1 --reason "hold on" >/dev/null
+	# why names who froze it, when and why.
+	sr-admin why D1 | jq -e --arg who "$(id -un)" \
+		'.state == "frozen" and (.why | test("^frozen by " + $who + " at [0-9T:-]+Z \\([0-9]+(ms|s) ago\\): hold on"))'
 	sr-admin retry D1 --reason "go" >/dev/null
 	drain 10 >/dev/null
 	req D1 "$FUTURE" stopped
