@@ -17,7 +17,7 @@
 
 #define SR_VERSION "0.1.0"
 
-/* Exit codes, the same for every tool (SPEC section 2). */
+/* Exit codes, the same for every tool (README: Exit codes). */
 enum {
 	SR_EX_OK = 0,      /* all done */
 	SR_EX_REJECTED = 1, /* some input lines rejected, the rest processed */
@@ -214,7 +214,7 @@ int64_t sr_redis_time_ms(struct sr_redis *r);
 
 /* ----------------------------------------------------------------- sr_keys.c */
 
-/* Key names (SPEC section 6). Every key of a card's command carries its
+/* Key names (README: Redis layout). Every key of a card's command carries its
  * account as the hash tag, so each script touches one slot. Results are
  * written into buf (size SR_KEY_MAX) and returned. */
 #define SR_KEY_MAX 256
@@ -375,7 +375,7 @@ struct sr_judgment {
 	enum sr_want want;  /* the command the judgment asks for */
 	const char *reason; /* refund, device_disabled, ..., entitled */
 };
-/* The one judgment (SPEC section 4): pure, no I/O. dev may be NULL. now in
+/* The one judgment (README: The judgment): pure, no I/O. dev may be NULL. now in
  * epoch seconds. */
 struct sr_judgment sr_judge(const struct sr_card_facts *card, const struct sr_device_facts *dev,
     long long now);
