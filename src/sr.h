@@ -374,6 +374,7 @@ struct sr_judgment {
 	int target_stopped; /* 1: the card should be stopped; 0: active */
 	enum sr_want want;  /* the command the judgment asks for */
 	const char *reason; /* refund, device_disabled, ..., entitled */
+	int manual;         /* stopped by hand: never resumed automatically */
 };
 /* The one judgment (README: The judgment): pure, no I/O. dev may be NULL. now in
  * epoch seconds. */

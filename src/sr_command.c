@@ -79,7 +79,7 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 		while (e < norder && e - s < SR_CMD_GROUP && !strcmp(c->order[e]->carrier, carrier))
 			e++;
 		nk = 6 + (e - s);
-		argv = sr_malloc((size_t)(nk + 2 + 7 * (e - s)) * sizeof *argv);
+		argv = sr_malloc((size_t)(nk + 2 + 8 * (e - s)) * sizeof *argv);
 		for (int q = 0; q < 3; q++)
 			argv[argc++] = sr_key_account(keys[q], cfg->prefix, carrier, qs[q]);
 		argv[argc++] = sr_key_account(keys[3], cfg->prefix, carrier, "frozen");
@@ -102,6 +102,7 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 			argv[argc++] = m->scene;
 			argv[argc++] = m->source;
 			argv[argc++] = prio[k];
+			argv[argc++] = m->j.manual ? "1" : "0";
 		}
 		sr_redis_append_script(r, SR_LUA_ENQUEUE, nk, argc, argv, NULL);
 		free(argv);

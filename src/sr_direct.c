@@ -110,7 +110,7 @@ done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 {
 	struct sr_call *c = &d->call;
 	char keys[6][SR_KEY_MAX], gated[24], http[24];
-	const char *argv[14];
+	const char *argv[15], *seen = "";
 	redisReply *rep;
 
 	snprintf(gated, sizeof gated, "%lld", d->gated);
@@ -129,7 +129,15 @@ done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 	argv[11] = http;
 	argv[12] = d->carrier;
 	argv[13] = d->kind;
-	sr_redis_append_script(r, SR_LUA_DIRECT_DONE, 6, 14, argv, NULL);
+	/* What the answer says the card now is at the carrier. */
+	if (!strcmp(c->action, "status")) {
+		if (c->outcome == SR_OUT_OK &&
+		    (!strcmp(c->observed, "stopped") || !strcmp(c->observed, "active")))
+			seen = c->observed;
+	} else if (c->outcome == SR_OUT_OK || c->outcome == SR_OUT_ALREADY)
+		seen = !strcmp(d->action, "stop") ? "stopped" : "active";
+	argv[14] = seen;
+	sr_redis_append_script(r, SR_LUA_DIRECT_DONE, 6, 15, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type == REDIS_REPLY_ERROR)

@@ -11,7 +11,7 @@
 struct sr_judgment
 sr_judge(const struct sr_card_facts *card, const struct sr_device_facts *dev, long long now)
 {
-	struct sr_judgment j = { 1, SR_WANT_NONE, NULL };
+	struct sr_judgment j = { 1, SR_WANT_NONE, NULL, 0 };
 
 	/* Rules, first match wins. */
 	if (card->refunded)
@@ -29,10 +29,11 @@ sr_judge(const struct sr_card_facts *card, const struct sr_device_facts *dev, lo
 		j.reason = "entitled";
 	}
 
+	j.manual = strcmp(card->stopped_by, "manual") == 0;
 	if (j.target_stopped && strcmp(card->status, "stopped") != 0)
 		j.want = SR_WANT_STOP;
 	else if (!j.target_stopped && strcmp(card->status, "stopped") == 0 &&
-	    strcmp(card->stopped_by, "manual") != 0)
+	    !j.manual)
 		j.want = SR_WANT_RESUME; /* a manual stop is never auto-resumed */
 	return j;
 }

@@ -133,9 +133,10 @@ assert_no_obsolete_calls() {
 	# Claim and execute version 1, but hold its result back.
 	sr-claim | sr-exec >"$T/old-result"
 	assert_equal "$(jq -r .outcome "$T/old-result")" ok
-	# Meanwhile: renewed (cancels v1, v2), then expired again (stop, v3).
+	# Meanwhile: renewed (v1's call went, so it is turned into a resume, v2),
+	# then expired again (stop, v3).
 	run -0 sr-enqueue < <(req order $((now + 86400)))
-	assert_line --partial '"status":"cancelled"'
+	assert_line --partial '"status":"queued","action":"resume"'
 	run -0 sr-enqueue < <(req package_expired $((now - 1)))
 	assert_line --partial '"ver":3'
 	# The late finish of v1 is stale and leaves v3 queued.

@@ -17,7 +17,9 @@
   touches the newer command; it only releases its own claim and puts the
   newer command back at its due time ("stale"). For the current version:
     ok / already / superseded, or a query that observed the target state:
-        the command is finished and removed; the version and last call stay.
+        the command is finished and removed; the version and last call stay,
+        and the target becomes the card's 'seen' state (what srq last saw
+        at the carrier, with 'seen_at'; enqueue.lua judges against it).
     ok that the carrier only accepted (in_progress: an asynchronous carrier):
         confirming; status queries every s.poll ms decide, and one that still
         sees the old state after s.settle ms means the change did not land.
@@ -219,6 +221,9 @@ if finished then
     end
     rcall('HSET', key, 'last_dir', action)
   end
+  -- What srq now knows the card is at the carrier, written with the finish
+  -- so that no judgment can run between them (enqueue.lua reads it).
+  rcall('HSET', key, 'seen', target, 'seen_at', now)
   rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', now - 3600000)
   audit('done')
   return { 'done', tonumber(curVer), 1 }
@@ -255,7 +260,7 @@ if kind == 'query' and outcome == 'ok' then
     return { 'confirming', tonumber(curVer), 1 }
   end
   -- The card is not in the target state: the unknown call did not apply.
-  rcall('HSET', key, 'confirming', 0)
+  rcall('HSET', key, 'confirming', 0, 'seen', observed, 'seen_at', now)
   rcall('HDEL', key, 'accepted')
   rcall('SREM', confirmingKey, card)
   requeue(afterInterval(now))

@@ -4,7 +4,8 @@
   switch off), as confirm.lua does it for the queue: a refusal for rate
   lowers the account's effective rate (AIMD), the breaker counts the result,
   and a call the carrier did not apply (throttled, refused, not sent, auth)
-  gives the card's interval back.
+  gives the card's interval back. The state the answer says the card is now
+  in is recorded as the card's 'seen' (see enqueue.lua).
 
   Input:
     KEYS[1]  command hash of the card (last_call, prev_call)
@@ -16,6 +17,7 @@
     ARGV[3]  class of a retry, or ''      ARGV[4] when its slot was granted (ms)
     ARGV[5]  error text                   ARGV[6] http status
     ARGV[7]  the account id               ARGV[8] kind (call|query|resend)
+    ARGV[9]  the card's state the answer shows (stopped|active), or ''
   Output:
     'ok'
 ]]
@@ -57,4 +59,5 @@ if outcome == 'retry' and class ~= 'too_frequent' and class ~= '' and kind == 'c
   local prev = rcall('HGET', key, 'prev_call')
   if prev and prev ~= '' then rcall('HSET', key, 'last_call', prev) else rcall('HDEL', key, 'last_call') end
 end
+if ARGV[9] ~= '' then rcall('HSET', key, 'seen', ARGV[9], 'seen_at', now) end
 return 'ok'

@@ -9,9 +9,18 @@
     repeat for a card, even after its command finished (no ABA);
   - "none" cancels a pending command ("cancelled", version bumped so any
     claim in flight for the old version fails at the gate) or does nothing
-    ("noop"); a command whose last call had an unknown result is not dropped
-    but turned towards the judged target and kept confirming, since the card
-    may have changed at the carrier.
+    ("noop"). Two exceptions, because "none" only means that the card's
+    facts already show the target state, and the facts can lag the carrier:
+    - a command whose call is at the carrier now (the gate passed it) or
+      whose last call had an unknown result is not dropped but turned towards
+      the judged target (kept confirming): the card may be changing;
+    - the state srq itself last saw at the carrier ('seen', written by the
+      finish of a call or query, in the same script) is not the target:
+      the target is queued. A renewal judged between a stop's finish and
+      sr-confirm's update of the facts must not be lost. At worst this costs
+      one call the carrier answers "already" (the card was changed outside
+      srq since). A card stopped by hand is exempt: it is never resumed
+      automatically, and it is already stopped.
   Due time is max(now, last_call + min_interval): a command is never claimable
   before its card may be called again.
 
@@ -23,9 +32,10 @@
     KEYS[6+i]   command hash of card i (see README "Redis layout")
     ARGV[1]     min interval between state-change calls of a card, ms
     ARGV[2]     audit stream cap (approximate MAXLEN)
-    then 7 ARGV per card i, in KEYS order:
+    then 8 ARGV per card i, in KEYS order:
       card id, want (stop|resume|none), target (stop|resume), reason,
-      scene, source, priority class (0 high, 1 normal, 2 bulk)
+      scene, source, priority class (0 high, 1 normal, 2 bulk),
+      manual ('1': the card was stopped by hand)
   Output:
     flat array, two entries per card: status string, version (integer)
     status: queued | unchanged | cancelled | noop
@@ -50,15 +60,20 @@ end
 
 for i = 1, #KEYS - 6 do
   local key = KEYS[6 + i]
-  local a = 2 + (i - 1) * 7
-  local card, want, target, reason, scene, source, prio =
-    ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], tonumber(ARGV[a + 7])
+  local a = 2 + (i - 1) * 8
+  local card, want, target, reason, scene, source, prio, manual =
+    ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6],
+    tonumber(ARGV[a + 7]), ARGV[a + 8] == '1'
   local h = rcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'prio', 'frozen',
-    'lease_until')
+    'lease_until', 'called', 'seen')
   local action, ver = h[1], tonumber(h[2]) or 0
-  local confirming, lastCall = h[3] == '1', tonumber(h[4]) or 0
+  local confirming, lastCall, called, seen = h[3] == '1', tonumber(h[4]) or 0, h[8], h[9]
 
-  if want == 'none' and action and confirming then
+  if want == 'none' and action and (confirming or called) then
+    want = target
+  end
+  if want == 'none' and not manual and seen and
+      seen ~= (target == 'stop' and 'stopped' or 'active') then
     want = target
   end
   if want == 'none' then

@@ -1,0 +1,118 @@
+#!/usr/bin/env bats
+# races.bats - a request judged while the card's previous change is still
+# under way (its call at the carrier, or its result being confirmed) ends
+# with the card in the newly judged state at the carrier.
+#
+# Both were found by tests/chaos.bats: a renewal arriving at the wrong moment
+# was acknowledged and the card stayed stopped.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+	K='t:carrier:{c1}:card:C1'
+}
+
+teardown() {
+	[ -n "${mon_pid:-}" ] && kill "$mon_pid" 2>/dev/null
+	srq_teardown
+}
+
+expire() { # expire CARD: the card's package ran out; the carrier shows it active
+	printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$1" "$PAST"
+}
+
+renew() { # renew CARD: the customer bought a package; the request carries no status
+	printf '{"card":"%s","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' "$1" "$FUTURE"
+}
+
+last_state() { # last_state CARD: the card's state after the carrier's last change
+	jq -r --arg c "$1" 'select(.card == $c) | .state' "$T/gw.log" | tail -1
+}
+
+@test "a renewal while the stop's call is at the carrier: the card is resumed after the stop lands" {
+	gwsim_start --latency-ms 1000
+	expire C1 | sr-enqueue >/dev/null
+	{ sr-claim --until-empty --for 20 | sr-exec | sr-confirm >"$T/finals"; } 3>&- &
+	pid=$!
+	# The gate has passed the stop (its token is recorded as called): the
+	# call is at the carrier, which answers in a second.
+	for _ in $(seq 100); do
+		[ -n "$(redis-cli -s "$T/redis.sock" HGET "$K" called)" ] && break
+		sleep 0.02
+	done
+	[ -n "$(redis-cli -s "$T/redis.sock" HGET "$K" called)" ]
+	run -0 sr-enqueue < <(renew C1)
+	# The stop may land: the renewal replaces it (it is not dropped).
+	assert_equal "$(jq -r '.status + " " + .action' <<<"$output")" "queued resume"
+	wait "$pid"
+	run -0 drain 10
+	assert_equal "$(jq -r 'select(.card == "C1") | .kind' "$T/gw.log" | tr '\n' ' ')" "stop resume "
+	assert_equal "$(last_state C1)" active
+	run -0 gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+
+}
+
+@test "a renewal between a stop's finish and the card's learned status: the card is resumed" {
+	gwsim_start
+	export SRQ_QPS=0 SRQ_UNLIMITED=1 SRQ_MAX_RUNNING=5000
+	for i in $(seq 2000); do expire "C$i"; done | sr-enqueue >/dev/null
+	sr-claim --max 2000 --batch 2000 | sr-exec >"$T/results" # the carrier stopped them all
+	assert_equal "$(jq -r .outcome "$T/results" | sort -u)" ok
+	card=$(jq -r .card "$T/results" | head -1)
+	mkfifo "$T/mon" "$T/results.fifo" "$T/requests.fifo"
+	sr-confirm <"$T/results.fifo" >"$T/finals" 3>&- &
+	confirm_pid=$!
+	sr-enqueue <"$T/requests.fifo" >"$T/ack" 3>&- & # connected, waiting for the renewal
+	enqueue_pid=$!
+	exec 6>"$T/requests.fifo"
+	redis-cli -s "$T/redis.sock" MONITOR >"$T/mon" 3>&- 6>&- &
+	mon_pid=$!
+	# The renewal is sent the moment Redis runs the first card's finish,
+	# while the rest of sr-confirm's batch (and whatever it writes after its
+	# scripts) is still to come.
+	awk -v c="$card" -v f="$T/requests.fifo" -v line="$(renew "$card")" '
+	$0 ~ "\"HSET\" \"[^\"]*:card:" c "\" \"last_dir\"" { print line > f; close(f); exit }' \
+		<"$T/mon" 6>&- &
+	awk_pid=$!
+	for _ in $(seq 100); do [ -s "$T/mon" ] && break; sleep 0.02; done # MONITOR is on
+	cat "$T/results" >"$T/results.fifo"
+	wait "$confirm_pid" "$awk_pid"
+	exec 6>&-
+	wait "$enqueue_pid"
+	assert_equal "$(jq -r '.status + " " + .action' "$T/ack")" "queued resume"
+	run -0 drain 10
+	assert_equal "$(last_state "$card")" active
+	run -0 gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+
+}
+
+@test "a renewal of a card srq stopped, whose facts still say active: the card is resumed" {
+	gwsim_start
+	expire C1 | sr-enqueue >/dev/null
+	run -0 drain 10
+	assert_equal "$(last_state C1)" stopped
+	# The card's facts were rolled back by a stale feed: they say active.
+	redis-cli -s "$T/redis.sock" HSET t:card:C1:facts status active >/dev/null
+	run -0 sr-enqueue < <(renew C1)
+	assert_equal "$(jq -r '.status + " " + .action' <<<"$output")" "queued resume"
+	run -0 drain 10
+	assert_equal "$(last_state C1)" active
+}
+
+@test "a card stopped by hand is never resumed, whatever srq's last change was" {
+	gwsim_start
+	expire C1 | sr-enqueue >/dev/null
+	run -0 drain 10
+	assert_equal "$(last_state C1)" stopped
+	# An operator marks the stop as theirs (a customer dispute).
+	redis-cli -s "$T/redis.sock" HSET t:card:C1:facts stopped_by manual >/dev/null
+	run -0 sr-enqueue < <(renew C1)
+	assert_equal "$(jq -r .status <<<"$output")" noop
+	run -0 sr-claim --max 10
+	assert_output ''
+}
