@@ -116,7 +116,7 @@ static const char *const numeric[] = { "ver", "ver_before", "ver_after", "http",
 	"fails", "first_fail", "last_call", "lease_until", "attempt", "prio", "ms", "at", "due",
 	"retry_after_ms", "until", "qps", "running", "burst", "value", "threshold",
 	"pkg_expires_at", "data_used_kb", "data_quota_kb", "refunded", "polling_paused",
-	"disabled", NULL };
+	"disabled", "seen_ms", "counted_ver", "accepted", "prev_call", NULL };
 
 static json_t *
 field_value(const char *name, const char *v)

@@ -492,6 +492,8 @@ main(int argc, char *argv[])
 		if (!(f = fopen(tmp, "w")))
 			sr_die(SR_EX_USAGE, "--output: cannot write '%s':", tmp);
 	}
+	if (!prom)
+		sr_add_times(records, table);
 	if (prom)
 		write_prom(f, records, now_ms);
 	else if (table)

@@ -283,6 +283,11 @@ void sr_emit(json_t *obj);
  * sr_table_flush prints their scalar members as aligned columns. */
 void sr_table_mode(void);
 void sr_out(json_t *obj);
+/* Human times next to machine ones, in obj and the objects inside it: an
+ * epoch-ms field X_ms (or X) gets X_at, its ISO-8601 time in UTC, and an
+ * audit entry's stream id gets "at". Durations are left alone (an epoch
+ * ms is at least 10^11). people: the epoch-ms fields are dropped (--table). */
+void sr_add_times(json_t *obj, int people);
 void sr_table_flush(void);
 /* Field accessors that tolerate absence; return NULL / dflt. */
 const char *sr_jstr(json_t *obj, const char *key);

@@ -222,9 +222,67 @@ sr_table_mode(void)
 	table_rows = json_array();
 }
 
+static int
+is_epoch_ms(json_t *v)
+{
+	return json_is_integer(v) && json_integer_value(v) >= 100000000000LL &&
+	    json_integer_value(v) < 100000000000000LL;
+}
+
+void
+sr_add_times(json_t *obj, int people)
+{
+	const char *k;
+	json_t *v, *add, *drop;
+	size_t i;
+	char name[128], iso[32];
+
+	if (json_is_array(obj)) {
+		json_array_foreach(obj, i, v)
+			sr_add_times(v, people);
+		return;
+	}
+	if (!json_is_object(obj))
+		return;
+	/* Members are added and dropped after the walk: an object is not
+	 * changed while it is iterated. */
+	add = json_object();
+	drop = json_array();
+	json_object_foreach(obj, k, v) {
+		size_t n = strlen(k);
+		long long ms;
+
+		if (json_is_object(v) || json_is_array(v)) {
+			sr_add_times(v, people);
+			continue;
+		}
+		if (!strcmp(k, "id") && json_is_string(v) &&
+		    sscanf(json_string_value(v), "%lld-%*d", &ms) == 1 && ms >= 100000000000LL) {
+			json_object_set_new(add, "at", json_string(sr_iso_ms(iso, sizeof iso, ms)));
+			continue;
+		}
+		if (!is_epoch_ms(v) || n >= sizeof name - 4 || (n > 3 && !strcmp(k + n - 3, "_at")))
+			continue;
+		if (n > 3 && !strcmp(k + n - 3, "_ms"))
+			n -= 3;
+		snprintf(name, sizeof name, "%.*s_at", (int)n, k);
+		if (!json_object_get(obj, name))
+			json_object_set_new(add, name,
+			    json_string(sr_iso_ms(iso, sizeof iso, json_integer_value(v))));
+		if (people)
+			json_array_append_new(drop, json_string(k));
+	}
+	json_array_foreach(drop, i, v)
+		json_object_del(obj, json_string_value(v));
+	json_object_update(obj, add);
+	json_decref(add);
+	json_decref(drop);
+}
+
 void
 sr_out(json_t *obj)
 {
+	sr_add_times(obj, table_rows != NULL);
 	if (table_rows)
 		json_array_append_new(table_rows, obj);
 	else

@@ -19,7 +19,7 @@
     ok / already / superseded, or a query that observed the target state:
         the command is finished and removed; the version and last call stay,
         and the target becomes the card's 'seen' state (what srq last saw
-        at the carrier, with 'seen_at'; enqueue.lua judges against it).
+        at the carrier, with 'seen_ms'; enqueue.lua judges against it).
     ok that the carrier only accepted (in_progress: an asynchronous carrier):
         confirming; status queries every s.poll ms decide, and one that still
         sees the old state after s.settle ms means the change did not land.
@@ -223,7 +223,7 @@ if finished then
   end
   -- What srq now knows the card is at the carrier, written with the finish
   -- so that no judgment can run between them (enqueue.lua reads it).
-  rcall('HSET', key, 'seen', target, 'seen_at', now)
+  rcall('HSET', key, 'seen', target, 'seen_ms', now)
   rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', now - 3600000)
   audit('done')
   return { 'done', tonumber(curVer), 1 }
@@ -260,7 +260,7 @@ if kind == 'query' and outcome == 'ok' then
     return { 'confirming', tonumber(curVer), 1 }
   end
   -- The card is not in the target state: the unknown call did not apply.
-  rcall('HSET', key, 'confirming', 0, 'seen', observed, 'seen_at', now)
+  rcall('HSET', key, 'confirming', 0, 'seen', observed, 'seen_ms', now)
   rcall('HDEL', key, 'accepted')
   rcall('SREM', confirmingKey, card)
   requeue(afterInterval(now))

@@ -59,5 +59,5 @@ if outcome == 'retry' and class ~= 'too_frequent' and class ~= '' and kind == 'c
   local prev = rcall('HGET', key, 'prev_call')
   if prev and prev ~= '' then rcall('HSET', key, 'last_call', prev) else rcall('HDEL', key, 'last_call') end
 end
-if ARGV[9] ~= '' then rcall('HSET', key, 'seen', ARGV[9], 'seen_at', now) end
+if ARGV[9] ~= '' then rcall('HSET', key, 'seen', ARGV[9], 'seen_ms', now) end
 return 'ok'
