@@ -42,7 +42,7 @@ ifeq ($(FUZZING),1)
   OUT = build/fuzz/obj
 endif
 
-TOOLS = sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-gwsim
+TOOLS = sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-gwsim
 # Every script in share/lua is embedded; includes/ holds the pieces they share.
 LUA = $(sort $(wildcard share/lua/*.lua))
 LUA_INC = $(wildcard share/lua/includes/*.lua)

@@ -7,9 +7,9 @@
  *   alerts [--since TIME] [--ack ID]
  *   audit CARD | --account A [--since TIME]
  *
- * Every mutation is atomic per card (MULTI/EXEC on the card's account, whose
- * keys share one hash tag) and audited in the account's audit stream with
- * who (SUDO_USER or USER) and why (--reason). Output is JSONL.
+ * Every mutation is one script per card (admin_card.lua; the card's account
+ * keys share one hash tag) with its entry in the account's audit stream:
+ * who (SUDO_USER, or the effective user) and why (--reason). Output is JSONL.
  */
 #include <getopt.h>
 #include <stdarg.h>
@@ -60,13 +60,7 @@ static const char usage[] =
 "  alerts [--since TIME] [--carrier A] [--ack ID]\n"
 "                       list alerts (with \"open\"), or acknowledge one\n"
 "  audit CARD | --account A [--since TIME]  audit entries, oldest first\n"
-"  sweep                the inspection sweep: finds and repairs queue entries without a\n"
-"                       command, commands without a queue entry, claims whose lease\n"
-"                       expired long ago, confirming commands overdue for their query,\n"
-"                       frozen commands out of place, devices stuck claimed; one line per\n"
-"                       finding (none in normal operation). \"Long ago\" per class:\n"
-"                       --grace-high MS (120000), --grace-normal (600000),\n"
-"                       --grace-bulk (3600000), --grace-device (600000)\n"
+"  (the inspection sweep is its own tool: sr-sweep)\n"
 "\n"
 "Options:\n"
 "  --reason TEXT   why (recorded with every change, with who: SUDO_USER, or the user\n"
@@ -116,7 +110,8 @@ static const char *const numeric[] = { "ver", "ver_before", "ver_after", "http",
 	"fails", "first_fail", "last_call", "lease_until", "attempt", "prio", "ms", "at", "due",
 	"retry_after_ms", "until", "qps", "running", "burst", "value", "threshold",
 	"pkg_expires_at", "data_used_kb", "data_quota_kb", "refunded", "polling_paused",
-	"disabled", "seen_ms", "counted_ver", "accepted", "prev_call", NULL };
+	"disabled", "seen_ms", "counted_ver", "accepted", "prev_call", "superseded", "frozen",
+	"confirming", NULL };
 
 static json_t *
 field_value(const char *name, const char *v)
@@ -190,37 +185,48 @@ card_carrier(const char *card)
 	return c;
 }
 
-/* An audit stream's entries as objects (with "id"), oldest first; only
- * those of card (when given) and from `since`. Reads the newest `scan`. */
+/* An audit stream's entries as objects (with "id"), oldest first, from
+ * `since`: the newest `limit` of the stream, or with card, the newest
+ * `limit` of that card's, read back page by page through the whole stream
+ * (however many entries of other cards are newer). */
 static json_t *
-audit_entries(const char *stream, const char *card, long scan)
+audit_entries(const char *stream, const char *card, long limit)
 {
-	char count[24], start[32];
-	const char *argv[] = { "XREVRANGE", stream, "+", start, "COUNT", count };
+	char count[24], end[48], start[32];
+	const char *argv[] = { "XREVRANGE", stream, end, start, "COUNT", count };
 	json_t *list = json_array();
-	redisReply *rep;
+	long page = card ? 5000 : limit;
 
-	snprintf(count, sizeof count, "%ld", scan);
+	snprintf(count, sizeof count, "%ld", page);
 	snprintf(start, sizeof start, "%lld", since);
-	rep = cmd(6, argv);
-	for (size_t i = rep->type == REDIS_REPLY_ARRAY ? rep->elements : 0; i-- > 0;) {
-		redisReply *e = rep->element[i];
-		json_t *o = hash_obj(e->element[1]);
+	snprintf(end, sizeof end, "+");
+	for (;;) {
+		redisReply *rep = cmd(6, argv);
+		size_t n = rep->type == REDIS_REPLY_ARRAY ? rep->elements : 0;
 
-		if (card && strcmp(sr_jstr(o, "card") ? sr_jstr(o, "card") : "", card)) {
-			json_decref(o);
-			continue;
+		for (size_t i = 0; i < n && (long)json_array_size(list) < limit; i++) {
+			redisReply *e = rep->element[i];
+			json_t *o = hash_obj(e->element[1]);
+
+			if (card && strcmp(sr_jstr(o, "card") ? sr_jstr(o, "card") : "", card)) {
+				json_decref(o);
+				continue;
+			}
+			json_object_set_new(o, "id", json_string(e->element[0]->str));
+			json_array_insert_new(list, 0, o);
 		}
-		json_object_set_new(o, "id", json_string(e->element[0]->str));
-		json_array_append_new(list, o);
+		/* The next page: before the oldest entry of this one. */
+		if (n > 0)
+			snprintf(end, sizeof end, "(%s", rep->element[n - 1]->element[0]->str);
+		freeReplyObject(rep);
+		if (!card || (long)n < page || (long)json_array_size(list) >= limit)
+			return list;
 	}
-	freeReplyObject(rep);
-	return list;
 }
 
 /* Everything about one card, for show and why. */
 static json_t *
-card_state(const char *card, const char *carrier, long long *now_ms)
+card_state(const char *card, const char *carrier, long long *now_ms, int history)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
 	char key[SR_KEY_MAX], fkey[SR_KEY_MAX], zkey[SR_KEY_MAX];
@@ -262,11 +268,19 @@ card_state(const char *card, const char *carrier, long long *now_ms)
 		json_object_set_new(o, "interval_left_ms",
 		    json_integer(last + interval > *now_ms ? last + interval - *now_ms : 0));
 	}
+	if (hint(command, "frozen")) {
+		const char *a[] = { "ZSCORE", sr_key_account(zkey, cfg.prefix, carrier, "frozen"), card };
+
+		rep = cmd(3, a);
+		if (rep->type == REDIS_REPLY_STRING)
+			json_object_set_new(o, "frozen_ms", json_integer(atoll(rep->str)));
+		freeReplyObject(rep);
+	}
 	json_object_set_new(o, "command", command);
-	audit = audit_entries(sr_key_account(zkey, cfg.prefix, carrier, "audit"), card, 2000);
-	while (json_array_size(audit) > 10)
-		json_array_remove(audit, 0);
-	json_object_set_new(o, "audit", audit);
+	if (history) {
+		audit = audit_entries(sr_key_account(zkey, cfg.prefix, carrier, "audit"), card, 10);
+		json_object_set_new(o, "audit", audit);
+	}
 	return o;
 }
 
@@ -280,7 +294,7 @@ do_show(const char *card)
 		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
 		return SR_EX_REJECTED;
 	}
-	sr_out(card_state(card, carrier, &now));
+	sr_out(card_state(card, carrier, &now, 1));
 	free(carrier);
 	return SR_EX_OK;
 }
@@ -302,7 +316,7 @@ static int
 do_why(const char *card)
 {
 	char *carrier = card_carrier(card), key[SR_KEY_MAX];
-	json_t *s, *c, *o, *last_audit;
+	json_t *s, *c, *o;
 	long long now, due, lease, fails, last;
 	const char *action;
 
@@ -311,14 +325,13 @@ do_why(const char *card)
 		return SR_EX_REJECTED;
 	}
 	o = json_object();
-	s = card_state(card, carrier, &now);
+	s = card_state(card, carrier, &now, 0);
 	c = json_object_get(s, "command");
 	action = sr_jstr(c, "action");
 	due = sr_jint(s, "due_ms", 0);
 	lease = hint(c, "lease_until");
 	fails = hint(c, "fails");
 	last = hint(c, "last_call");
-	last_audit = json_array_get(json_object_get(s, "audit"), json_array_size(json_object_get(s, "audit")) - 1);
 	json_object_set_new(o, "card", json_string(card));
 	json_object_set_new(o, "carrier", json_string(carrier));
 	json_object_set_new(o, "ver", json_integer(hint(c, "ver")));
@@ -342,10 +355,9 @@ do_why(const char *card)
 		}
 		j = sr_judge(&cf, cf.device[0] ? &df : NULL, now / 1000);
 		json_object_set_new(o, "judged", json_string(j.reason));
-		if (last_audit && !strcmp(sr_jstr(last_audit, "event") ? sr_jstr(last_audit, "event") : "",
-			"call:superseded"))
+		if (hint(c, "superseded"))
 			say(o, "superseded", "no command: version %lld was superseded before its call (the "
-			    "judgment now says %s)", hint(last_audit, "ver_before"), j.reason);
+			    "judgment now says %s)", hint(c, "superseded"), j.reason);
 		else if (j.want == SR_WANT_NONE)
 			say(o, "no_command", "no command: the judgment says %s (target %s, last known status %s%s%s)",
 			    j.reason, j.target_stopped ? "stopped" : "active", cf.status[0] ? cf.status : "unknown",
@@ -353,13 +365,11 @@ do_why(const char *card)
 		else
 			say(o, "not_queued", "no command queued, but the judgment wants %s (%s): send a request "
 			    "(sr-enqueue) to queue it", sr_want_name(j.want), j.reason);
-	} else if (hint(c, "frozen") && last_audit && sr_jstr(last_audit, "event") &&
-	    !strcmp(sr_jstr(last_audit, "event"), "admin:freeze")) {
-		/* Frozen by hand: by whom, when (the entry's id is its time) and why. */
+	} else if (hint(c, "frozen") && sr_jstr(c, "frozen_who")) {
+		/* Frozen by hand: by whom, when and why. */
 		say(o, "frozen", "frozen by %s at %s: %s; 'sr-admin retry %s' unfreezes it",
-		    sr_jstr(last_audit, "who") ? sr_jstr(last_audit, "who") : "?",
-		    sr_when(atoll(sr_jstr(last_audit, "id") ? sr_jstr(last_audit, "id") : "0"), now),
-		    sr_jstr(last_audit, "why") ? sr_jstr(last_audit, "why") : "", card);
+		    sr_jstr(c, "frozen_who"), sr_when(sr_jint(s, "frozen_ms", 0), now),
+		    sr_jstr(c, "frozen_why") ? sr_jstr(c, "frozen_why") : "", card);
 	} else if (hint(c, "frozen")) {
 		say(o, "frozen", "frozen after %lld failures (the first at %s); last error: %s; "
 		    "'sr-admin retry %s' unfreezes it", fails, sr_when(hint(c, "first_fail"), now),
@@ -577,186 +587,6 @@ do_alerts(const char *ack)
 	return SR_EX_OK;
 }
 
-/* Keys matching pattern, by SCAN (the sweep is the one low-frequency job
- * allowed to walk the keyspace). Calls fn(key suffix after skip chars). */
-static void
-scan_keys(const char *pattern, size_t skip, void (*fn)(const char *, void *), void *arg)
-{
-	char cursor[32] = "0";
-
-	do {
-		const char *a[] = { "SCAN", cursor, "MATCH", pattern, "COUNT", "1000" };
-		redisReply *rep = cmd(6, a);
-
-		snprintf(cursor, sizeof cursor, "%s", rep->element[0]->str);
-		for (size_t i = 0; i < rep->element[1]->elements; i++) {
-			const char *k = rep->element[1]->element[i]->str;
-
-			if (strlen(k) > skip)
-				fn(k + skip, arg);
-		}
-		freeReplyObject(rep);
-	} while (strcmp(cursor, "0"));
-}
-
-struct sweep {
-	const char *carrier;
-	char **ids;
-	size_t n, cap;
-	long findings;
-};
-
-static void
-collect_id(const char *id, void *arg)
-{
-	struct sweep *w = arg;
-
-	if (!sr_valid_id(id))
-		return; /* e.g. a device's ":scenes" set */
-	if (w->n == w->cap) {
-		w->cap = w->cap ? w->cap * 2 : 256;
-		w->ids = sr_realloc(w->ids, w->cap * sizeof *w->ids);
-	}
-	w->ids[w->n++] = sr_strdup(id);
-}
-
-static long grace_high = 120000, grace_normal = 600000, grace_bulk = 3600000, grace_device = 600000;
-
-static void
-report(const char *finding, const char *kind, const char *id, const char *carrier)
-{
-	json_t *o = json_pack("{ss ss}", "finding", finding, kind, id);
-
-	if (carrier)
-		json_object_set_new(o, "carrier", json_string(carrier));
-	sr_out(o);
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Run the sweep script over w->ids (each once), pipelined in chunks. */
-static long sweep_failed; /* ids whose sweep script Redis refused */
-
-static void
-sweep_ids(struct sweep *w, int device, int shard)
-{
-	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char k[5][SR_KEY_MAX], interval[24], gh[24], gn[24], gb[24], gd[24];
-
-	snprintf(interval, sizeof interval, "%ld", w->carrier ? sr_account(&cfg, w->carrier)->interval_ms :
-	    cfg.min_interval_ms);
-	snprintf(gh, sizeof gh, "%ld", grace_high);
-	snprintf(gn, sizeof gn, "%ld", grace_normal);
-	snprintf(gb, sizeof gb, "%ld", grace_bulk);
-	snprintf(gd, sizeof gd, "%ld", grace_device);
-	if (w->n == 0)
-		return;
-	/* A card is found both by its hash and by its queue entry: once is enough. */
-	qsort(w->ids, w->n, sizeof *w->ids, cmp_str);
-	{
-		size_t u = 0;
-
-		for (size_t i = 0; i < w->n; i++) {
-			if (u > 0 && !strcmp(w->ids[u - 1], w->ids[i])) {
-				free(w->ids[i]);
-				continue;
-			}
-			w->ids[u++] = w->ids[i];
-		}
-		w->n = u;
-	}
-	for (size_t s = 0; s < w->n; s += 512) {
-		size_t e = s + 512 < w->n ? s + 512 : w->n;
-
-		for (size_t i = s; i < e; i++) {
-			if (device) {
-				const char *a[] = { sr_key_shard(k[0], cfg.prefix, shard, "queue"),
-					sr_key_device_eval(k[1], cfg.prefix, w->ids[i], ""),
-					sr_key_device_eval(k[2], cfg.prefix, w->ids[i], ":scenes"), w->ids[i], gd };
-
-				sr_redis_append_script(&rds, SR_LUA_SWEEP_DEVICE, 3, 5, a, NULL);
-			} else {
-				const char *a[] = { sr_key_card(k[0], cfg.prefix, w->carrier, w->ids[i]),
-					sr_key_account(k[1], cfg.prefix, w->carrier, qs[0]),
-					sr_key_account(k[2], cfg.prefix, w->carrier, qs[1]),
-					sr_key_account(k[3], cfg.prefix, w->carrier, qs[2]),
-					sr_key_account(k[4], cfg.prefix, w->carrier, "frozen"),
-					w->ids[i], interval, gh, gn, gb };
-
-				sr_redis_append_script(&rds, SR_LUA_SWEEP_CARD, 5, 10, a, NULL);
-			}
-		}
-		for (size_t i = s; i < e; i++) {
-			redisReply *rep = sr_redis_reply(&rds);
-
-			if (!rep)
-				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-			if (rep->type == REDIS_REPLY_STRING || rep->type == REDIS_REPLY_STATUS) {
-				report(rep->str, device ? "device" : "card", w->ids[i], device ? NULL : w->carrier);
-				w->findings++;
-			} else if (rep->type == REDIS_REPLY_ERROR) {
-				sr_warn("sweep of '%s' failed: %s", w->ids[i], rep->str);
-				sweep_failed++;
-			}
-			freeReplyObject(rep);
-		}
-	}
-	for (size_t i = 0; i < w->n; i++)
-		free(w->ids[i]);
-	free(w->ids);
-	w->ids = NULL;
-	w->n = w->cap = 0;
-}
-
-static int
-do_sweep(void)
-{
-	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	redisReply *acc = accounts();
-	long total = 0;
-
-	for (size_t a = 0; acc->type == REDIS_REPLY_ARRAY && a < acc->elements; a++) {
-		struct sweep w = { acc->element[a]->str, NULL, 0, 0, 0 };
-		char pattern[SR_KEY_MAX], prefix[SR_KEY_MAX];
-
-		/* Every command hash of the account, and every queue member. */
-		sr_key_account(prefix, cfg.prefix, w.carrier, "card:");
-		snprintf(pattern, sizeof pattern, "%s*", prefix);
-		scan_keys(pattern, strlen(prefix), collect_id, &w);
-		for (int q = 0; q < 3; q++) {
-			char qkey[SR_KEY_MAX];
-			const char *z[] = { "ZRANGE", sr_key_account(qkey, cfg.prefix, w.carrier, qs[q]), "0", "-1" };
-			redisReply *rep = cmd(4, z);
-
-			for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
-				collect_id(rep->element[i]->str, &w);
-			freeReplyObject(rep);
-		}
-		sweep_ids(&w, 0, 0);
-		total += w.findings;
-	}
-	freeReplyObject(acc);
-	for (int s = 0; s < SR_DEVICE_SHARDS; s++) {
-		struct sweep w = { NULL, NULL, 0, 0, 0 };
-		char pattern[SR_KEY_MAX], prefix[SR_KEY_MAX];
-
-		snprintf(prefix, sizeof prefix, "%s:device_eval:{d%d}:dev:", cfg.prefix, s);
-		snprintf(pattern, sizeof pattern, "%s*", prefix);
-		scan_keys(pattern, strlen(prefix), collect_id, &w);
-		sweep_ids(&w, 1, s);
-		total += w.findings;
-	}
-	fprintf(stderr, "%s: sweep: %ld finding%s repaired", sr_prog, total, total == 1 ? "" : "s");
-	if (sweep_failed)
-		fprintf(stderr, ", %ld not swept (Redis refused: see above)", sweep_failed);
-	fputc('\n', stderr);
-	return sweep_failed ? SR_EX_BACKEND : SR_EX_OK;
-}
-
 static int
 do_audit(const char *card, const char *account)
 {
@@ -769,7 +599,7 @@ do_audit(const char *card, const char *account)
 		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
 		return SR_EX_REJECTED;
 	}
-	list = audit_entries(sr_key_account(key, cfg.prefix, carrier, "audit"), card, card ? 100000 : 10000);
+	list = audit_entries(sr_key_account(key, cfg.prefix, carrier, "audit"), card, 10000);
 	json_array_foreach(list, i, e)
 		sr_out(json_incref(e));
 	json_decref(list);
@@ -853,15 +683,6 @@ c_alerts(int argc, char **argv)
 }
 
 static int
-c_sweep(int argc, char **argv)
-{
-	(void)argv;
-	if (argc)
-		sr_die(SR_EX_USAGE, "usage: sr-admin sweep [--grace-* MS]");
-	return do_sweep();
-}
-
-static int
 c_audit(int argc, char **argv)
 {
 	if (!account_opt && (argc != 1 || !sr_valid_id(argv[0])))
@@ -903,13 +724,13 @@ static const struct command {
 	{ "retry", c_retry }, { "freeze", c_freeze }, { "drop", c_drop },
 	{ "limits", admin_limits }, { "pause", admin_pause }, { "resume", admin_resume },
 	{ "breaker", admin_breaker }, { "profile", admin_profile },
-	{ "config", c_config }, { "switch", c_switch }, { "alerts", c_alerts }, { "audit", c_audit }, { "sweep", c_sweep },
+	{ "config", c_config }, { "switch", c_switch }, { "alerts", c_alerts }, { "audit", c_audit },
 };
 
 int
 main(int argc, char *argv[])
 {
-	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT, O_GH, O_GN, O_GB, O_GD, O_TABLE,
+	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT, O_TABLE,
 		O_UNTIL, O_FORCE, O_STATE, O_ERROR_CLASS, O_LIMIT, O_DRY_RUN };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
@@ -925,10 +746,6 @@ main(int argc, char *argv[])
 		{ "error-class", required_argument, NULL, O_ERROR_CLASS },
 		{ "limit", required_argument, NULL, O_LIMIT },
 		{ "dry-run", no_argument, NULL, O_DRY_RUN },
-		{ "grace-high", required_argument, NULL, O_GH },
-		{ "grace-normal", required_argument, NULL, O_GN },
-		{ "grace-bulk", required_argument, NULL, O_GB },
-		{ "grace-device", required_argument, NULL, O_GD },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sub;
@@ -949,13 +766,6 @@ main(int argc, char *argv[])
 			break;
 		case O_ACK: ack = optarg; break;
 		case O_TABLE: sr_table_mode(); break;
-		case O_GH: case O_GN: case O_GB: case O_GD: {
-			long v = sr_num(c == O_GH ? "--grace-high" : c == O_GN ? "--grace-normal" :
-			    c == O_GB ? "--grace-bulk" : "--grace-device", optarg, 0, 7L * 86400000);
-			*(c == O_GH ? &grace_high : c == O_GN ? &grace_normal : c == O_GB ? &grace_bulk :
-			    &grace_device) = v;
-			break;
-		}
 		case O_ACCOUNT:
 			if (!sr_valid_id(optarg))
 				sr_die(SR_EX_USAGE, "--account: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);

@@ -115,6 +115,7 @@ struct sr_config {
 	long freeze_after;      /* SRQ_FREEZE_AFTER */
 	long concurrency;       /* SRQ_CONCURRENCY (sr-exec) */
 	long audit_maxlen;      /* SRQ_AUDIT_MAXLEN: audit stream cap per account */
+	long audit_days;        /* SRQ_AUDIT_DAYS: audit entries older are trimmed (sr-sweep) */
 	long burst;             /* SRQ_RATE_BURST: calls at once after a quiet spell (1) */
 	long confirm_delay_ms;  /* SRQ_CONFIRM_DELAY_MS: wait before querying an unknown result */
 	long wait_replicas;     /* SRQ_WAIT_REPLICAS: ack only once N replicas have the write (0) */

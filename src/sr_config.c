@@ -98,7 +98,7 @@ static const struct setting {
 	{ "SRQ_LEASE_MS", "60000", 0 }, { "SRQ_RATE_WINDOW_MS", "1020", 0 },
 	{ "SRQ_GATEWAY_TIMEOUT_MS", "10000", 0 }, { "SRQ_GATEWAY_CONNECT_TIMEOUT_MS", "3000", 0 },
 	{ "SRQ_ALERT_AFTER", "3", 0 }, { "SRQ_FREEZE_AFTER", "10", 0 }, { "SRQ_CONCURRENCY", "64", 0 },
-	{ "SRQ_AUDIT_MAXLEN", "100000", 0 }, { "SRQ_RATE_BURST", "1", 0 },
+	{ "SRQ_AUDIT_MAXLEN", "100000", 0 }, { "SRQ_AUDIT_DAYS", "30", 0 }, { "SRQ_RATE_BURST", "1", 0 },
 	{ "SRQ_CONFIRM_DELAY_MS", "2000", 0 }, { "SRQ_WAIT_REPLICAS", "0", 0 },
 	{ "SRQ_WAIT_TIMEOUT_MS", "1000", 0 }, { "SRQ_PROFILES", "", 0 }, { "SRQ_UNLIMITED", "0", 0 },
 	{ NULL, NULL, 0 },
@@ -219,6 +219,7 @@ sr_config_init(struct sr_config *cfg)
 	cfg->freeze_after = env_long("SRQ_FREEZE_AFTER", 10, 1, 1000000);
 	cfg->concurrency = env_long("SRQ_CONCURRENCY", 64, 1, 100000);
 	cfg->audit_maxlen = env_long("SRQ_AUDIT_MAXLEN", 100000, 100, 100000000);
+	cfg->audit_days = env_long("SRQ_AUDIT_DAYS", 30, 1, 3650);
 	cfg->burst = env_long("SRQ_RATE_BURST", 1, 1, 1000);
 	cfg->confirm_delay_ms = env_long("SRQ_CONFIRM_DELAY_MS", 2000, 0, 86400000);
 	cfg->wait_replicas = env_long("SRQ_WAIT_REPLICAS", 0, 0, 64);

@@ -424,7 +424,7 @@ check() {
 		esac
 		[ "$n" = 0 ] || { echo "trial $seed: $k still holds $n"; return 1; }
 	done
-	run -0 --separate-stderr sr-admin sweep
+	run -0 --separate-stderr sr-sweep
 	[ -z "$output" ] || { echo "trial $seed: the sweep found:"; echo "$output"; return 1; }
 }
 

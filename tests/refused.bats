@@ -73,7 +73,7 @@ every_writer() {
 		run -3 sr-admin $a --reason test
 		assert_output --partial "$1"
 	done
-	run -3 sr-admin sweep
+	run -3 sr-sweep
 	assert_output --partial "not swept"
 
 	# Nothing was half written.

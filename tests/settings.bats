@@ -30,7 +30,7 @@ refused() {
 	local zero_ok=" SRQ_MIN_INTERVAL_MS SRQ_CONFIRM_DELAY_MS SRQ_UNLIMITED SRQ_WAIT_REPLICAS "
 	for var in SRQ_MIN_INTERVAL_MS SRQ_QPS SRQ_MAX_RUNNING SRQ_LEASE_MS SRQ_RATE_WINDOW_MS \
 		SRQ_GATEWAY_TIMEOUT_MS SRQ_GATEWAY_CONNECT_TIMEOUT_MS SRQ_ALERT_AFTER SRQ_FREEZE_AFTER \
-		SRQ_CONCURRENCY SRQ_AUDIT_MAXLEN SRQ_RATE_BURST SRQ_CONFIRM_DELAY_MS SRQ_UNLIMITED \
+		SRQ_CONCURRENCY SRQ_AUDIT_MAXLEN SRQ_AUDIT_DAYS SRQ_RATE_BURST SRQ_CONFIRM_DELAY_MS SRQ_UNLIMITED \
 		SRQ_WAIT_REPLICAS SRQ_WAIT_TIMEOUT_MS; do
 		values=("${BAD[@]}")
 		[[ $zero_ok == *" $var "* ]] || values+=(0)
@@ -51,7 +51,7 @@ refused() {
 		refused --concurrency sr-exec --concurrency "$v"
 		refused --window sr-stat --window "$v"
 		for g in high normal bulk device; do
-			refused "--grace-$g" sr-admin sweep "--grace-$g" "$v"
+			refused "--grace-$g" sr-sweep "--grace-$g" "$v"
 		done
 	done
 	# 0 means nothing for these.

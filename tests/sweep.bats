@@ -28,13 +28,13 @@ req() { # req CARD [SCENE]
 	printf '{"device":"DX","scene":"device"}\n' | sr-enqueue >/dev/null
 	dev-eval --until-empty --for 10 >/dev/null
 	drain 30 >/dev/null
-	run -0 --separate-stderr sr-admin sweep
+	run -0 --separate-stderr sr-sweep
 	assert_output ''
 	[[ $stderr == *"0 findings"* ]]
 	# Work in flight is not damage either.
 	req Q1
 	sr-claim >/dev/null
-	run -0 --separate-stderr sr-admin sweep
+	run -0 --separate-stderr sr-sweep
 	assert_output ''
 }
 
@@ -68,11 +68,12 @@ req() { # req CARD [SCENE]
 	rcli HSET "t:device_eval:{d$shard}:dev:D1" claim gone lease_until 1 >/dev/null
 	rcli ZADD "t:device_eval:{d$shard}:queue" $((now_ms + 3600000)) D1 >/dev/null
 
-	run -0 --separate-stderr sr-admin sweep --grace-high 60000 --grace-normal 60000 --grace-bulk 600000 --grace-device 60000
+	# Damage repaired is news: exit 1 (cron mails it).
+	run -1 --separate-stderr sr-sweep --grace-high 60000 --grace-normal 60000 --grace-bulk 600000 --grace-device 60000
 	assert_equal "$(echo "$output" | jq -r '"\(.finding) \(.card // .device)"' | sort | tr '\n' ',')" \
 		"device_stale_claim D1,frozen_in_queue F1,frozen_unlisted F2,missing_entry M1,orphan_entry GHOST,stale_claim L1,stuck_confirming U1,"
 	# Repaired: a second sweep finds nothing.
-	run -0 --separate-stderr sr-admin sweep --grace-high 60000 --grace-normal 60000 --grace-bulk 600000 --grace-device 60000
+	run -0 --separate-stderr sr-sweep --grace-high 60000 --grace-normal 60000 --grace-bulk 600000 --grace-device 60000
 	assert_output ''
 	assert_equal "$(rcli ZSCORE 't:carrier:{c1}:stop_resume' GHOST)" ''
 	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1 | sort | tr '\n' ' ')" "F1 F2 "

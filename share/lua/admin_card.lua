@@ -7,7 +7,8 @@
 
     retry    unfreeze: failures forgotten, the claim dropped, due now in its
              priority's queue
-    freeze   out of every queue, kept in the frozen set until a retry
+    freeze   out of every queue, kept in the frozen set until a retry; who
+             and why are kept on the command too (sr-admin why says them)
     drop     cancel the command (a new version, as a cancelling enqueue
              does); its fields go, its version and last call stay, its
              card's alerts are resolved
@@ -38,13 +39,14 @@ if not action then return redis.error_reply('no command') end
 local after = ver
 
 if op == 'retry' then
-  rcall('HDEL', key, 'frozen', 'fails', 'first_fail', 'last_error', 'last_http', 'claim', 'lease_until')
+  rcall('HDEL', key, 'frozen', 'fails', 'first_fail', 'last_error', 'last_http', 'claim', 'lease_until',
+    'frozen_who', 'frozen_why')
   rcall('ZREM', frozenKey, card)
   for q = 1, 3 do rcall('ZREM', queues[q], card) end
   rcall('ZADD', queues[(prio % 3) + 1], now, card)
   rcall('HDEL', openKey, 'failures:' .. card, 'frozen:' .. card, 'permanent:' .. card)
 elseif op == 'freeze' then
-  rcall('HSET', key, 'frozen', 1)
+  rcall('HSET', key, 'frozen', 1, 'frozen_who', who, 'frozen_why', why)
   for q = 1, 3 do rcall('ZREM', queues[q], card) end
   rcall('ZADD', frozenKey, now, card)
 elseif op == 'drop' then

@@ -232,7 +232,7 @@ end
 local function freeze(alertKind, n)
   release()
   rcall('HSET', key, 'frozen', 1)
-  rcall('HDEL', key, 'accepted')
+  rcall('HDEL', key, 'accepted', 'frozen_who', 'frozen_why')
   for q = 1, 3 do rcall('ZREM', queues[q], card) end
   rcall('ZADD', frozenKey, now, card)
   rcall('SREM', confirmingKey, card)

@@ -49,7 +49,8 @@ local maxlen = ARGV[2]
 local queues = { KEYS[1], KEYS[2], KEYS[3] }
 local frozenKey, auditKey, confirmingKey = KEYS[4], KEYS[5], KEYS[6]
 local cmdFields = { 'action', 'reason', 'scene', 'source', 'prio', 'fails', 'first_fail',
-  'last_error', 'last_http', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called' }
+  'last_error', 'last_http', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called',
+  'frozen_who', 'frozen_why', 'superseded' }
 local out = {}
 
 local function audit(card, vb, va, event, action, reason, scene, source)
@@ -110,7 +111,8 @@ for i = 1, #KEYS - 6 do
     if action then
       -- Replacing a command: its counters and its place in another class
       -- or in the frozen set go with it. (A new command has neither.)
-      rcall('HDEL', key, 'fails', 'first_fail', 'last_error', 'last_http', 'frozen')
+      rcall('HDEL', key, 'fails', 'first_fail', 'last_error', 'last_http', 'frozen', 'frozen_who',
+        'frozen_why')
       for q = 1, 3 do
         if q ~= prio + 1 then rcall('ZREM', queues[q], card) end
       end

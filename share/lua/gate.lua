@@ -98,6 +98,9 @@ end
 if kind == 'judged' then
   -- Re-judged with fresh facts: the call is no longer wanted.
   cardFinish(key, queues, card, KEYS[9], KEYS[10])
+  -- Kept until the card's next command finishes: sr-admin why says so
+  -- without reading the audit.
+  rcall('HSET', key, 'superseded', h[2])
   rcall('ZREM', runningKey, token)
   rcall('HINCRBY', bucket, 'out_superseded', 1)
   rcall('HINCRBY', bucket, 'finishes', 1)

@@ -18,7 +18,7 @@ end
 local function cardFinish(key, queues, card, confirmingKey, openKey)
   redis.call('HDEL', key, 'action', 'reason', 'scene', 'source', 'prio', 'fails', 'first_fail',
     'last_error', 'last_http', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called', 'queried',
-    'accepted', 'prev_call')
+    'accepted', 'prev_call', 'frozen_who', 'frozen_why', 'superseded')
   for q = 1, 3 do redis.call('ZREM', queues[q], card) end
   redis.call('SREM', confirmingKey, card)
   redis.call('HDEL', openKey, 'failures:' .. card, 'frozen:' .. card, 'permanent:' .. card,

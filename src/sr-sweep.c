@@ -1,0 +1,309 @@
+/* sr-sweep - the inspection sweep (a cron job): finds and repairs what a
+ * crash or a bug could leave behind, and trims the audit by age.
+ *
+ * For every card id of every account (its command hash or a queue entry) it
+ * runs sweep_card.lua, and sweep_device.lua for every device evaluation;
+ * each script says what it repaired (one JSON line per finding) or nothing.
+ * The sweep is the one low-frequency job allowed to walk the keyspace (SCAN).
+ * Then the audit and alert streams of every account lose the entries older
+ * than SRQ_AUDIT_DAYS (their length is capped by SRQ_AUDIT_MAXLEN as they are
+ * written).
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sr.h"
+
+static const char usage[] =
+"usage: sr-sweep [--grace-high MS] [--grace-normal MS] [--grace-bulk MS] [--grace-device MS]\n"
+"\n"
+"The inspection sweep: finds and repairs queue entries without a command,\n"
+"commands without a queue entry, claims whose lease expired long ago,\n"
+"confirming commands overdue for their query, frozen commands out of place,\n"
+"and devices stuck claimed. One JSON line per finding; none in normal\n"
+"operation. Then every account's audit and alert entries older than\n"
+"SRQ_AUDIT_DAYS are trimmed.\n"
+"\n"
+"Options (\"long ago\" per priority class, in ms; at most 7 days):\n"
+"  --grace-high MS     default 120000\n"
+"  --grace-normal MS   default 600000\n"
+"  --grace-bulk MS     default 3600000\n"
+"  --grace-device MS   default 600000\n"
+"  --redis URL, --prefix P, -h/--help, --version\n"
+"\n"
+"Finding: {\"finding\":\"queued_without_command\",\"card\":\"...\",\"carrier\":\"c17\"}\n"
+"Environment: SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_DAYS (default 30), SRQ_CONFIG.\n"
+"Exit: 0 nothing to repair, 1 something was repaired (damage is news: look at\n"
+"  the findings), 2 usage, 3 Redis unavailable or refused a repair.\n"
+"Example (cron, every 10 minutes):\n"
+"  */10 * * * * flock -n /tmp/srq-sweep.lock sr-sweep >>/var/log/srq/sweep.log 2>&1\n";
+
+static struct sr_config cfg;
+static struct sr_redis rds;
+
+static redisReply *
+cmd(int argc, const char **argv)
+{
+	redisReply *rep = sr_redis_cmd(&rds, argc, argv);
+
+	if (!rep)
+		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	if (rep->type == REDIS_REPLY_ERROR)
+		sr_die(SR_EX_BACKEND, "%s: %s", argv[0], rep->str);
+	return rep;
+}
+
+/* Every account's name, from P:accounts. */
+static redisReply *
+accounts(void)
+{
+	char key[SR_KEY_MAX];
+	const char *a[] = { "SMEMBERS", sr_key_accounts(key, cfg.prefix) };
+
+	return cmd(2, a);
+}
+
+/* Keys matching pattern, by SCAN (the sweep is the one low-frequency job
+ * allowed to walk the keyspace). Calls fn(key suffix after skip chars). */
+static void
+scan_keys(const char *pattern, size_t skip, void (*fn)(const char *, void *), void *arg)
+{
+	char cursor[32] = "0";
+
+	do {
+		const char *a[] = { "SCAN", cursor, "MATCH", pattern, "COUNT", "1000" };
+		redisReply *rep = cmd(6, a);
+
+		snprintf(cursor, sizeof cursor, "%s", rep->element[0]->str);
+		for (size_t i = 0; i < rep->element[1]->elements; i++) {
+			const char *k = rep->element[1]->element[i]->str;
+
+			if (strlen(k) > skip)
+				fn(k + skip, arg);
+		}
+		freeReplyObject(rep);
+	} while (strcmp(cursor, "0"));
+}
+
+struct sweep {
+	const char *carrier;
+	char **ids;
+	size_t n, cap;
+	long findings;
+};
+
+static void
+collect_id(const char *id, void *arg)
+{
+	struct sweep *w = arg;
+
+	if (!sr_valid_id(id))
+		return; /* e.g. a device's ":scenes" set */
+	if (w->n == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 256;
+		w->ids = sr_realloc(w->ids, w->cap * sizeof *w->ids);
+	}
+	w->ids[w->n++] = sr_strdup(id);
+}
+
+static long grace_high = 120000, grace_normal = 600000, grace_bulk = 3600000, grace_device = 600000;
+
+static void
+report(const char *finding, const char *kind, const char *id, const char *carrier)
+{
+	json_t *o = json_pack("{ss ss}", "finding", finding, kind, id);
+
+	if (carrier)
+		json_object_set_new(o, "carrier", json_string(carrier));
+	sr_emit(o);
+	fflush(stdout);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Run the sweep script over w->ids (each once), pipelined in chunks. */
+static long sweep_failed; /* ids whose sweep script Redis refused */
+
+static void
+sweep_ids(struct sweep *w, int device, int shard)
+{
+	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	char k[5][SR_KEY_MAX], interval[24], gh[24], gn[24], gb[24], gd[24];
+
+	snprintf(interval, sizeof interval, "%ld", w->carrier ? sr_account(&cfg, w->carrier)->interval_ms :
+	    cfg.min_interval_ms);
+	snprintf(gh, sizeof gh, "%ld", grace_high);
+	snprintf(gn, sizeof gn, "%ld", grace_normal);
+	snprintf(gb, sizeof gb, "%ld", grace_bulk);
+	snprintf(gd, sizeof gd, "%ld", grace_device);
+	if (w->n == 0)
+		return;
+	/* A card is found both by its hash and by its queue entry: once is enough. */
+	qsort(w->ids, w->n, sizeof *w->ids, cmp_str);
+	{
+		size_t u = 0;
+
+		for (size_t i = 0; i < w->n; i++) {
+			if (u > 0 && !strcmp(w->ids[u - 1], w->ids[i])) {
+				free(w->ids[i]);
+				continue;
+			}
+			w->ids[u++] = w->ids[i];
+		}
+		w->n = u;
+	}
+	for (size_t s = 0; s < w->n; s += 512) {
+		size_t e = s + 512 < w->n ? s + 512 : w->n;
+
+		for (size_t i = s; i < e; i++) {
+			if (device) {
+				const char *a[] = { sr_key_shard(k[0], cfg.prefix, shard, "queue"),
+					sr_key_device_eval(k[1], cfg.prefix, w->ids[i], ""),
+					sr_key_device_eval(k[2], cfg.prefix, w->ids[i], ":scenes"), w->ids[i], gd };
+
+				sr_redis_append_script(&rds, SR_LUA_SWEEP_DEVICE, 3, 5, a, NULL);
+			} else {
+				const char *a[] = { sr_key_card(k[0], cfg.prefix, w->carrier, w->ids[i]),
+					sr_key_account(k[1], cfg.prefix, w->carrier, qs[0]),
+					sr_key_account(k[2], cfg.prefix, w->carrier, qs[1]),
+					sr_key_account(k[3], cfg.prefix, w->carrier, qs[2]),
+					sr_key_account(k[4], cfg.prefix, w->carrier, "frozen"),
+					w->ids[i], interval, gh, gn, gb };
+
+				sr_redis_append_script(&rds, SR_LUA_SWEEP_CARD, 5, 10, a, NULL);
+			}
+		}
+		for (size_t i = s; i < e; i++) {
+			redisReply *rep = sr_redis_reply(&rds);
+
+			if (!rep)
+				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+			if (rep->type == REDIS_REPLY_STRING || rep->type == REDIS_REPLY_STATUS) {
+				report(rep->str, device ? "device" : "card", w->ids[i], device ? NULL : w->carrier);
+				w->findings++;
+			} else if (rep->type == REDIS_REPLY_ERROR) {
+				sr_warn("sweep of '%s' failed: %s", w->ids[i], rep->str);
+				sweep_failed++;
+			}
+			freeReplyObject(rep);
+		}
+	}
+	for (size_t i = 0; i < w->n; i++)
+		free(w->ids[i]);
+	free(w->ids);
+	w->ids = NULL;
+	w->n = w->cap = 0;
+}
+
+static int
+do_sweep(void)
+{
+	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	redisReply *acc = accounts();
+	long total = 0;
+
+	for (size_t a = 0; acc->type == REDIS_REPLY_ARRAY && a < acc->elements; a++) {
+		struct sweep w = { acc->element[a]->str, NULL, 0, 0, 0 };
+		char pattern[SR_KEY_MAX], prefix[SR_KEY_MAX];
+
+		/* Every command hash of the account, and every queue member. */
+		sr_key_account(prefix, cfg.prefix, w.carrier, "card:");
+		snprintf(pattern, sizeof pattern, "%s*", prefix);
+		scan_keys(pattern, strlen(prefix), collect_id, &w);
+		for (int q = 0; q < 3; q++) {
+			char qkey[SR_KEY_MAX];
+			const char *z[] = { "ZRANGE", sr_key_account(qkey, cfg.prefix, w.carrier, qs[q]), "0", "-1" };
+			redisReply *rep = cmd(4, z);
+
+			for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
+				collect_id(rep->element[i]->str, &w);
+			freeReplyObject(rep);
+		}
+		sweep_ids(&w, 0, 0);
+		total += w.findings;
+	}
+	freeReplyObject(acc);
+	for (int s = 0; s < SR_DEVICE_SHARDS; s++) {
+		struct sweep w = { NULL, NULL, 0, 0, 0 };
+		char pattern[SR_KEY_MAX], prefix[SR_KEY_MAX];
+
+		snprintf(prefix, sizeof prefix, "%s:device_eval:{d%d}:dev:", cfg.prefix, s);
+		snprintf(pattern, sizeof pattern, "%s*", prefix);
+		scan_keys(pattern, strlen(prefix), collect_id, &w);
+		sweep_ids(&w, 1, s);
+		total += w.findings;
+	}
+	fprintf(stderr, "%s: sweep: %ld finding%s repaired", sr_prog, total, total == 1 ? "" : "s");
+	if (sweep_failed)
+		fprintf(stderr, ", %ld not swept (Redis refused: see above)", sweep_failed);
+	fputc('\n', stderr);
+	/* Repaired damage is news: exit 1 makes cron mail it. */
+	return sweep_failed ? SR_EX_BACKEND : total ? SR_EX_REJECTED : SR_EX_OK;
+}
+
+
+/* Retention by time: entries older than SRQ_AUDIT_DAYS leave every
+ * account's audit and alert streams (a stream id is its time). */
+static void
+trim_by_age(void)
+{
+	redisReply *acc = accounts();
+	int64_t now = sr_redis_time_ms(&rds);
+	char minid[32];
+
+	if (now < 0)
+		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	snprintf(minid, sizeof minid, "%lld", (long long)(now - cfg.audit_days * 86400000LL));
+	for (size_t a = 0; acc->type == REDIS_REPLY_ARRAY && a < acc->elements; a++)
+		for (int s = 0; s < 2; s++) {
+			char key[SR_KEY_MAX];
+			const char *argv[] = { "XTRIM", sr_key_account(key, cfg.prefix, acc->element[a]->str,
+				s ? "alerts" : "audit"), "MINID", minid };
+
+			freeReplyObject(cmd(4, argv));
+		}
+	freeReplyObject(acc);
+}
+
+int
+main(int argc, char *argv[])
+{
+	enum { O_GH = 1, O_GN, O_GB, O_GD };
+	static const struct option longopts[] = {
+		SR_COMMON_LONGOPTS,
+		{ "grace-high", required_argument, NULL, O_GH },
+		{ "grace-normal", required_argument, NULL, O_GN },
+		{ "grace-bulk", required_argument, NULL, O_GB },
+		{ "grace-device", required_argument, NULL, O_GD },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, status;
+
+	sr_prog = "sr-sweep";
+	sr_config_init(&cfg);
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_GH: case O_GN: case O_GB: case O_GD: {
+			long v = sr_num(c == O_GH ? "--grace-high" : c == O_GN ? "--grace-normal" :
+			    c == O_GB ? "--grace-bulk" : "--grace-device", optarg, 0, 7L * 86400000);
+			*(c == O_GH ? &grace_high : c == O_GN ? &grace_normal : c == O_GB ? &grace_bulk :
+			    &grace_device) = v;
+			break;
+		}
+		default:
+			if (!sr_config_option(&cfg, c, optarg, usage))
+				sr_usage(SR_EX_USAGE, usage);
+		}
+	}
+	sr_no_operands(argc, argv, usage);
+	sr_redis_open(&rds, &cfg);
+	status = do_sweep();
+	trim_by_age();
+	sr_redis_close(&rds);
+	return sr_finish(status);
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bats
+# audit.bats - an audit to rely on: who is the effective user even under
+# cron's empty environment, every change says why, every entry carries its
+# time, a card's history is found however many newer entries other cards
+# have, and old entries go by age as well as by count.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+	printf '{"card":"C1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$PAST" | sr-enqueue >/dev/null
+}
+
+teardown() {
+	srq_teardown
+}
+
+# bare CMD...: as cron runs it: no USER, LOGNAME, HOME, nothing but PATH and
+# what srq is told.
+bare() {
+	env -i PATH="$PATH" SRQ_REDIS="$SRQ_REDIS" SRQ_PREFIX=t SRQ_CONFIG= "$@"
+}
+
+@test "who is the effective user under an empty environment, and why says who froze the card, when and why" {
+	run -0 bare sr-admin freeze C1 --reason 'customer dispute'
+	run -0 sr-admin audit C1
+	assert_equal "$(jq -r 'select(.event == "admin:freeze") | .who' <<<"$output")" "$(id -un)"
+	run -0 bare sr-admin why C1
+	jq -e --arg who "$(id -un)" '.state == "frozen" and
+		(.why | test("^frozen by " + $who + " at [0-9-]+T[0-9:.]+Z \\([0-9a-z]+ ago\\): customer dispute"))' <<<"$output"
+	# Every change says why: without --reason nothing changes.
+	run -2 bare sr-admin retry C1
+	assert_output --partial 'say why with --reason'
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:C1' frozen)" 1
+	run -0 bare sr-admin retry C1 --reason 'dispute settled'
+	run -0 sr-admin why C1
+	assert_equal "$(jq -r .state <<<"$output")" due
+}
+
+@test "show finds a card's history behind 30,000 newer entries of other cards; why reads no audit at all" {
+	sr-admin freeze C1 --reason 'customer dispute' >/dev/null
+	for i in $(seq 30000); do
+		printf 'XADD t:carrier:{c1}:audit * card X%d event queued action stop\n' "$i"
+	done | rcli >/dev/null
+	run -0 sr-admin show C1
+	assert_equal "$(jq -r '[.audit[].event] | join(" ")' <<<"$output")" "queued admin:freeze"
+	# Each entry carries its time.
+	jq -e '.audit | all(.at | test("^[0-9-]+T[0-9:.]+Z$"))' <<<"$output"
+	run -0 sr-admin audit C1
+	assert_equal "$(jq -r .event <<<"$output" | tr '\n' ' ')" "queued admin:freeze "
+	# why: the command hash says who froze it; the audit is not read.
+	rcli CONFIG RESETSTAT >/dev/null
+	run -0 sr-admin why C1
+	jq -e '.why | test("frozen by .*: customer dispute")' <<<"$output"
+	run -0 rcli INFO commandstats
+	refute_output --partial 'cmdstat_xrevrange'
+	refute_output --partial 'cmdstat_xrange'
+}
+
+@test "sr-sweep trims audit and alert entries older than SRQ_AUDIT_DAYS, and keeps the rest" {
+	# Account c2: two entries from 40 and 20 days ago (a stream id is its
+	# time), then today's.
+	now_ms=$(( $(date +%s) * 1000 ))
+	rcli XADD 't:carrier:{c2}:audit' "$((now_ms - 40 * 86400000))-0" card K0 event queued >/dev/null
+	rcli XADD 't:carrier:{c2}:audit' "$((now_ms - 20 * 86400000))-0" card K1 event queued >/dev/null
+	rcli XADD 't:carrier:{c2}:alerts' "$((now_ms - 40 * 86400000))-0" card K0 alert failures >/dev/null
+	printf '{"card":"K2","carrier":"c2","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$PAST" | sr-enqueue >/dev/null
+	run -0 sr-sweep
+	assert_equal "$(sr-admin audit --account c2 | jq -r .card | tr '\n' ' ')" "K1 K2 "
+	assert_equal "$(rcli XLEN 't:carrier:{c2}:alerts')" 0
+	SRQ_AUDIT_DAYS=7 run -0 sr-sweep
+	assert_equal "$(sr-admin audit --account c2 | jq -r .card | tr '\n' ' ')" "K2 "
+	# Account c1 lost nothing.
+	assert_equal "$(sr-admin audit C1 | jq -r .event)" queued
+}
