@@ -2,11 +2,13 @@
 # deps.sh - install srq's build and test dependencies from Debian's packages,
 # only those that are missing. Needs root (or sudo) when something is missing.
 # clang and libclang-rt-dev (libFuzzer and the sanitizers' runtimes) build
-# the fuzz targets, make test runs a short smoke of them.
+# the fuzz targets, make test runs a short smoke of them. prometheus is here
+# for promtool (the metrics' format is checked with it; its daemon is not
+# started); help2man and man-db build and check the man pages.
 set -eu
 pkgs="build-essential pkg-config libhiredis-dev libcurl4-openssl-dev libjansson-dev
 libcsv-dev libmicrohttpd-dev libssl-dev redis-server redis-tools jq bats bats-support bats-assert curl valgrind
-clang libclang-rt-dev"
+clang libclang-rt-dev prometheus help2man man-db"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -16,5 +18,12 @@ done
 echo "deps.sh: installing:$missing" >&2
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
+# No service a package brings is started (prometheus): policy-rc.d says no
+# for the time of the install, unless the machine already has its own.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+	$SUDO chmod 755 /usr/sbin/policy-rc.d
+	trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

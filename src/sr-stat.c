@@ -27,7 +27,9 @@ static const char usage[] =
 "outcomes, success_rate, retry_amplification (calls / commands; page over 1.5),\n"
 "version_conflict_rate (finishes that found a newer version; page over 0.10),\n"
 "flapping (cards whose direction changed 3+ times in an hour), alerts_open;\n"
+"totals: the same counters since the start (in --prom: srq_*_total counters);\n"
 "and, in the total, device_queue and device_oldest_s.\n"
+"It only reads, unless --raise-alerts.\n"
 "\n"
 "Options:\n"
 "  --window D    10m (default), 90s, 2h: counters are per minute, kept 2 hours\n"
@@ -36,13 +38,15 @@ static const char usage[] =
 "                textfile collector\n"
 "  --table       a table for people\n"
 "  --carrier ID  only this account (repeatable)\n"
-"  --no-alerts   do not raise or resolve the account alerts (amplification over\n"
+"  --raise-alerts  also raise and resolve the account alerts (amplification over\n"
 "                1.5, conflicts over 0.10, on 10+ commands in the window; raised once\n"
-"                per cause into the alert stream, resolved when back under)\n"
+"                per cause into the alert stream, resolved when back under): the\n"
+"                cron job's run does it, once a minute\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
-"Exit: 0 done, 2 usage, 3 Redis unavailable.\n"
+"Exit: 0 done, 1 a --carrier that never had a request, 2 usage, 3 Redis unavailable\n"
+"  (or an alert could not be written).\n"
 "Example (cron, every minute):\n"
-"  sr-stat --prom --output /var/lib/node_exporter/textfile/srq.prom\n";
+"  sr-stat --raise-alerts --prom --output /var/lib/node_exporter/textfile/srq.prom\n";
 
 static struct sr_config cfg;
 static struct sr_redis rds;
@@ -163,6 +167,7 @@ static json_t *
 account_stat(const char *carrier, long window_s, redisReply *rep)
 {
 	json_t *o = json_object(), *outcomes = json_object(), *queries = json_object();
+	json_t *totals = json_object(), *t_outcomes = json_object(), *t_queries = json_object();
 
 	json_object_set_new(o, "carrier", json_string(carrier));
 	json_object_set_new(o, "window_s", json_integer(window_s));
@@ -170,7 +175,15 @@ account_stat(const char *carrier, long window_s, redisReply *rep)
 		const char *k = rep->element[i]->str;
 		long long v = rep->element[i + 1]->integer;
 
-		if (!strncmp(k, "out_", 4))
+		if (!strncmp(k, "total_", 6)) { /* since the start: the counters */
+			k += 6;
+			if (!strncmp(k, "out_", 4))
+				json_object_set_new(t_outcomes, k + 4, json_integer(v));
+			else if (!strncmp(k, "query_", 6))
+				json_object_set_new(t_queries, k + 6, json_integer(v));
+			else
+				json_object_set_new(totals, !strcmp(k, "cmds") ? "commands" : k, json_integer(v));
+		} else if (!strncmp(k, "out_", 4))
 			json_object_set_new(outcomes, k + 4, json_integer(v));
 		else if (!strncmp(k, "query_", 6))
 			json_object_set_new(queries, k + 6, json_integer(v));
@@ -197,6 +210,12 @@ account_stat(const char *carrier, long window_s, redisReply *rep)
 	json_object_set_new(o, "outcomes", outcomes);
 	json_object_set_new(o, "query_outcomes", queries);
 	derive(o);
+	for (const char **k = (const char *[]){ "calls", "queries", "commands", "finishes", "conflicts", NULL }; *k; k++)
+		if (!json_object_get(totals, *k))
+			json_object_set_new(totals, *k, json_integer(0));
+	json_object_set_new(totals, "outcomes", t_outcomes);
+	json_object_set_new(totals, "query_outcomes", t_queries);
+	json_object_set_new(o, "totals", totals);
 	return o;
 }
 
@@ -243,11 +262,6 @@ static const struct metric metrics[] = {
 	{ "qps_effective", "srq_qps_effective", "The rate srq calls the account at now: below the limit while the carrier refuses calls for rate (AIMD)." },
 	{ "breaker", "srq_breaker_open", "1 while the account's breaker is open or half-open: its calls are held." },
 	{ "paused", "srq_paused", "1 while the account is paused (sr-admin pause)." },
-	{ "calls", "srq_calls_window", "State-change calls in the window." },
-	{ "queries", "srq_queries_window", "Status queries in the window." },
-	{ "commands", "srq_commands_window", "Distinct commands called in the window." },
-	{ "finishes", "srq_finishes_window", "Results applied in the window." },
-	{ "conflicts", "srq_version_conflicts_window", "Results that found a newer version, in the window." },
 	{ "success_rate", "srq_success_ratio", "Calls that ended ok or already, of the calls with an outcome." },
 	{ "retry_amplification", "srq_retry_amplification", "Calls per distinct command in the window (page over 1.5)." },
 	{ "version_conflict_rate", "srq_version_conflict_ratio", "Version conflicts per finish in the window (page over 0.10)." },
@@ -255,6 +269,15 @@ static const struct metric metrics[] = {
 	{ "alerts_open", "srq_alerts_open", "Alerts open (not acknowledged, not resolved)." },
 	{ "device_queue", "srq_device_queue", "Devices waiting for evaluation." },
 	{ "device_oldest_s", "srq_device_oldest_seconds", "Age of the oldest due device." },
+};
+
+/* Counters since the start (the record's "totals"): rate() them. */
+static const struct metric counters[] = {
+	{ "calls", "srq_calls_total", "State-change calls made." },
+	{ "queries", "srq_queries_total", "Status queries made." },
+	{ "commands", "srq_commands_total", "Distinct commands called (calls / commands is the retry amplification)." },
+	{ "finishes", "srq_finishes_total", "Results applied." },
+	{ "conflicts", "srq_version_conflicts_total", "Results that found a newer version." },
 };
 
 static void
@@ -303,19 +326,37 @@ write_prom(FILE *f, json_t *records, long long now_ms)
 			prom_value(f, metrics[m].name, labels, json_object_get(r, metrics[m].field));
 		}
 	}
-	fprintf(f, "# HELP srq_outcomes_window Call outcomes in the window.\n"
-		   "# TYPE srq_outcomes_window gauge\n");
-	json_array_foreach(records, i, r) {
-		const char *k;
-		json_t *v;
+	for (size_t m = 0; m < sizeof counters / sizeof counters[0]; m++) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", counters[m].name, counters[m].help,
+		    counters[m].name);
+		json_array_foreach(records, i, r) {
+			char labels[128];
 
-		if (!strcmp(sr_jstr(r, "carrier"), "*"))
-			continue;
-		json_object_foreach(json_object_get(r, "outcomes"), k, v) {
-			char labels[160];
+			if (!strcmp(sr_jstr(r, "carrier"), "*"))
+				continue;
+			snprintf(labels, sizeof labels, "account=\"%s\"", sr_jstr(r, "carrier"));
+			prom_value(f, counters[m].name, labels,
+			    json_object_get(json_object_get(r, "totals"), counters[m].field));
+		}
+	}
+	for (int q = 0; q < 2; q++) {
+		const char *name = q ? "srq_query_outcomes_total" : "srq_outcomes_total";
 
-			snprintf(labels, sizeof labels, "account=\"%s\",outcome=\"%s\"", sr_jstr(r, "carrier"), k);
-			prom_value(f, "srq_outcomes_window", labels, v);
+		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", name, q ? "Status query outcomes." :
+		    "Call outcomes (ok, already, retry, fail, unknown; superseded and blocked: no call).", name);
+		json_array_foreach(records, i, r) {
+			const char *k;
+			json_t *v;
+
+			if (!strcmp(sr_jstr(r, "carrier"), "*"))
+				continue;
+			json_object_foreach(json_object_get(json_object_get(r, "totals"),
+			    q ? "query_outcomes" : "outcomes"), k, v) {
+				char labels[160];
+
+				snprintf(labels, sizeof labels, "account=\"%s\",outcome=\"%s\"", sr_jstr(r, "carrier"), k);
+				prom_value(f, name, labels, v);
+			}
 		}
 	}
 }
@@ -343,7 +384,7 @@ write_table(FILE *f, json_t *records)
 int
 main(int argc, char *argv[])
 {
-	enum { O_WINDOW = 1, O_PROM, O_OUTPUT, O_TABLE, O_CARRIER, O_NO_ALERTS };
+	enum { O_WINDOW = 1, O_PROM, O_OUTPUT, O_TABLE, O_CARRIER, O_RAISE_ALERTS };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "window", required_argument, NULL, O_WINDOW },
@@ -351,12 +392,12 @@ main(int argc, char *argv[])
 		{ "output", required_argument, NULL, O_OUTPUT },
 		{ "table", no_argument, NULL, O_TABLE },
 		{ "carrier", required_argument, NULL, O_CARRIER },
-		{ "no-alerts", no_argument, NULL, O_NO_ALERTS },
+		{ "raise-alerts", no_argument, NULL, O_RAISE_ALERTS },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
 	const char **carriers = NULL, *output = NULL;
-	int c, ncarriers = 0, prom = 0, table = 0, alerts = 1;
+	int c, ncarriers = 0, prom = 0, table = 0, alerts = 0;
 	long window_s = 600;
 	json_t *records = json_array(), *total = json_object();
 	char key[SR_KEY_MAX], minutes[24];
@@ -376,7 +417,7 @@ main(int argc, char *argv[])
 		case O_PROM: prom = 1; break;
 		case O_OUTPUT: output = optarg; break;
 		case O_TABLE: table = 1; break;
-		case O_NO_ALERTS: alerts = 0; break;
+		case O_RAISE_ALERTS: alerts = 1; break;
 		case O_CARRIER:
 			if (!sr_valid_id(optarg))
 				sr_die(SR_EX_USAGE, "--carrier: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);

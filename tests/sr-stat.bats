@@ -47,14 +47,33 @@ teardown() {
 	assert_success
 	# Per account only: sum() over the label is the total, nothing twice.
 	assert_equal "$(grep -c 'account="\*"' "$T/srq.prom")" 0
-	assert_equal "$(awk '/^srq_calls_window\{/ { s += $2 } END { print s }' "$T/srq.prom")" "$calls"
+	assert_equal "$(awk '/^srq_calls_total\{/ { s += $2 } END { print s }' "$T/srq.prom")" "$calls"
+	assert_equal "$(awk '/^srq_queries_total\{/ { s += $2 } END { print s }' "$T/srq.prom")" "$queries"
+	assert_equal "$(awk '/^srq_outcomes_total\{/ { s += $2 } END { print s }' "$T/srq.prom")" \
+		"$(jq '[.outcomes[]] | add' <<<"$total")"
+	# Counters are counters; the rest are gauges.
+	grep -qx '# TYPE srq_calls_total counter' "$T/srq.prom"
+	grep -qx '# TYPE srq_queued gauge' "$T/srq.prom"
+	[ -z "$(grep '^# TYPE srq_.*_total gauge' "$T/srq.prom")" ]
+	# The JSON record has the same counters since the start (all of this run
+	# is inside the window here).
+	jq -e '.totals.calls == .calls and .totals.commands == .commands and .totals.outcomes == .outcomes' <<<"$total"
 	assert_equal "$(awk '/^srq_queued\{/ { s += $2 } END { print s + 0 }' "$T/srq.prom")" "$(jq .queued <<<"$total")"
 	# A dead exporter pages: the file says when it was written.
 	grep -qx 'srq_up 1' "$T/srq.prom"
 	ts=$(sed -n 's/^srq_last_success_timestamp_seconds //p' "$T/srq.prom")
 	[ $((ts - $(date +%s))) -le 5 ] && [ $(($(date +%s) - ts)) -le 60 ]
 	[ -z "$(ls "$T" | grep 'srq.prom.tmp')" ]
-	if command -v promtool >/dev/null; then promtool check metrics <"$T/srq.prom"; fi
+	run -0 promtool check metrics <"$T/srq.prom"
+	assert_output ''
+	# Counters only grow: a later file never says less.
+	cp "$T/srq.prom" "$T/before.prom"
+	printf '{"card":"EXTRA","carrier":"c0","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' | sr-enqueue >/dev/null
+	drain 10 >/dev/null
+	sr-stat --prom --output "$T/srq.prom"
+	join <(grep '_total{' "$T/before.prom" | sort) <(grep '_total{' "$T/srq.prom" | sort) |
+		awk '$3 < $2 { print "went down:", $0; bad = 1 } END { exit bad }'
+	[ "$(awk '/^srq_calls_total\{/ { s += $2 } END { print s }' "$T/srq.prom")" -gt "$calls" ]
 }
 
 @test "queued, due and frozen are counted as they stand; --table and --window work" {
@@ -119,9 +138,17 @@ teardown() {
 	done | sr-enqueue >/dev/null
 	# A few rounds of retries are enough to amplify; convergence is not the point.
 	run -0 drain 6
+	# sr-stat only reads: it raises nothing, writes nothing.
+	rcli CONFIG RESETSTAT >/dev/null
 	run -0 sr-stat --carrier c1
 	jq -e '.retry_amplification > 1.5' <<<"$(echo "$output" | head -1)"
-	run -0 sr-stat --carrier c1
+	run -0 sr-stat --carrier c1 --prom
+	run -0 rcli INFO commandstats
+	refute_output --regexp 'cmdstat_(xadd|hset|hsetnx|hdel|hincrby|set|del|expire|zadd|zrem|xtrim):'
+	assert_equal "$(sr-admin alerts | jq -r 'select(.alert == "amplification")')" ''
+	# The cron job's run raises it (--raise-alerts), once however often it runs.
+	run -0 sr-stat --carrier c1 --raise-alerts
+	run -0 sr-stat --carrier c1 --raise-alerts
 	run -0 sr-admin alerts
 	assert_equal "$(echo "$output" | jq -r 'select(.alert == "amplification") | "\(.carrier) \(.open)"')" "c1 true"
 	# Acknowledged: closed, and audited in the account's stream with who and why.

@@ -62,7 +62,7 @@
     ARGV[6] outcome   ARGV[7] http       ARGV[8] error      ARGV[9] observed
     ARGV[10] retry_after ms              ARGV[11] jitter in [0,1000)
     ARGV[12] blocked reason (gate: interval|lost|rate|paused|breaker|replayed)
-    ARGV[13] stats bucket prefix (a HASH per minute, kept 2 h: out_<outcome> of calls,
+    ARGV[13] stats prefix (includes/stats.lua: out_<outcome> of calls,
              query_<outcome> of queries, finishes, conflicts)
     ARGV[14] class of a retry (throttled|too_frequent|refused|not_sent|auth) or ''
     ARGV[15] when the gate granted the call's slot (Redis ms; '' unknown)
@@ -77,6 +77,7 @@ local rcall = redis.call
 --- @include "now"
 --- @include "edge"
 --- @include "card"
+--- @include "stats"
 local now = serverNow()
 local key = KEYS[1]
 local queues = { KEYS[2], KEYS[3], KEYS[4] }
@@ -88,7 +89,7 @@ local http, err, observed = ARGV[7], ARGV[8], ARGV[9]
 local retryAfter, jitter, blockedWhy = tonumber(ARGV[10]) or 0, tonumber(ARGV[11]), ARGV[12]
 local class, gatedAt, inProgress, account = ARGV[14], tonumber(ARGV[15]), ARGV[16] == '1', ARGV[17]
 local interval, maxlen = s.interval, s.audit_max
-local bucket = ARGV[13] .. math.floor(now / 60000)
+local count = statsCounter(ARGV[13], now)
 
 local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'fails', 'last_call', 'prio',
   'reason', 'scene', 'source', 'called', 'first_fail', 'last_dir', 'dir_changes', 'prev_call',
@@ -112,9 +113,8 @@ local mine = claim == token and ((kind == 'call' and h[10] == token) or
 local live = mine
 if live then
   rcall('ZREM', runningKey, token)
-  rcall('HINCRBY', bucket, (kind == 'query' and 'query_' or 'out_') .. outcome, 1)
-  rcall('HINCRBY', bucket, 'finishes', 1)
-  rcall('EXPIRE', bucket, 7200)
+  count((kind == 'query' and 'query_' or 'out_') .. outcome)
+  count('finishes')
 end
 
 -- One alert per cause until it is acknowledged or resolved: no storms.
@@ -193,7 +193,7 @@ if not mine then
   return { 'stale', tonumber(curVer), 0 } -- not this claim's call: forged, replayed, or lost
 end
 if curVer ~= ver then
-  rcall('HINCRBY', bucket, 'conflicts', 1) -- a newer version was found
+  count('conflicts') -- a newer version was found
   requeue(afterInterval(now))
   audit('stale')
   return { 'stale', tonumber(curVer), 1 }

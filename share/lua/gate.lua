@@ -41,8 +41,8 @@
                 running, burst, aimd_inc, aimd_memory, audit_max)
     ARGV[2]     token        ARGV[3] version      ARGV[4] kind (call|query|judged)
     ARGV[5]     card id (queue member)
-    ARGV[6]     stats bucket prefix, e.g. "polling:carrier:{c17}:stats:" (a HASH per
-                minute, kept 2 h: calls, queries, and cmds, the distinct commands called)
+    ARGV[6]     stats prefix, e.g. "polling:carrier:{c17}:stats:" (includes/stats.lua:
+                calls, queries, and cmds, the distinct commands called)
     ARGV[7]     ahead ms: how far ahead a slot may be granted
     ARGV[8]     resend (1 or 0)
   Output:
@@ -61,6 +61,7 @@ local rcall = redis.call
 --- @include "now"
 --- @include "edge"
 --- @include "card"
+--- @include "stats"
 local now = serverNow()
 local key, edgeKey, limitsKey, runningKey, auditKey = KEYS[1], KEYS[2], KEYS[3], KEYS[7], KEYS[8]
 local queues = { KEYS[4], KEYS[5], KEYS[6] }
@@ -70,7 +71,7 @@ local ahead, resend = tonumber(ARGV[7]), ARGV[8] == '1'
 
 local h = rcall('HMGET', key, 'claim', 'ver', 'last_call', 'prio', 'counted_ver', 'called',
   'action', 'reason', 'scene', 'source')
-local bucket = ARGV[6] .. math.floor(now / 60000)
+local count = statsCounter(ARGV[6], now)
 local lastCall = tonumber(h[3]) or 0
 
 local function audit(event, state, vAfter)
@@ -83,15 +84,14 @@ local function giveBack(why, due)
   cardRelease(key, token, h[6])
   rcall('ZADD', queues[(tonumber(h[4]) or 1) + 1], due, card)
   rcall('ZREM', runningKey, token)
-  rcall('HINCRBY', bucket, why == 'stale' and 'out_superseded' or 'out_blocked', 1)
-  rcall('HINCRBY', bucket, 'finishes', 1)
-  rcall('EXPIRE', bucket, 7200)
+  count(why == 'stale' and 'out_superseded' or 'out_blocked')
+  count('finishes')
   audit('gate:' .. why, 'requeued')
 end
 
 if h[1] ~= token then return { 'lost' } end
 if h[2] ~= ver then
-  rcall('HINCRBY', bucket, 'conflicts', 1) -- a newer version was found
+  count('conflicts') -- a newer version was found
   giveBack('stale', math.max(now, lastCall + s.interval))
   return { 'stale', tonumber(h[2]) }
 end
@@ -102,9 +102,8 @@ if kind == 'judged' then
   -- without reading the audit.
   rcall('HSET', key, 'superseded', h[2])
   rcall('ZREM', runningKey, token)
-  rcall('HINCRBY', bucket, 'out_superseded', 1)
-  rcall('HINCRBY', bucket, 'finishes', 1)
-  rcall('EXPIRE', bucket, 7200)
+  count('out_superseded')
+  count('finishes')
   audit('call:superseded', 'done')
   return { 'done' }
 end
@@ -138,18 +137,17 @@ if kind == 'call' then
   else
     rcall('HSET', key, 'last_call', at, 'prev_call', h[3] or '', 'called', token)
   end
-  rcall('HINCRBY', bucket, 'calls', 1)
+  count('calls')
   if h[5] ~= ver then
     -- The first call of this command: retry amplification is calls / cmds.
     rcall('HSET', key, 'counted_ver', ver)
-    rcall('HINCRBY', bucket, 'cmds', 1)
+    count('cmds')
   end
 else
   -- Only this claim's own query may settle the command (sr-confirm checks).
   rcall('HSET', key, 'queried', token)
-  rcall('HINCRBY', bucket, 'queries', 1)
+  count('queries')
 end
-rcall('EXPIRE', bucket, 7200)
 local lease = at + s.lease
 rcall('HSET', key, 'lease_until', lease)
 rcall('ZADD', queues[(tonumber(h[4]) or 1) + 1], 'XX', lease, card)

@@ -15,9 +15,11 @@
     claimed, confirming, frozen, oldest_due_ms, running, max_running, qps,
     burst, qps_effective_milli (the effective rate x 1000), paused_until_ms
     (0: not paused), breaker (0 closed, 1 open, 2 half-open), breaker_since_ms,
-    breaker_until_ms, flapping, alerts_open, and the window's sums of every
-    counter (calls, queries, cmds, finishes, conflicts, out_<outcome>)
-  Bucket keys are named from ARGV[1]; they carry the account's hash tag.
+    breaker_until_ms, flapping, alerts_open, the window's sums of every
+    counter (calls, queries, cmds, finishes, conflicts, out_<outcome>,
+    query_<outcome>), and every counter since the start as total_<counter>
+  The counters' keys are named from ARGV[1] (includes/stats.lua); they carry
+  the account's hash tag.
 ]]
 local rcall = redis.call
 --- @include "now"
@@ -71,4 +73,6 @@ for m = minute - tonumber(ARGV[2]) + 1, minute do
 end
 table.sort(names)
 for _, n in ipairs(names) do put(n, sums[n]) end
+local total = rcall('HGETALL', ARGV[1] .. 'total')
+for i = 1, #total, 2 do put('total_' .. total[i], tonumber(total[i + 1])) end
 return out
