@@ -5,11 +5,16 @@
 #   make fuzz       the libFuzzer targets, each for FUZZ_SECONDS (60)
 #   make demo       a local Redis, sr-gwsim and a sample of cards, end to end
 #   make bench      benchmarks (bench/), printed as ratios to a baseline
+#   make man        man pages (build/man) from each tool's --help, by help2man
 #   make install PREFIX=/usr/local DESTDIR=
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
-SHAREDIR ?= $(PREFIX)/share/srq
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/srq
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+# sr-gwsim is a test and demo tool, kept out of the production tools' PATH.
+LIBEXECDIR ?= $(PREFIX)/lib/srq
 PKG_CONFIG ?= pkg-config
 CC ?= cc
 
@@ -43,6 +48,10 @@ ifeq ($(FUZZING),1)
 endif
 
 TOOLS = sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-gwsim
+# The production tools, and the cron wrappers (shell scripts in cron/).
+PROD_TOOLS = $(filter-out sr-gwsim,$(TOOLS))
+SCRIPTS = srq-drain srq-expiry-scan
+MANS = $(TOOLS:%=build/man/%.1) $(SCRIPTS:%=build/man/%.1)
 # Every script in share/lua is embedded; includes/ holds the pieces they share.
 LUA = $(sort $(wildcard share/lua/*.lua))
 LUA_INC = $(wildcard share/lua/includes/*.lua)
@@ -148,10 +157,37 @@ test: deps
 	$(MAKE) all
 	SRQ_BIN="$(CURDIR)/build/san/bin" tests/run
 
-install: all
-	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)/lua
-	install -m0755 $(TOOLS:%=bin/%) cron/srq-drain cron/srq-expiry-scan $(DESTDIR)$(BINDIR)
-	install -m0644 $(LUA) $(DESTDIR)$(SHAREDIR)/lua
+# Man pages: each tool's --help (scripts/man-help reshapes it), so a page
+# never says something the tool does not. The NAME line is the summary on
+# the first line of the tool's source.
+man: $(MANS)
+
+man_name = $$(sed -n '1,3s/^\(\/\*\|\#\) $(1) - //p' src/$(1).c cron/$(1) 2>/dev/null | head -1 | \
+	sed 's/[:(].*//; s/\.$$//; s/ *$$//')
+
+$(TOOLS:%=build/man/%.1): build/man/%.1: bin/% scripts/man-help
+	@mkdir -p build/man
+	help2man --no-info --section 1 --name "$(call man_name,$*)" --output $@ "scripts/man-help $<"
+
+$(SCRIPTS:%=build/man/%.1): build/man/%.1: cron/% scripts/man-help $(TOOLS:%=bin/%)
+	@mkdir -p build/man
+	PATH="$(CURDIR)/bin:$$PATH" help2man --no-info --section 1 --name "$(call man_name,$*)" \
+		--output $@ "scripts/man-help $<"
+
+# The production tools and the cron wrappers in BINDIR; sr-gwsim apart in
+# LIBEXECDIR; man pages; bash completion (one file, linked under every
+# tool's name, which is how bash-completion finds it); the README and the
+# crontab example as documentation. The Lua scripts are compiled into the
+# binaries: nothing else is read at run time.
+install: all man
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(COMPLETIONDIR)
+	install -m0755 $(PROD_TOOLS:%=bin/%) $(SCRIPTS:%=cron/%) $(DESTDIR)$(BINDIR)
+	install -m0755 bin/sr-gwsim $(DESTDIR)$(LIBEXECDIR)
+	install -m0644 $(MANS) $(DESTDIR)$(MANDIR)/man1
+	install -m0644 README.md cron/crontab.example $(DESTDIR)$(DOCDIR)
+	install -m0644 share/bash-completion/srq $(DESTDIR)$(COMPLETIONDIR)/srq
+	for t in $(PROD_TOOLS) $(SCRIPTS); do ln -sf srq $(DESTDIR)$(COMPLETIONDIR)/$$t; done
 
 demo: deps
 	$(MAKE) all
@@ -166,5 +202,5 @@ bench: all
 clean:
 	rm -rf build bin src/sr_lua_gen.c src/sr_lua_gen.h src/sr_profile_gen.c
 
-.PHONY: all deps unit fuzz fuzz-bin fuzz-smoke test install demo bench clean
+.PHONY: all deps unit fuzz fuzz-bin fuzz-smoke test man install demo bench clean
 .SECONDARY:

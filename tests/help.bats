@@ -14,7 +14,7 @@ teardown() {
 }
 
 @test "every tool: --help, --version, and exit 2 on a bad flag" {
-	for t in sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep; do
+	for t in sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-gwsim; do
 		run -0 "$t" --help
 		[[ $output == *"usage: $t"* ]] || { echo "$t: no usage line"; false; }
 		[[ $output == *"Exit:"* ]] || { echo "$t: no exit codes"; false; }
@@ -25,6 +25,15 @@ teardown() {
 	done
 	run -0 sr-gwsim --help
 	assert_output --partial 'usage: sr-gwsim'
+	# The cron wrappers answer --help too, instead of running.
+	for t in srq-drain srq-expiry-scan; do
+		run -0 "$PROJECT_ROOT/cron/$t" --help
+		assert_line --index 0 "usage: $t"
+		assert_output --partial 'Exit:'
+		run -0 "$PROJECT_ROOT/cron/$t" --version
+		assert_output --regexp "^$t [0-9]+\.[0-9]+\.[0-9]+$"
+		run -2 "$PROJECT_ROOT/cron/$t" --no-such-flag
+	done
 }
 
 @test "sr-admin --table prints aligned columns for people" {
