@@ -93,11 +93,11 @@ card_record(const char *account, const char *card, redisReply *h, int in_frozen,
 
 	if (!field(h, F_ACTION))
 		return NULL; /* finished since it was listed */
-	if (in_frozen || field(h, F_FROZEN))
+	if (in_frozen || num(h, F_FROZEN) > 0)
 		state = "frozen";
 	else if (field(h, F_CLAIM) && num(h, F_LEASE) > now)
 		state = "claimed";
-	else if (field(h, F_CONFIRMING))
+	else if (num(h, F_CONFIRMING) > 0) /* "0": its query saw the call had not applied */
 		state = "confirming";
 	else if (due <= now)
 		state = "due";

@@ -348,8 +348,19 @@ append_read_facts(struct req *reqs, int n)
 		struct req *r = &reqs[i];
 		const char *dev = r->facts ? sr_jstr(r->facts, "device") : NULL;
 
-		if (r->st != ST_PENDING || r->is_device)
+		if (r->st != ST_PENDING)
 			continue;
+		if (r->is_device) {
+			/* Does the mirror know the device? (Only asked when the
+			 * request brings no facts of its own.) */
+			char key2[SR_KEY_MAX];
+			const char *argv[] = { "EXISTS", sr_key_device_cards(key, cfg.prefix, r->device),
+				sr_key_device_facts(key2, cfg.prefix, r->device) };
+
+			if (!r->facts)
+				sr_redis_append(&rds, 3, argv, NULL);
+			continue;
+		}
 		{
 			const char *argv[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, r->card) };
 
@@ -385,10 +396,18 @@ read_facts(struct batch *b)
 	for (int i = 0; i < n; i++) {
 		struct req *r = &reqs[i];
 
-		if (r->st != ST_PENDING || r->is_device)
+		if (r->st != ST_PENDING || (r->is_device && r->facts))
 			continue;
 		if (!(rep = sr_redis_reply(&rds)))
 			return -1;
+		if (r->is_device) {
+			/* Answered like an unknown card: nothing to evaluate. */
+			if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0)
+				reject(r, "no cards or facts known for this device: load them with sr-asset "
+				    "or send \"facts\"%s", "");
+			freeReplyObject(rep);
+			continue;
+		}
 		sr_card_facts_load(&r->cf, rep);
 		freeReplyObject(rep);
 		if (r->dev_fetched) {

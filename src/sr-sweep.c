@@ -248,13 +248,15 @@ do_sweep(void)
 
 
 /* Retention by time: entries older than SRQ_AUDIT_DAYS leave every
- * account's audit and alert streams (a stream id is its time). */
-static void
+ * account's audit and alert streams (a stream id is its time). Returns
+ * SR_EX_BACKEND when Redis refused a trim (said on stderr), else 0. */
+static int
 trim_by_age(void)
 {
 	redisReply *acc = accounts();
 	int64_t now = sr_redis_time_ms(&rds);
 	char minid[32];
+	int status = SR_EX_OK;
 
 	if (now < 0)
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
@@ -264,10 +266,18 @@ trim_by_age(void)
 			char key[SR_KEY_MAX];
 			const char *argv[] = { "XTRIM", sr_key_account(key, cfg.prefix, acc->element[a]->str,
 				s ? "alerts" : "audit"), "MINID", minid };
+			redisReply *rep = sr_redis_cmd(&rds, 4, argv);
 
-			freeReplyObject(cmd(4, argv));
+			if (!rep)
+				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+			if (rep->type == REDIS_REPLY_ERROR) {
+				sr_warn("trimming %s failed: %s", key, rep->str);
+				status = SR_EX_BACKEND;
+			}
+			freeReplyObject(rep);
 		}
 	freeReplyObject(acc);
+	return status;
 }
 
 int
@@ -302,8 +312,7 @@ main(int argc, char *argv[])
 	}
 	sr_no_operands(argc, argv, usage);
 	sr_redis_open(&rds, &cfg);
-	status = do_sweep();
-	trim_by_age();
+	status = sr_worst(do_sweep(), trim_by_age());
 	sr_redis_close(&rds);
 	return sr_finish(status);
 }

@@ -53,6 +53,19 @@ req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
 	assert_equal "$(rcli ZCARD t:carrier:{c2}:stop_resume)" 1
 }
 
+@test "a device nobody knows is answered like an unknown card: rejected, nothing queued" {
+	printf '{"card":"K1","carrier":"c1","device":"D1","pkg_expires_at":%d}\n' "$FUTURE" | sr-asset >/dev/null
+	run -1 --separate-stderr sr-enqueue < <(
+		echo '{"device":"DNONE","scene":"device"}'                          # unknown, no facts
+		echo '{"device":"D1","scene":"device"}'                             # its cards are known
+		echo '{"device":"D2","scene":"device","facts":{"disabled":1}}'      # brings its facts
+	)
+	assert_equal "$(jq -r .status <<<"$output" | tr '\n' ' ')" "rejected device_queued device_queued "
+	assert_line --index 0 --partial 'no cards or facts known for this device'
+	[[ $stderr == *"line 1: no cards or facts known for this device"* ]]
+	assert_equal "$(rcli --scan --pattern 't:device_eval:*DNONE*')" ''
+}
+
 @test "a request naming a carrier that does not own the card is rejected" {
 	run -0 sr-enqueue < <(req C1 c1 package_expired "$PAST")
 	run -1 --separate-stderr sr-enqueue < <(req C1 c9 package_expired "$PAST")
