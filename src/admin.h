@@ -18,16 +18,14 @@ redisReply *cmd(int argc, const char **argv);
 json_t *hash_obj(redisReply *rep);
 /* A field as a number, whether a number or a numeric string (0: absent). */
 double jnum(json_t *o, const char *k);
-/* Set "state" and the "why" sentence of a record. */
-void say(json_t *o, const char *state, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* admin_account.c */
 /* The account's state (stat.lua: limits, effective rate, pause, breaker,
  * queue sizes) as a record, with its profile's name. */
 json_t *account_state(const char *carrier);
-/* If the account holds its calls (paused, breaker open), or, for a due
- * command, paces them (its next slot is ahead), say so in o and return 1. */
-int account_why(json_t *o, const char *carrier, long long now, int due);
+/* What sr_why needs to know of an account (its pause, breaker, limits and
+ * pace), read once per account. */
+const struct sr_why_account *account_why_load(const char *carrier);
 int admin_limits(int argc, char **argv);
 int admin_pause(int argc, char **argv);
 int admin_resume(int argc, char **argv);

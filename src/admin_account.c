@@ -52,61 +52,59 @@ account_state(const char *carrier)
 	return o;
 }
 
-int
-account_why(json_t *o, const char *carrier, long long now, int due)
+/* What sr_why needs of the account, read once per account per run (why -
+ * over many cards of one account reads it once). Its strings live as long
+ * as the process. */
+const struct sr_why_account *
+account_why_load(const char *carrier)
 {
-	char key[SR_KEY_MAX];
+	static struct cache {
+		struct sr_why_account a;
+		json_t *edge, *state;
+	} *cache;
+	static size_t ncache;
+	char key[SR_KEY_MAX], lkey[SR_KEY_MAX];
 	const char *argv[] = { "HGETALL", sr_key_account(key, cfg.prefix, carrier, "edge") };
-	redisReply *rep = cmd(2, argv);
-	json_t *e = hash_obj(rep), *st, *lim;
-	char lkey[SR_KEY_MAX];
 	const char *largv[] = { "HGETALL", sr_key_account(lkey, cfg.prefix, carrier, "limits") };
-	const char *s;
-	int said = 1;
+	struct sr_why_account *a;
+	redisReply *rep;
+	json_t *e, *lim;
 
+	for (size_t i = 0; i < ncache; i++)
+		if (!strcmp(cache[i].a.name, carrier))
+			return &cache[i].a;
+	cache = sr_realloc(cache, (ncache + 1) * sizeof *cache);
+	a = &cache[ncache].a;
+	memset(a, 0, sizeof *a);
+	a->name = sr_strdup(carrier);
+	e = hash_obj(rep = cmd(2, argv));
 	freeReplyObject(rep);
 	lim = hash_obj(rep = cmd(2, largv));
 	freeReplyObject(rep);
-	if ((json_object_get(lim, "qps") && jnum(lim, "qps") < 1) ||
-	    (json_object_get(lim, "running") && jnum(lim, "running") < 1)) {
-		say(o, "paused", "a per-account limit below 1 (%s) stops every call to the account %s: "
-		    "set it with 'sr-admin limits', or use 'sr-admin pause' and 'resume'",
-		    json_object_get(lim, "qps") && jnum(lim, "qps") < 1 ? "qps" : "running", carrier);
-	} else if ((s = json_string_value(json_object_get(e, "pause_until"))) && atoll(s) > now) {
-		long long until = atoll(s);
-
-		say(o, "paused", "the account %s is paused%s%s by %s: %s", carrier,
-		    until >= 253402300799000LL ? " until resumed" : " until ", until >= 253402300799000LL ?
-		    "" : sr_when(until, now), sr_jstr(e, "pause_who") ? sr_jstr(e, "pause_who") : "?",
-		    sr_jstr(e, "pause_why") ? sr_jstr(e, "pause_why") : "");
-	} else if ((s = json_string_value(json_object_get(e, "brk_until")))) {
-		long long until = atoll(s);
-
-		if (json_object_get(e, "brk_manual"))
-			say(o, "breaker", "account breaker open since %s (%s): no call until it is closed "
-			    "('sr-admin breaker %s close')", sr_when(atoll(sr_jstr(e, "brk_since") ?
-			    sr_jstr(e, "brk_since") : "0"), now), sr_jstr(e, "brk_why"),
-			    carrier);
-		else if (until > now)
-			say(o, "breaker", "account breaker open since %s: %s; a probe call goes at %s",
-			    sr_when(atoll(sr_jstr(e, "brk_since") ? sr_jstr(e, "brk_since") : "0"), now),
-			    sr_jstr(e, "brk_why") ? sr_jstr(e, "brk_why") : "", sr_when(until, now));
-		else
-			say(o, "breaker", "account breaker half-open since %s: one probe call decides "
-			    "(opened at %s: %s)", sr_when(until, now),
-			    sr_when(atoll(sr_jstr(e, "brk_since") ? sr_jstr(e, "brk_since") : "0"), now),
-			    sr_jstr(e, "brk_why") ? sr_jstr(e, "brk_why") : "");
-	} else if (due && (s = json_string_value(json_object_get(e, "tat"))) && atof(s) > now + 1) {
-		st = account_state(carrier);
-		say(o, "rate", "due, waiting for the account's pace: its next call may leave at %s "
-		    "(%.2f calls/s now, limit %lld)", sr_when((int64_t)atof(s), now), json_real_value(json_object_get(st,
-		    "qps_effective")), sr_jint(st, "qps", 0));
-		json_decref(st);
-	} else
-		said = 0;
-	json_decref(e);
+	if (json_object_get(lim, "qps") && jnum(lim, "qps") < 1)
+		a->limit_below_1 = "qps";
+	else if (json_object_get(lim, "running") && jnum(lim, "running") < 1)
+		a->limit_below_1 = "running";
 	json_decref(lim);
-	return said;
+	a->pause_until = (long long)jnum(e, "pause_until");
+	a->pause_who = sr_jstr(e, "pause_who");
+	a->pause_why = sr_jstr(e, "pause_why");
+	a->brk_until = (long long)jnum(e, "brk_until");
+	a->brk_since = (long long)jnum(e, "brk_since");
+	a->brk_manual = json_object_get(e, "brk_manual") != NULL;
+	a->brk_why = sr_jstr(e, "brk_why");
+	a->next_slot = (long long)jnum(e, "tat");
+	cache[ncache].edge = e;
+	cache[ncache].state = NULL;
+	if (a->next_slot > 0) { /* the pace's figures, for the rate sentence */
+		json_t *st = account_state(carrier);
+
+		a->qps_effective = jnum(st, "qps_effective");
+		a->qps = (long)jnum(st, "qps");
+		cache[ncache].state = st;
+	}
+	ncache++;
+	return a;
 }
 
 static void

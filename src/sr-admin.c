@@ -12,7 +12,6 @@
  * who (SUDO_USER, or the effective user) and why (--reason). Output is JSONL.
  */
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -299,26 +298,17 @@ do_show(const char *card)
 	return SR_EX_OK;
 }
 
-void
-say(json_t *o, const char *state, const char *fmt, ...)
-{
-	char buf[320];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	json_object_set_new(o, "state", json_string(state));
-	json_object_set_new(o, "why", json_string(buf));
-}
-
 static int
 do_why(const char *card)
 {
-	char *carrier = card_carrier(card), key[SR_KEY_MAX];
+	char *carrier = card_carrier(card), key[SR_KEY_MAX], sentence[400];
 	json_t *s, *c, *o;
-	long long now, due, lease, fails, last;
-	const char *action;
+	long long now;
+	struct sr_card_facts cf;
+	struct sr_device_facts df;
+	struct sr_judgment j;
+	struct sr_why_card w;
+	const char *state;
 
 	if (!carrier) {
 		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
@@ -327,20 +317,31 @@ do_why(const char *card)
 	o = json_object();
 	s = card_state(card, carrier, &now, 0);
 	c = json_object_get(s, "command");
-	action = sr_jstr(c, "action");
-	due = sr_jint(s, "due_ms", 0);
-	lease = hint(c, "lease_until");
-	fails = hint(c, "fails");
-	last = hint(c, "last_call");
+	memset(&w, 0, sizeof w);
+	w.card = card;
+	w.action = sr_jstr(c, "action");
+	w.superseded = hint(c, "superseded");
+	w.frozen = hint(c, "frozen") != 0;
+	w.frozen_who = sr_jstr(c, "frozen_who");
+	w.frozen_why = sr_jstr(c, "frozen_why");
+	w.frozen_at = sr_jint(s, "frozen_ms", 0);
+	w.fails = hint(c, "fails");
+	w.first_fail = hint(c, "first_fail");
+	w.last_error = sr_jstr(c, "last_error");
+	w.claim = sr_jstr(c, "claim");
+	w.lease_until = hint(c, "lease_until");
+	w.called = sr_jstr(c, "called") != NULL;
+	w.confirming = hint(c, "confirming") != 0;
+	w.due = sr_jint(s, "due_ms", 0);
+	w.last_call = hint(c, "last_call");
+	w.interval_ms = sr_account(&cfg, carrier)->interval_ms;
 	json_object_set_new(o, "card", json_string(card));
 	json_object_set_new(o, "carrier", json_string(carrier));
 	json_object_set_new(o, "ver", json_integer(hint(c, "ver")));
-	if (action)
-		json_object_set_new(o, "action", json_string(action));
-	if (!action) {
-		struct sr_card_facts cf;
-		struct sr_device_facts df;
-		struct sr_judgment j;
+	if (w.action)
+		json_object_set_new(o, "action", json_string(w.action));
+	else {
+		/* No command: what the judgment says now. */
 		const char *a[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, card) };
 		redisReply *rep = cmd(2, a);
 
@@ -354,49 +355,13 @@ do_why(const char *card)
 			freeReplyObject(rep);
 		}
 		j = sr_judge(&cf, cf.device[0] ? &df : NULL, now / 1000);
+		w.judged = &j;
+		w.status = cf.status;
 		json_object_set_new(o, "judged", json_string(j.reason));
-		if (hint(c, "superseded"))
-			say(o, "superseded", "no command: version %lld was superseded before its call (the "
-			    "judgment now says %s)", hint(c, "superseded"), j.reason);
-		else if (j.want == SR_WANT_NONE)
-			say(o, "no_command", "no command: the judgment says %s (target %s, last known status %s%s%s)",
-			    j.reason, j.target_stopped ? "stopped" : "active", cf.status[0] ? cf.status : "unknown",
-			    !strcmp(cf.stopped_by, "manual") ? ", stopped by hand: never auto-resumed" : "", "");
-		else
-			say(o, "not_queued", "no command queued, but the judgment wants %s (%s): send a request "
-			    "(sr-enqueue) to queue it", sr_want_name(j.want), j.reason);
-	} else if (hint(c, "frozen") && sr_jstr(c, "frozen_who")) {
-		/* Frozen by hand: by whom, when and why. */
-		say(o, "frozen", "frozen by %s at %s: %s; 'sr-admin retry %s' unfreezes it",
-		    sr_jstr(c, "frozen_who"), sr_when(sr_jint(s, "frozen_ms", 0), now),
-		    sr_jstr(c, "frozen_why") ? sr_jstr(c, "frozen_why") : "", card);
-	} else if (hint(c, "frozen")) {
-		say(o, "frozen", "frozen after %lld failures (the first at %s); last error: %s; "
-		    "'sr-admin retry %s' unfreezes it", fails, sr_when(hint(c, "first_fail"), now),
-		    sr_jstr(c, "last_error") ? sr_jstr(c, "last_error") : "none", card);
-	} else if (lease > now && sr_jstr(c, "claim")) {
-		say(o, "claimed", "claimed by a live lease until %s (token %s)%s", sr_when(lease, now),
-		    sr_jstr(c, "claim"), sr_jstr(c, "called") ? ": its call is in flight" : "");
-	} else if (account_why(o, carrier, now, 0)) {
-		/* the account holds every call: paused, or its breaker */
-	} else if (hint(c, "confirming")) {
-		say(o, "confirming", "confirming an unknown result: a status query is due %s %s",
-		    due > now ? "at" : "since", sr_when(due, now));
-	} else if (due > now && last && due <= last + sr_account(&cfg, carrier)->interval_ms && !fails) {
-		say(o, "interval", "waiting for the card's interval: last call at %s, next allowed at %s",
-		    sr_when(last, now), sr_when(last + sr_account(&cfg, carrier)->interval_ms, now));
-	} else if (due > now && fails) {
-		say(o, "backoff", "backing off after %lld consecutive failures until %s; last error: %s",
-		    fails, sr_when(due, now), sr_jstr(c, "last_error") ? sr_jstr(c, "last_error") : "none");
-	} else if (due > now && sr_jstr(c, "last_error")) {
-		say(o, "refused", "the carrier refused its last call without applying it (%s): not a "
-		    "failure of the card; it goes again at %s", sr_jstr(c, "last_error"), sr_when(due, now));
-	} else if (due > now) {
-		say(o, "scheduled", "due at %s", sr_when(due, now));
-	} else if (!account_why(o, carrier, now, 1)) {
-		say(o, "due", "due now (since %s): waiting for a dispatcher (sr-claim | sr-exec)",
-		    sr_when(due, now));
 	}
+	state = sr_why(&w, account_why_load(carrier), now, sentence, sizeof sentence);
+	json_object_set_new(o, "state", json_string(state));
+	json_object_set_new(o, "why", json_string(sentence));
 	json_object_set_new(o, "details", s);
 	sr_out(o);
 	free(carrier);

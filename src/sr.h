@@ -396,6 +396,40 @@ const char *sr_want_name(enum sr_want w);
 int sr_action_still_wanted(const char *action, const struct sr_card_facts *card,
     const struct sr_judgment *j);
 
+/* ------------------------------------------------------------------ sr_why.c */
+/* What sr-admin why looks at, read from Redis beforehand (times in Redis ms). */
+struct sr_why_card {
+	const char *card;
+	const char *action;              /* NULL: no command */
+	const struct sr_judgment *judged; /* with no command: the judgment now */
+	const char *status;              /* with no command: the facts' status */
+	long long superseded;            /* the version re-judged away before its call, or 0 */
+	int frozen;
+	const char *frozen_who, *frozen_why; /* frozen by hand */
+	long long frozen_at, fails, first_fail;
+	const char *last_error;
+	const char *claim;
+	long long lease_until;
+	int called, confirming;
+	long long due, last_call, interval_ms;
+};
+struct sr_why_account {
+	const char *name;
+	const char *limit_below_1;       /* "qps" or "running" when set below 1, else NULL */
+	long long pause_until;           /* 0: not paused */
+	const char *pause_who, *pause_why;
+	long long brk_until, brk_since;  /* brk_until 0: breaker closed */
+	int brk_manual;
+	const char *brk_why;
+	long long next_slot;             /* the pace: when its next call may leave */
+	double qps_effective;
+	long qps;
+};
+/* Why the card is, or is not, about to be changed: its state (interval,
+ * frozen, due, ...; README: Operations) and a sentence in buf. Pure. */
+const char *sr_why(const struct sr_why_card *c, const struct sr_why_account *a, long long now,
+    char *buf, size_t n);
+
 /* -------------------------------------------------------------- sr_profile.c */
 
 /* A carrier profile (README, "Carrier profiles"). Numbers are -1 when the

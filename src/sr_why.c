@@ -1,0 +1,121 @@
+/* sr_why.c - why a card is, or is not, about to be changed: one state and one
+ * sentence an on-call engineer can act on (sr-admin why).
+ *
+ * Pure: everything it looks at is read beforehand (struct sr_why_card and
+ * struct sr_why_account, filled by sr-admin from Redis); no I/O, and the
+ * clock is the caller's `now` (Redis's). So every state is unit-tested as a
+ * table (tests/unit/test_why.c). The order of the checks is the order in
+ * which they hold a card back: a frozen command waits for an operator
+ * whatever else is true; a live claim is in someone's hands; an account that
+ * holds every call (paused, a limit of 0, its breaker) holds this one; then
+ * the card's own reasons (confirming, its interval, a backoff, a refusal);
+ * then the account's pace. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sr.h"
+
+/* Pause ends this far out mean "until resumed" (year 9999). */
+#define SR_FOREVER_MS 253402300799000LL
+
+static const char *say(char *buf, size_t n, const char *state, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static const char *
+say(char *buf, size_t n, const char *state, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, n, fmt, ap);
+	va_end(ap);
+	return state;
+}
+
+#define S(s) ((s) ? (s) : "")
+
+/* The account holds every call (a limit below 1, a pause, the breaker), or,
+ * for a due command, paces it: its state, or NULL. */
+static const char *
+account_holds(const struct sr_why_account *a, long long now, int due, char *buf, size_t n)
+{
+	if (a->limit_below_1)
+		return say(buf, n, "paused", "a per-account limit below 1 (%s) stops every call to the "
+		    "account %s: set it with 'sr-admin limits', or use 'sr-admin pause' and 'resume'",
+		    a->limit_below_1, a->name);
+	if (a->pause_until > now)
+		return say(buf, n, "paused", "the account %s is paused%s%s by %s: %s", a->name,
+		    a->pause_until >= SR_FOREVER_MS ? " until resumed" : " until ",
+		    a->pause_until >= SR_FOREVER_MS ? "" : sr_when(a->pause_until, now),
+		    a->pause_who ? a->pause_who : "?", S(a->pause_why));
+	if (a->brk_until && a->brk_manual)
+		return say(buf, n, "breaker", "account breaker open since %s (%s): no call until it is "
+		    "closed ('sr-admin breaker %s close')", sr_when(a->brk_since, now), S(a->brk_why),
+		    a->name);
+	if (a->brk_until && a->brk_until > now)
+		return say(buf, n, "breaker", "account breaker open since %s: %s; a probe call goes at %s",
+		    sr_when(a->brk_since, now), S(a->brk_why), sr_when(a->brk_until, now));
+	if (a->brk_until)
+		return say(buf, n, "breaker", "account breaker half-open since %s: one probe call decides "
+		    "(opened at %s: %s)", sr_when(a->brk_until, now), sr_when(a->brk_since, now),
+		    S(a->brk_why));
+	if (due && a->next_slot > now + 1)
+		return say(buf, n, "rate", "due, waiting for the account's pace: its next call may leave "
+		    "at %s (%.2f calls/s now, limit %ld)", sr_when(a->next_slot, now), a->qps_effective,
+		    a->qps);
+	return NULL;
+}
+
+const char *
+sr_why(const struct sr_why_card *c, const struct sr_why_account *a, long long now, char *buf,
+    size_t n)
+{
+	const char *held;
+
+	if (!c->action) {
+		const struct sr_judgment *j = c->judged;
+
+		if (c->superseded)
+			return say(buf, n, "superseded", "no command: version %lld was superseded before its "
+			    "call (the judgment now says %s)", c->superseded, j->reason);
+		if (j->want == SR_WANT_NONE)
+			return say(buf, n, "no_command", "no command: the judgment says %s (target %s, last "
+			    "known status %s%s)", j->reason, j->target_stopped ? "stopped" : "active",
+			    c->status && *c->status ? c->status : "unknown",
+			    j->manual ? ", stopped by hand: never auto-resumed" : "");
+		return say(buf, n, "not_queued", "no command queued, but the judgment wants %s (%s): send "
+		    "a request (sr-enqueue) to queue it", sr_want_name(j->want), j->reason);
+	}
+	if (c->frozen && c->frozen_who)
+		return say(buf, n, "frozen", "frozen by %s at %s: %s; 'sr-admin retry %s' unfreezes it",
+		    c->frozen_who, sr_when(c->frozen_at, now), S(c->frozen_why), c->card);
+	if (c->frozen)
+		return say(buf, n, "frozen", "frozen after %lld failures (the first at %s); last error: "
+		    "%s; 'sr-admin retry %s' unfreezes it", c->fails, sr_when(c->first_fail, now),
+		    c->last_error ? c->last_error : "none", c->card);
+	if (c->claim && c->lease_until > now)
+		return say(buf, n, "claimed", "claimed by a live lease until %s (token %s)%s",
+		    sr_when(c->lease_until, now), c->claim, c->called ? ": its call is in flight" : "");
+	if ((held = account_holds(a, now, 0, buf, n)))
+		return held;
+	if (c->confirming)
+		return say(buf, n, "confirming", "confirming an unknown result: a status query is due %s %s",
+		    c->due > now ? "at" : "since", sr_when(c->due, now));
+	if (c->due > now && c->last_call && c->due <= c->last_call + c->interval_ms && !c->fails)
+		return say(buf, n, "interval", "waiting for the card's interval: last call at %s, next "
+		    "allowed at %s", sr_when(c->last_call, now), sr_when(c->last_call + c->interval_ms, now));
+	if (c->due > now && c->fails)
+		return say(buf, n, "backoff", "backing off after %lld consecutive failures until %s; last "
+		    "error: %s", c->fails, sr_when(c->due, now), c->last_error ? c->last_error : "none");
+	if (c->due > now && c->last_error)
+		return say(buf, n, "refused", "the carrier refused its last call without applying it "
+		    "(%s): not a failure of the card; it goes again at %s", c->last_error,
+		    sr_when(c->due, now));
+	if (c->due > now)
+		return say(buf, n, "scheduled", "due at %s", sr_when(c->due, now));
+	if ((held = account_holds(a, now, 1, buf, n)))
+		return held;
+	return say(buf, n, "due", "due now (since %s): waiting for a dispatcher (sr-claim | sr-exec)",
+	    sr_when(c->due, now));
+}
