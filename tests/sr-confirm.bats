@@ -44,6 +44,13 @@ stop_request() {
 	assert_equal "$(wc -l <"$T/gw.log")" 1
 	run rcli XRANGE 't:carrier:{c1}:alerts' - +
 	assert_line permanent
+	assert_equal "$(sr-admin alerts | jq -r 'select(.open) | .alert')" permanent
+	# The card was renewed meanwhile: the frozen stop is cancelled, and its
+	# alert is resolved with it (nothing is left for an operator to do).
+	printf '{"card":"F2","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$(($(date +%s) + 86400))" | sr-enqueue >/dev/null
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:frozen')" 0
+	assert_equal "$(sr-admin alerts | jq -r 'select(.open) | .alert')" ''
 }
 
 @test "bad result lines are rejected with line numbers; upstream errors are not applied" {

@@ -50,9 +50,7 @@ elseif op == 'freeze' then
   for q = 1, 3 do rcall('ZREM', queues[q], card) end
   rcall('ZADD', frozenKey, now, card)
 elseif op == 'drop' then
-  after = rcall('HINCRBY', key, 'ver', 1)
-  cardFinish(key, queues, card, confirmingKey, openKey)
-  rcall('ZREM', frozenKey, card)
+  after = cardCancel(key, queues, card, frozenKey, confirmingKey, openKey)
 else
   return redis.error_reply('unknown operation ' .. op)
 end

@@ -23,6 +23,7 @@
     raise: the new alert's id, or 1 if it was already open; resolve: 0;
     ack: the cause acknowledged, or false if no open alert has that id
 ]]
+--- @include "alert"
 local openKey, alertKey, auditKey = KEYS[1], KEYS[2], KEYS[3]
 local op, account = ARGV[1], ARGV[2]
 
@@ -30,12 +31,8 @@ if op == 'resolve' then
   redis.call('HDEL', openKey, ARGV[3])
   return 0
 elseif op == 'raise' then
-  local cause = ARGV[3]
-  if redis.call('HEXISTS', openKey, cause) == 1 then return 1 end
-  local id = redis.call('XADD', alertKey, 'MAXLEN', '~', 10000, '*', 'alert', ARGV[4],
-    'account', account, 'value', ARGV[5], 'threshold', ARGV[6])
-  redis.call('HSET', openKey, cause, id)
-  return id
+  return alertOnce(openKey, alertKey, ARGV[3], { 'alert', ARGV[4], 'account', account,
+    'value', ARGV[5], 'threshold', ARGV[6] }) or 1
 elseif op == 'ack' then
   local open = redis.call('HGETALL', openKey)
   for i = 1, #open, 2 do

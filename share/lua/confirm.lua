@@ -78,6 +78,7 @@ local rcall = redis.call
 --- @include "edge"
 --- @include "card"
 --- @include "stats"
+--- @include "alert"
 local now = serverNow()
 local key = KEYS[1]
 local queues = { KEYS[2], KEYS[3], KEYS[4] }
@@ -117,14 +118,8 @@ if live then
   count('finishes')
 end
 
--- One alert per cause until it is acknowledged or resolved: no storms.
-local function alert(kindOf, cause, fields)
-  if rcall('HEXISTS', openKey, cause) == 1 then return end
-  local id = rcall('XADD', alertKey, 'MAXLEN', '~', 10000, '*', unpack(fields))
-  rcall('HSET', openKey, cause, id)
-end
 local function cardAlert(kindOf, n, extra)
-  alert(kindOf, kindOf .. ':' .. card, { 'card', card, 'ver', curVer or ver, 'alert', kindOf,
+  alertOnce(openKey, alertKey, kindOf .. ':' .. card, { 'card', card, 'ver', curVer or ver, 'alert', kindOf,
     'action', action or '', 'fails', n or 0, 'error', err, 'http', http, 'detail', extra or '' })
 end
 local function auditAccount(event, ...)
@@ -149,7 +144,7 @@ if live then
   local why = err ~= '' and err or ('HTTP ' .. http)
   local change = edgeResult(edgeKey, e, token, verdict, now, s, why, class == 'auth')
   if change == 'opened' then
-    alert('breaker', 'breaker:' .. account, { 'card', '', 'alert', 'breaker', 'account', account,
+    alertOnce(openKey, alertKey, 'breaker:' .. account, { 'card', '', 'alert', 'breaker', 'account', account,
       'error', err, 'http', http, 'detail', 'calls to the account stopped until a probe succeeds' })
     auditAccount('breaker:opened', 'why', why)
   elseif change == 'reopened' then

@@ -24,6 +24,7 @@
 local rcall = redis.call
 --- @include "now"
 --- @include "edge"
+--- @include "alert"
 local now = serverNow()
 local key, edgeKey, auditKey, alertKey, openKey = KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6]
 local s = cjson.decode(ARGV[1])
@@ -45,12 +46,9 @@ if outcome == 'unknown' or (outcome == 'retry' and (class == 'not_sent' or class
   verdict = 'fail'
 end
 if edgeResult(edgeKey, e, '', verdict, now, s, err, class == 'auth') == 'opened' then
-  if rcall('HEXISTS', openKey, 'breaker:' .. account) == 0 then
-    local id = rcall('XADD', alertKey, 'MAXLEN', '~', 10000, '*', 'card', '', 'alert', 'breaker',
-      'account', account, 'error', err, 'http', http,
-      'detail', 'calls to the account stopped until a probe succeeds')
-    rcall('HSET', openKey, 'breaker:' .. account, id)
-  end
+  alertOnce(openKey, alertKey, 'breaker:' .. account, { 'card', '', 'alert', 'breaker',
+    'account', account, 'error', err, 'http', http,
+    'detail', 'calls to the account stopped until a probe succeeds' })
   rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'breaker:opened',
     'why', err)
 end

@@ -29,7 +29,9 @@
     KEYS[4]     frozen commands (ZSET card -> frozen at ms)
     KEYS[5]     audit stream of the account
     KEYS[6]     confirming commands (SET card)
-    KEYS[6+i]   command hash of card i (see README "Redis layout")
+    KEYS[7]     open alerts (HASH cause -> alert id): a cancelled command's
+                card alerts are resolved
+    KEYS[7+i]   command hash of card i (see README "Redis layout")
     ARGV[1]     min interval between state-change calls of a card, ms
     ARGV[2]     audit stream cap (approximate MAXLEN)
     then 8 ARGV per card i, in KEYS order:
@@ -42,15 +44,13 @@
   All keys share the account's hash tag.
 ]]
 local rcall = redis.call
-local t = rcall('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "now"
+--- @include "card"
+local now = serverNow()
 local interval = tonumber(ARGV[1])
 local maxlen = ARGV[2]
 local queues = { KEYS[1], KEYS[2], KEYS[3] }
-local frozenKey, auditKey, confirmingKey = KEYS[4], KEYS[5], KEYS[6]
-local cmdFields = { 'action', 'reason', 'scene', 'source', 'prio', 'fails', 'first_fail',
-  'last_error', 'last_http', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called',
-  'frozen_who', 'frozen_why', 'superseded' }
+local frozenKey, auditKey, confirmingKey, openKey = KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local out = {}
 
 local function audit(card, vb, va, event, action, reason, scene, source)
@@ -59,8 +59,8 @@ local function audit(card, vb, va, event, action, reason, scene, source)
     'source', source)
 end
 
-for i = 1, #KEYS - 6 do
-  local key = KEYS[6 + i]
+for i = 1, #KEYS - 7 do
+  local key = KEYS[7 + i]
   local a = 2 + (i - 1) * 8
   local card, want, target, reason, scene, source, prio, manual =
     ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6],
@@ -79,11 +79,7 @@ for i = 1, #KEYS - 6 do
   end
   if want == 'none' then
     if action then
-      local nv = rcall('HINCRBY', key, 'ver', 1)
-      rcall('HDEL', key, unpack(cmdFields))
-      for q = 1, 3 do rcall('ZREM', queues[q], card) end
-      rcall('ZREM', frozenKey, card)
-      rcall('SREM', confirmingKey, card)
+      local nv = cardCancel(key, queues, card, frozenKey, confirmingKey, openKey)
       audit(card, ver, nv, 'cancelled', action, reason, scene, source)
       out[#out + 1] = 'cancelled'; out[#out + 1] = nv
     else

@@ -24,3 +24,13 @@ local function cardFinish(key, queues, card, confirmingKey, openKey)
   redis.call('HDEL', openKey, 'failures:' .. card, 'frozen:' .. card, 'permanent:' .. card,
     'state:' .. card)
 end
+
+-- Cancel the command: a new version (a claim in flight for the old one fails
+-- at its gate), then it goes as a finished one does, out of the frozen set
+-- too. Returns the new version.
+local function cardCancel(key, queues, card, frozenKey, confirmingKey, openKey)
+  local nv = redis.call('HINCRBY', key, 'ver', 1)
+  cardFinish(key, queues, card, confirmingKey, openKey)
+  redis.call('ZREM', frozenKey, card)
+  return nv
+end
