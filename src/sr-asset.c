@@ -12,13 +12,20 @@
  * another carrier than the mirror has is rejected, since the card's command
  * state lives under its account.
  *
+ * An export is a picture of the carrier taken at some time: with --as-of, a
+ * card's status (and stopped_by) older than what srq itself saw at the
+ * carrier since (the card's 'seen', written by the finish of its last call
+ * or query) is not written; the newer one wins. Re-importing a stale export
+ * then costs no "already" calls.
+ *
  * Batched: each batch is two pipelined round trips (read the cards' current
- * carrier and device; write facts and membership), so a million rows load in
- * seconds, not hours.
+ * carrier and device, and what srq saw; write facts and membership), so a
+ * million rows load in seconds, not hours.
  */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sr.h"
@@ -37,11 +44,15 @@ static const char usage[] =
 "Card facts: device status stopped_by pkg_expires_at data_used_kb data_quota_kb refunded\n"
 "  polling_paused.  Device facts: pkg_expires_at (0: no device package) disabled.\n"
 "Result: {\"line\":1,\"card\":\"...\",\"carrier\":\"c17\",\"status\":\"loaded\"}; status loaded,\n"
-"  rejected (with \"error\"), error (Redis failed).\n"
+"  rejected (with \"error\"), error (Redis failed); \"status_kept\":true when --as-of kept\n"
+"  the status srq saw at the carrier later than the export.\n"
 "\n"
 "Options:\n"
 "  --csv            the input is CSV with a header row (quotes, CRLF and a BOM are fine)\n"
 "  --progress       rows and rate on stderr every second (default when stderr is a terminal)\n"
+"  --as-of TIME     when the export was taken (2026-12-01T10:00Z, epoch ms, or 2h: that\n"
+"                   long ago): a card's status and stopped_by are not written over what\n"
+"                   srq saw at the carrier after TIME (without it, the export wins)\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "Exit: 0 all loaded, 1 some rows rejected, 2 usage, 3 Redis unavailable.\n"
 "Example:\n"
@@ -56,12 +67,15 @@ struct row {
 	json_t *obj;
 	const char *card, *carrier, *device; /* borrowed from obj */
 	char old_carrier[65], old_device[65];
+	int has_status;  /* the row sets status or stopped_by */
+	int keep_status; /* ... but srq saw the card later than --as-of */
 	int ncmd; /* writes appended for this row: their replies are its answer */
 };
 
 static struct sr_config cfg;
 static struct sr_redis rds;
 static int redis_up, csv;
+static long long as_of; /* --as-of, Redis ms; 0: the export wins */
 
 static void
 validate(struct row *r)
@@ -167,6 +181,7 @@ process(struct row *rows, int n)
 {
 	static struct row *seen[SEEN]; /* card -> its last row in this batch */
 	static const char *const card_skip[] = { "card", "carrier", NULL };
+	static const char *const card_skip_status[] = { "card", "carrier", "status", "stopped_by", NULL };
 	static const char *const dev_skip[] = { "device", NULL };
 	char key[SR_KEY_MAX], key2[SR_KEY_MAX];
 	redisReply *rep;
@@ -180,6 +195,14 @@ process(struct row *rows, int n)
 				"carrier", "device" };
 
 			sr_redis_append(&rds, 4, argv, NULL);
+			rows[i].has_status = json_object_get(rows[i].obj, "status") ||
+			    json_object_get(rows[i].obj, "stopped_by");
+			if (as_of && rows[i].has_status) {
+				const char *seen[] = { "HGET", sr_key_card(key2, cfg.prefix, rows[i].carrier,
+					rows[i].card), "seen_ms" };
+
+				sr_redis_append(&rds, 3, seen, NULL);
+			}
 		}
 	for (int i = 0; i < n; i++) {
 		struct row *r = &rows[i];
@@ -195,6 +218,12 @@ process(struct row *rows, int n)
 				snprintf(r->old_device, sizeof r->old_device, "%s", rep->element[1]->str);
 		}
 		freeReplyObject(rep);
+		if (as_of && r->has_status) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return -1;
+			r->keep_status = rep->type == REDIS_REPLY_STRING && atoll(rep->str) > as_of;
+			freeReplyObject(rep);
+		}
 	}
 	/* Rows of one batch that name the same card see each other's effect, as
 	 * if applied one by one: a later row starts from the earlier row's
@@ -234,8 +263,8 @@ process(struct row *rows, int n)
 			    NULL);
 			continue;
 		}
-		r->ncmd = append_hset(sr_key_card_facts(key, cfg.prefix, r->card), r->obj, card_skip,
-		    r->carrier);
+		r->ncmd = append_hset(sr_key_card_facts(key, cfg.prefix, r->card), r->obj,
+		    r->keep_status ? card_skip_status : card_skip, r->carrier);
 		if (r->device && strcmp(r->device, r->old_device)) {
 			const char *add[] = { "SADD", sr_key_device_cards(key, cfg.prefix, r->device), r->card };
 
@@ -288,8 +317,11 @@ emit(struct row *rows, int n)
 			json_object_set_new(o, "device", json_string(r->device));
 		if (r->card && r->carrier)
 			json_object_set_new(o, "carrier", json_string(r->carrier));
-		if (r->st == ST_DONE)
+		if (r->st == ST_DONE) {
 			json_object_set_new(o, "status", json_string("loaded"));
+			if (r->keep_status)
+				json_object_set_new(o, "status_kept", json_true());
+		}
 		else if (r->st == ST_REJECTED)
 			status = sr_worst(status, sr_rejected(o, r->line, r->error));
 		else {
@@ -346,12 +378,13 @@ next_row(struct sr_reader *rd, struct sr_csv *c, struct row *r, int block)
 int
 main(int argc, char *argv[])
 {
-	enum { O_CSV = 1, O_PROGRESS, O_NO_PROGRESS };
+	enum { O_CSV = 1, O_PROGRESS, O_NO_PROGRESS, O_AS_OF };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "csv", no_argument, NULL, O_CSV },
 		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
+		{ "as-of", required_argument, NULL, O_AS_OF },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct row rows[BATCH];
@@ -360,6 +393,7 @@ main(int argc, char *argv[])
 	int opt, rc, n = 0, status = SR_EX_OK, progress = isatty(STDERR_FILENO);
 	long total = 0;
 	int64_t t0 = sr_mono_ms(), last = t0;
+	const char *as_of_opt = NULL;
 
 	sr_prog = "sr-asset";
 	sr_config_init(&cfg);
@@ -368,6 +402,7 @@ main(int argc, char *argv[])
 		case O_CSV: csv = 1; break;
 		case O_PROGRESS: progress = 1; break;
 		case O_NO_PROGRESS: progress = 0; break;
+		case O_AS_OF: as_of_opt = optarg; break;
 		default:
 			if (!sr_config_option(&cfg, opt, optarg, usage))
 				sr_usage(SR_EX_USAGE, usage);
@@ -375,6 +410,19 @@ main(int argc, char *argv[])
 	}
 	sr_no_operands(argc, argv, usage);
 	redis_up = sr_redis_open_filter(&rds, &cfg, "row is answered with status \"error\"");
+	if (as_of_opt) {
+		/* Parsed on the Redis clock, which every 'seen' time is on. Without
+		 * Redis every row is an error anyway: the local clock only checks
+		 * the flag. */
+		int64_t now = redis_up ? sr_redis_time_ms(&rds) : -1;
+
+		if (now < 0)
+			now = (int64_t)time(NULL) * 1000;
+
+		if ((as_of = sr_parse_when(as_of_opt, now, -1)) <= 0)
+			sr_die(SR_EX_USAGE, "--as-of: '%s' is not a time (2026-12-01T10:00Z, epoch ms) nor a "
+			    "duration ago (10m, 2h, 1d)", as_of_opt);
+	}
 	if (csv)
 		c = sr_csv_new(STDIN_FILENO);
 	else

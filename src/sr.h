@@ -50,7 +50,7 @@ int64_t sr_mono_ms(void);
 void sr_sleep_ms(int64_t ms);
 /* A moment, in ms on the clock of now_ms (the Redis server's): a duration
  * ("500ms", "90s", "10m", "2h", "1d") from now, ahead (dir > 0: --until) or
- * ago (dir < 0: --since); "today" or "yesterday" (their start, UTC); an
+ * ago (dir < 0: --since); "now"; "today" or "yesterday" (their start, UTC); an
  * ISO-8601 UTC time ("2026-12-01", "2026-12-01T10:00", "2026-12-01T10:00:00Z");
  * or epoch milliseconds (epoch seconds are refused: a silent factor of 1000).
  * -1 when not understood. */

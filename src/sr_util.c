@@ -150,6 +150,8 @@ sr_parse_when(const char *s, int64_t now_ms, int dir)
 
 	if (!s || !*s || *s == '-' || *s == '+')
 		return -1;
+	if (!strcmp(s, "now"))
+		return now_ms;
 	if (!strcmp(s, "today") || !strcmp(s, "yesterday"))
 		return (now_ms / 86400000 - (s[0] == 'y')) * 86400000;
 	errno = 0;

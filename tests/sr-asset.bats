@@ -85,3 +85,32 @@ teardown() {
 		assert_output --partial '"card":"P1","carrier":"c1","status":"loaded"'
 	done
 }
+
+@test "--as-of: a stale export does not overwrite the status srq saw later; a newer one does" {
+	gwsim_start
+	# The carrier's export, taken now: every card active.
+	taken=$(( $(date +%s%N) / 1000000 ))
+	printf '{"card":"K%d","carrier":"c1","pkg_expires_at":1,"status":"active"}\n' 1 2 3 >"$T/export.jsonl"
+	sr-asset <"$T/export.jsonl" >/dev/null
+	# srq stops them (their packages expired): it saw them stopped after the export.
+	printf '{"card":"K%d","carrier":"c1","scene":"package_expired"}\n' 1 2 3 | sr-enqueue >/dev/null
+	run -0 drain 10
+	assert_equal "$(jq -c 'select(.kind == "stop") | .card' "$T/gw.log" | wc -l)" 3
+	# The same export imported again, saying when it was taken: the status
+	# srq learned later is kept, and the expiry scan costs no call.
+	run -0 sr-asset --as-of "$taken" <"$T/export.jsonl"
+	assert_equal "$(jq -r '"\(.status) \(.status_kept)"' <<<"$output" | sort -u)" "loaded true"
+	assert_equal "$(rcli HGET t:card:K1:facts status)" stopped
+	run -0 sr-enqueue < <(printf '{"card":"K%d","carrier":"c1","scene":"package_expired"}\n' 1 2 3)
+	assert_equal "$(jq -r .status <<<"$output" | sort -u)" noop
+	# An export taken after srq's change is news (the card was resumed at
+	# the carrier by someone else): it wins, and the stop is queued again.
+	run -0 sr-asset --as-of now <"$T/export.jsonl"
+	assert_equal "$(jq -r '.status_kept // false' <<<"$output" | sort -u)" false
+	assert_equal "$(rcli HGET t:card:K1:facts status)" active
+	run -0 sr-enqueue < <(printf '{"card":"K1","carrier":"c1","scene":"package_expired"}\n')
+	assert_equal "$(jq -r .status <<<"$output")" queued
+	# Without --as-of the export wins, as before.
+	run -2 sr-asset --as-of soon </dev/null
+	assert_output --partial "--as-of: 'soon' is not a time"
+}
