@@ -310,7 +310,7 @@ sr_table_flush(void)
 	json_t *cols, *r;
 	size_t i, k, ncols;
 	int *width;
-	char buf[64];
+	char buf[1024]; /* whole cells: a sentence is never cut */
 
 	if (!table_rows)
 		return;
@@ -332,6 +332,14 @@ sr_table_flush(void)
 				json_array_append_new(cols, json_string(key));
 		}
 	}
+	/* The sentence an operator reads (why) goes last, so that its length
+	 * does not push the other columns apart. */
+	json_array_foreach(cols, k, r)
+		if (!strcmp(json_string_value(r), "why")) {
+			json_array_append(cols, r);
+			json_array_remove(cols, k);
+			break;
+		}
 	ncols = json_array_size(cols);
 	width = sr_malloc((ncols + 1) * sizeof *width);
 	for (k = 0; k < ncols; k++) {
@@ -345,11 +353,15 @@ sr_table_flush(void)
 		}
 	}
 	for (k = 0; k < ncols; k++)
-		printf("%-*s%s", width[k], json_string_value(json_array_get(cols, k)), k + 1 < ncols ? "  " : "\n");
+		printf("%-*s%s", k + 1 < ncols ? width[k] : 0, json_string_value(json_array_get(cols, k)),
+		    k + 1 < ncols ? "  " : "\n");
 	json_array_foreach(table_rows, i, r)
 		for (k = 0; k < ncols; k++) {
 			cell(buf, sizeof buf, json_object_get(r, json_string_value(json_array_get(cols, k))));
-			printf("%-*s%s", width[k], buf, k + 1 < ncols ? "  " : "\n");
+			if (k + 1 < ncols)
+				printf("%-*s  ", width[k], buf);
+			else
+				printf("%s\n", buf); /* no trailing blanks */
 		}
 	free(width);
 	json_decref(cols);

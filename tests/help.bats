@@ -43,4 +43,11 @@ teardown() {
 	run -0 sr-admin audit W1 --table
 	assert_line --index 0 --regexp '^card +ver_before +ver_after +event'
 	assert_line --index 2 --partial 'admin:freeze'
+	# The sentence an operator reads is whole, and last.
+	run -0 sr-admin why W1 --table
+	sentence=$(sr-admin why W1 | jq -r .why)
+	[ "${#sentence}" -gt 64 ]
+	assert_line --index 1 --regexp "  $(sed 's/[][().*^$\/|?+]/\\&/g' <<<"${sentence% (*}")"
+	[[ ${lines[1]} == *"unfreezes it" ]]
+	[[ ${lines[0]} == *"why" ]]
 }
