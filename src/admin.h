@@ -9,6 +9,8 @@ extern struct sr_redis rds;
 extern const char *reason, *who, *until_opt;
 extern int force_opt; /* --force: change an account no request ever named */
 
+/* The running command's usage line (from the command table), exit 2. */
+void command_usage(void) __attribute__((noreturn));
 /* Every change is audited with why: without --reason it is refused (exit 2). */
 void need_reason(const char *what);
 /* One command; a Redis failure ends sr-admin (exit 3). */

@@ -146,10 +146,10 @@ change(const char *op, const char *account, int nargs, const char **args)
 }
 
 static const char *
-account_arg(int argc, char **argv, const char *use)
+account_arg(int argc, char **argv)
 {
 	if (argc < 1 || !sr_valid_id(argv[0]))
-		sr_die(SR_EX_USAGE, "usage: sr-admin %s", use);
+		command_usage();
 	return argv[0];
 }
 
@@ -179,7 +179,7 @@ known_account(const char *account)
 int
 admin_limits(int argc, char **argv)
 {
-	const char *account = account_arg(argc, argv, "limits ACCOUNT [qps=N] [running=N] [burst=N] --reason TEXT");
+	const char *account = account_arg(argc, argv);
 	const char *args[6];
 	int n = 0;
 
@@ -209,12 +209,12 @@ admin_limits(int argc, char **argv)
 int
 admin_pause(int argc, char **argv)
 {
-	const char *account = account_arg(argc, argv, "pause ACCOUNT [--until TIME] --reason TEXT");
+	const char *account = account_arg(argc, argv);
 	char until[24] = "";
 	const char *args[1] = { until };
 
 	if (argc != 1)
-		sr_die(SR_EX_USAGE, "usage: sr-admin pause ACCOUNT [--until TIME] --reason TEXT");
+		command_usage();
 	if (until_opt) {
 		int64_t now = sr_redis_time_ms(&rds), t;
 
@@ -234,7 +234,7 @@ admin_pause(int argc, char **argv)
 int
 admin_resume(int argc, char **argv)
 {
-	const char *account = account_arg(argc, argv, "resume ACCOUNT --reason TEXT");
+	const char *account = account_arg(argc, argv);
 
 	change("resume", account, 0, NULL);
 	sr_out(account_state(account));
@@ -244,7 +244,7 @@ admin_resume(int argc, char **argv)
 int
 admin_breaker(int argc, char **argv)
 {
-	const char *account = account_arg(argc, argv, "breaker ACCOUNT [open|close] --reason TEXT");
+	const char *account = account_arg(argc, argv);
 
 	if (argc == 2 && !strcmp(argv[1], "open")) {
 		known_account(account);
@@ -252,7 +252,7 @@ admin_breaker(int argc, char **argv)
 	} else if (argc == 2 && !strcmp(argv[1], "close"))
 		change(argv[1], account, 0, NULL);
 	else if (argc != 1)
-		sr_die(SR_EX_USAGE, "usage: sr-admin breaker ACCOUNT [open|close] --reason TEXT");
+		command_usage();
 	sr_out(account_state(account));
 	return SR_EX_OK;
 }
@@ -307,7 +307,7 @@ int
 admin_profile(int argc, char **argv)
 {
 	static const char *const reqs[] = { "stop", "resume", "query", "token" };
-	const char *account = account_arg(argc, argv, "profile ACCOUNT");
+	const char *account = account_arg(argc, argv);
 	const struct sr_account *a = sr_account(&cfg, account);
 	const struct sr_profile *p = a->p;
 	struct sr_gateway *gw = sr_gateway_new(&cfg);

@@ -196,8 +196,7 @@ admin_list(int argc, char **argv)
 	long n;
 
 	if (argc != 1 || !sr_valid_id(argv[0]))
-		sr_die(SR_EX_USAGE, "usage: sr-admin list ACCOUNT [--state frozen|claimed|confirming|due|"
-		    "backoff|scheduled] [--reason R] [--error-class 5xx|4xx|none|CODE] [--limit N]");
+		command_usage();
 	check_options();
 	reason_match = reason[0] ? reason : NULL;
 	n = walk(argv[0], print, NULL);

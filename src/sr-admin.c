@@ -581,7 +581,7 @@ c_switch(int argc, char **argv)
 	int on;
 
 	if (argc != 1 || (strcmp(pos, "on") && strcmp(pos, "off") && strcmp(pos, "show")))
-		sr_die(SR_EX_USAGE, "usage: sr-admin switch on|off|show [--reason TEXT]");
+		command_usage();
 	if (strcmp(pos, "show"))
 		need_reason("switch");
 	if (strcmp(pos, "show") && sr_switch_set(&rds, &cfg, !strcmp(pos, "on"), who, reason) < 0)
@@ -596,7 +596,7 @@ static int
 c_show(int argc, char **argv)
 {
 	if (argc < 1)
-		sr_die(SR_EX_USAGE, "usage: sr-admin show CARD...");
+		command_usage();
 	return for_cards(argc, argv, show_one, "show");
 }
 
@@ -604,7 +604,7 @@ static int
 c_why(int argc, char **argv)
 {
 	if (argc < 1)
-		sr_die(SR_EX_USAGE, "usage: sr-admin why CARD...");
+		command_usage();
 	return for_cards(argc, argv, show_one, "why");
 }
 
@@ -618,7 +618,7 @@ static int
 mutate(const char *what, int argc, char **argv)
 {
 	if (argc < 1)
-		sr_die(SR_EX_USAGE, "usage: sr-admin %s CARD... | - [--reason TEXT]", what);
+		command_usage();
 	return for_cards(argc, argv, do_mutate, what);
 }
 
@@ -643,7 +643,7 @@ c_alerts(int argc, char **argv)
 {
 	(void)argv;
 	if (argc)
-		sr_die(SR_EX_USAGE, "usage: sr-admin alerts [--since TIME] [--ack ID]");
+		command_usage();
 	return do_alerts(ack);
 }
 
@@ -651,7 +651,7 @@ static int
 c_audit(int argc, char **argv)
 {
 	if (!account_opt && (argc != 1 || !sr_valid_id(argv[0])))
-		sr_die(SR_EX_USAGE, "usage: sr-admin audit CARD | --account A [--since TIME]");
+		command_usage();
 	return do_audit(account_opt ? NULL : argv[0], account_opt);
 }
 
@@ -675,22 +675,45 @@ c_config(int argc, char **argv)
 {
 	(void)argv;
 	if (argc)
-		sr_die(SR_EX_USAGE, "usage: sr-admin config");
+		command_usage();
 	sr_config_each(print_setting, NULL);
 	return SR_EX_OK;
 }
 
-/* The command table: name, what runs it (with the command's own arguments). */
+/* The command table: each command's name, what runs it (with its own
+ * arguments), how many arguments it takes, and its usage line, which its
+ * usage errors print. A new command is one row here and one handler. */
 static const struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
+	int min_args, max_args; /* checked before Redis is asked anything (-1: any) */
+	const char *usage;
 } commands[] = {
-	{ "show", c_show }, { "why", c_why }, { "list", c_list },
-	{ "retry", c_retry }, { "freeze", c_freeze }, { "drop", c_drop },
-	{ "limits", admin_limits }, { "pause", admin_pause }, { "resume", admin_resume },
-	{ "breaker", admin_breaker }, { "profile", admin_profile },
-	{ "config", c_config }, { "switch", c_switch }, { "alerts", c_alerts }, { "audit", c_audit },
+	{ "show", c_show, 1, -1, "show CARD... | -" },
+	{ "why", c_why, 1, -1, "why CARD... | -" },
+	{ "list", c_list, 1, 1, "list ACCOUNT [--state frozen|claimed|confirming|due|backoff|scheduled] "
+	  "[--reason R] [--error-class 5xx|4xx|none|CODE] [--limit N] [--table]" },
+	{ "retry", c_retry, 0, -1, "retry CARD... | - --reason TEXT, or retry --account A [--state S] "
+	  "[--error-class C] [--dry-run] --reason TEXT" },
+	{ "freeze", c_freeze, 1, -1, "freeze CARD... | - --reason TEXT" },
+	{ "drop", c_drop, 1, -1, "drop CARD... | - --reason TEXT" },
+	{ "limits", admin_limits, 1, 4, "limits ACCOUNT [qps=N] [running=N] [burst=N] [--reason TEXT]" },
+	{ "pause", admin_pause, 1, 1, "pause ACCOUNT [--until TIME] --reason TEXT" },
+	{ "resume", admin_resume, 1, 1, "resume ACCOUNT --reason TEXT" },
+	{ "breaker", admin_breaker, 1, 2, "breaker ACCOUNT [open|close] [--reason TEXT]" },
+	{ "profile", admin_profile, 1, 1, "profile ACCOUNT" },
+	{ "config", c_config, 0, 0, "config" },
+	{ "switch", c_switch, 1, 1, "switch on|off|show [--reason TEXT]" },
+	{ "alerts", c_alerts, 0, 0, "alerts [--since TIME] [--carrier A] [--ack ID --reason TEXT]" },
+	{ "audit", c_audit, 0, 1, "audit CARD | --account A [--since TIME]" },
 };
+static const struct command *running;
+
+void
+command_usage(void)
+{
+	sr_die(SR_EX_USAGE, "usage: sr-admin %s", running->usage);
+}
 
 int
 main(int argc, char *argv[])
@@ -755,6 +778,19 @@ main(int argc, char *argv[])
 		sr_usage(SR_EX_USAGE, usage);
 	}
 	sub = argv[optind++];
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (!strcmp(sub, commands[i].name))
+			running = &commands[i];
+	if (!running) {
+		fprintf(stderr, "%s: unknown command '%s'; the commands are:", sr_prog, sub);
+		for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+			fprintf(stderr, " %s", commands[i].name);
+		fputc('\n', stderr);
+		return SR_EX_USAGE;
+	}
+	if (argc - optind < running->min_args ||
+	    (running->max_args >= 0 && argc - optind > running->max_args))
+		command_usage(); /* a usage error, before any Redis error */
 	who = sr_who();
 	if (!strcmp(sub, "config")) /* needs no Redis: it says where Redis is */
 		return sr_finish(c_config(argc - optind, argv + optind));
@@ -769,14 +805,7 @@ main(int argc, char *argv[])
 			    "epoch ms) nor a duration ago (10m, 2h, 1d)", since_opt);
 	}
 
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		if (!strcmp(sub, commands[i].name)) {
-			status = commands[i].run(argc - optind, argv + optind);
-			break;
-		} else if (i + 1 == sizeof commands / sizeof commands[0]) {
-			fprintf(stderr, "%s: unknown command '%s'\n", sr_prog, sub);
-			sr_usage(SR_EX_USAGE, usage);
-		}
+	status = running->run(argc - optind, argv + optind);
 	sr_table_flush();
 	sr_redis_close(&rds);
 	return sr_finish(status);

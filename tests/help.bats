@@ -36,6 +36,21 @@ teardown() {
 	done
 }
 
+@test "sr-admin: an unknown command lists the commands; a wrong use prints its usage, before any Redis error" {
+	export SRQ_REDIS=redis://127.0.0.1:1 # nothing listens: usage errors come first
+	run -2 sr-admin nope
+	assert_output --partial "unknown command 'nope'; the commands are: show why list retry"
+	run -2 sr-admin
+	assert_output --partial 'no command given'
+	for cmd in show why list freeze drop limits pause resume breaker profile switch; do
+		run -2 sr-admin "$cmd"
+		assert_output --partial "usage: sr-admin $cmd "
+	done
+	run -2 sr-admin config extra
+	assert_output --partial 'usage: sr-admin config'
+	run -3 sr-admin why X1 # a right use reaches Redis, which is down
+}
+
 @test "sr-admin --table prints aligned columns for people" {
 	redis_start
 	printf '{"card":"W1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":1,"status":"active"}}\n' | sr-enqueue >/dev/null
