@@ -186,15 +186,17 @@ card_carrier(const char *card)
 
 /* An audit stream's entries as objects (with "id"), oldest first, from
  * `since`: the newest `limit` of the stream, or with card, the newest
- * `limit` of that card's, read back page by page through the whole stream
- * (however many entries of other cards are newer). */
+ * `limit` of that card's, read back page by page (however many entries of
+ * other cards are newer), at most AUDIT_SCAN entries back: a card with a
+ * short history does not read a long stream to its start each time. */
+#define AUDIT_SCAN 200000
 static json_t *
 audit_entries(const char *stream, const char *card, long limit)
 {
 	char count[24], end[48], start[32];
 	const char *argv[] = { "XREVRANGE", stream, end, start, "COUNT", count };
 	json_t *list = json_array();
-	long page = card ? 5000 : limit;
+	long page = card ? 5000 : limit, scanned = 0;
 
 	snprintf(count, sizeof count, "%ld", page);
 	snprintf(start, sizeof start, "%lld", since);
@@ -218,8 +220,14 @@ audit_entries(const char *stream, const char *card, long limit)
 		if (n > 0)
 			snprintf(end, sizeof end, "(%s", rep->element[n - 1]->element[0]->str);
 		freeReplyObject(rep);
+		scanned += (long)n;
 		if (!card || (long)n < page || (long)json_array_size(list) >= limit)
 			return list;
+		if (scanned >= AUDIT_SCAN) {
+			sr_warn("audit of '%s': only the newest %d entries of the account were searched; "
+			    "narrow with --since", card, AUDIT_SCAN);
+			return list;
+		}
 	}
 }
 
@@ -781,6 +789,10 @@ main(int argc, char *argv[])
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		if (!strcmp(sub, commands[i].name))
 			running = &commands[i];
+	if (!running && !strcmp(sub, "sweep")) {
+		fprintf(stderr, "%s: the sweep is its own tool now: sr-sweep (same options)\n", sr_prog);
+		return SR_EX_USAGE;
+	}
 	if (!running) {
 		fprintf(stderr, "%s: unknown command '%s'; the commands are:", sr_prog, sub);
 		for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

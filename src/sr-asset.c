@@ -13,10 +13,11 @@
  * state lives under its account.
  *
  * An export is a picture of the carrier taken at some time: with --as-of, a
- * card's status (and stopped_by) older than what srq itself saw at the
+ * card's status older than, and different from, what srq itself saw at the
  * carrier since (the card's 'seen', written by the finish of its last call
  * or query) is not written; the newer one wins. Re-importing a stale export
- * then costs no "already" calls.
+ * then costs no "already" calls. stopped_by is always written: only the
+ * export can say that a card was stopped by hand.
  *
  * Batched: each batch is two pipelined round trips (read the cards' current
  * carrier and device, and what srq saw; write facts and membership), so a
@@ -50,8 +51,8 @@ static const char usage[] =
 "Options:\n"
 "  --csv            the input is CSV with a header row (quotes, CRLF and a BOM are fine)\n"
 "  --progress       rows and rate on stderr every second (default when stderr is a terminal)\n"
-"  --as-of TIME     when the export was taken (2026-12-01T10:00Z, epoch ms, or 2h: that\n"
-"                   long ago): a card's status and stopped_by are not written over what\n"
+"  --as-of TIME     when the export was taken (UTC: 2026-12-01T10:00Z, epoch ms, or 2h:\n"
+"                   that long ago): a card's status is not written over a different one\n"
 "                   srq saw at the carrier after TIME (without it, the export wins)\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "Exit: 0 all loaded, 1 some rows rejected, 2 usage, 3 Redis unavailable.\n"
@@ -67,8 +68,8 @@ struct row {
 	json_t *obj;
 	const char *card, *carrier, *device; /* borrowed from obj */
 	char old_carrier[65], old_device[65];
-	int has_status;  /* the row sets status or stopped_by */
-	int keep_status; /* ... but srq saw the card later than --as-of */
+	int has_status;  /* the row sets status */
+	int keep_status; /* ... but srq saw another one later than --as-of */
 	int ncmd; /* writes appended for this row: their replies are its answer */
 };
 
@@ -181,7 +182,7 @@ process(struct row *rows, int n)
 {
 	static struct row *seen[SEEN]; /* card -> its last row in this batch */
 	static const char *const card_skip[] = { "card", "carrier", NULL };
-	static const char *const card_skip_status[] = { "card", "carrier", "status", "stopped_by", NULL };
+	static const char *const card_skip_status[] = { "card", "carrier", "status", NULL };
 	static const char *const dev_skip[] = { "device", NULL };
 	char key[SR_KEY_MAX], key2[SR_KEY_MAX];
 	redisReply *rep;
@@ -195,13 +196,12 @@ process(struct row *rows, int n)
 				"carrier", "device" };
 
 			sr_redis_append(&rds, 4, argv, NULL);
-			rows[i].has_status = json_object_get(rows[i].obj, "status") ||
-			    json_object_get(rows[i].obj, "stopped_by");
+			rows[i].has_status = json_is_string(json_object_get(rows[i].obj, "status"));
 			if (as_of && rows[i].has_status) {
-				const char *seen[] = { "HGET", sr_key_card(key2, cfg.prefix, rows[i].carrier,
-					rows[i].card), "seen_ms" };
+				const char *seen[] = { "HMGET", sr_key_card(key2, cfg.prefix, rows[i].carrier,
+					rows[i].card), "seen", "seen_ms" };
 
-				sr_redis_append(&rds, 3, seen, NULL);
+				sr_redis_append(&rds, 4, seen, NULL);
 			}
 		}
 	for (int i = 0; i < n; i++) {
@@ -221,7 +221,10 @@ process(struct row *rows, int n)
 		if (as_of && r->has_status) {
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
-			r->keep_status = rep->type == REDIS_REPLY_STRING && atoll(rep->str) > as_of;
+			r->keep_status = rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+			    rep->element[0]->type == REDIS_REPLY_STRING &&
+			    rep->element[1]->type == REDIS_REPLY_STRING && atoll(rep->element[1]->str) > as_of &&
+			    strcmp(rep->element[0]->str, json_string_value(json_object_get(r->obj, "status")));
 			freeReplyObject(rep);
 		}
 	}

@@ -109,7 +109,9 @@ append_status_update(struct res *r)
 		return 0; /* accepted: it has not landed yet */
 	else if (!is_query && (!strcmp(r->outcome, "ok") || !strcmp(r->outcome, "already"))) {
 		state = !strcmp(r->t.action, "stop") ? "stopped" : "active";
-		by = !strcmp(r->t.action, "stop") ? "auto" : NULL;
+		/* Only a stop that srq made is srq's: "already" stopped may be a
+		 * stop by hand, whose stopped_by must survive. */
+		by = !strcmp(r->t.action, "stop") && !strcmp(r->outcome, "ok") ? "auto" : NULL;
 	}
 	if (!state || (strcmp(state, "active") && strcmp(state, "stopped")))
 		return 0;

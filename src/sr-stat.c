@@ -384,7 +384,7 @@ write_table(FILE *f, json_t *records)
 int
 main(int argc, char *argv[])
 {
-	enum { O_WINDOW = 1, O_PROM, O_OUTPUT, O_TABLE, O_CARRIER, O_RAISE_ALERTS };
+	enum { O_WINDOW = 1, O_PROM, O_OUTPUT, O_TABLE, O_CARRIER, O_RAISE_ALERTS, O_NO_ALERTS };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "window", required_argument, NULL, O_WINDOW },
@@ -393,6 +393,7 @@ main(int argc, char *argv[])
 		{ "table", no_argument, NULL, O_TABLE },
 		{ "carrier", required_argument, NULL, O_CARRIER },
 		{ "raise-alerts", no_argument, NULL, O_RAISE_ALERTS },
+		{ "no-alerts", no_argument, NULL, O_NO_ALERTS }, /* before 0.2: now the default */
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
@@ -418,6 +419,9 @@ main(int argc, char *argv[])
 		case O_OUTPUT: output = optarg; break;
 		case O_TABLE: table = 1; break;
 		case O_RAISE_ALERTS: alerts = 1; break;
+		case O_NO_ALERTS: /* a crontab of an older release: still works */
+			sr_warn("--no-alerts is the default now (sr-stat only reads); --raise-alerts raises them");
+			break;
 		case O_CARRIER:
 			if (!sr_valid_id(optarg))
 				sr_die(SR_EX_USAGE, "--carrier: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);

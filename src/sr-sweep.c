@@ -5,9 +5,10 @@
  * runs sweep_card.lua, and sweep_device.lua for every device evaluation;
  * each script says what it repaired (one JSON line per finding) or nothing.
  * The sweep is the one low-frequency job allowed to walk the keyspace (SCAN).
- * Then the audit and alert streams of every account lose the entries older
- * than SRQ_AUDIT_DAYS (their length is capped by SRQ_AUDIT_MAXLEN as they are
- * written).
+ * Then the audit stream of every account loses the entries older than
+ * SRQ_AUDIT_DAYS (its length is capped by SRQ_AUDIT_MAXLEN as it is written).
+ * The alert stream is not trimmed by age: an alert still open (a card frozen
+ * for weeks) must stay listed; it is capped at 10,000 entries.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -22,8 +23,8 @@ static const char usage[] =
 "commands without a queue entry, claims whose lease expired long ago,\n"
 "confirming commands overdue for their query, frozen commands out of place,\n"
 "and devices stuck claimed. One JSON line per finding; none in normal\n"
-"operation. Then every account's audit and alert entries older than\n"
-"SRQ_AUDIT_DAYS are trimmed.\n"
+"operation. Then every account's audit entries older than SRQ_AUDIT_DAYS\n"
+"are trimmed.\n"
 "\n"
 "Options (\"long ago\" per priority class, in ms; at most 7 days):\n"
 "  --grace-high MS     default 120000\n"
@@ -248,7 +249,7 @@ do_sweep(void)
 
 
 /* Retention by time: entries older than SRQ_AUDIT_DAYS leave every
- * account's audit and alert streams (a stream id is its time). Returns
+ * account's audit stream (a stream id is its time). Returns
  * SR_EX_BACKEND when Redis refused a trim (said on stderr), else 0. */
 static int
 trim_by_age(void)
@@ -261,21 +262,20 @@ trim_by_age(void)
 	if (now < 0)
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 	snprintf(minid, sizeof minid, "%lld", (long long)(now - cfg.audit_days * 86400000LL));
-	for (size_t a = 0; acc->type == REDIS_REPLY_ARRAY && a < acc->elements; a++)
-		for (int s = 0; s < 2; s++) {
-			char key[SR_KEY_MAX];
-			const char *argv[] = { "XTRIM", sr_key_account(key, cfg.prefix, acc->element[a]->str,
-				s ? "alerts" : "audit"), "MINID", minid };
-			redisReply *rep = sr_redis_cmd(&rds, 4, argv);
+	for (size_t a = 0; acc->type == REDIS_REPLY_ARRAY && a < acc->elements; a++) {
+		char key[SR_KEY_MAX];
+		const char *argv[] = { "XTRIM", sr_key_account(key, cfg.prefix, acc->element[a]->str, "audit"),
+			"MINID", minid };
+		redisReply *rep = sr_redis_cmd(&rds, 4, argv);
 
-			if (!rep)
-				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-			if (rep->type == REDIS_REPLY_ERROR) {
-				sr_warn("trimming %s failed: %s", key, rep->str);
-				status = SR_EX_BACKEND;
-			}
-			freeReplyObject(rep);
+		if (!rep)
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if (rep->type == REDIS_REPLY_ERROR) {
+			sr_warn("trimming %s failed: %s", key, rep->str);
+			status = SR_EX_BACKEND;
 		}
+		freeReplyObject(rep);
+	}
 	freeReplyObject(acc);
 	return status;
 }

@@ -134,8 +134,8 @@ done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 		if (c->outcome == SR_OUT_OK &&
 		    (!strcmp(c->observed, "stopped") || !strcmp(c->observed, "active")))
 			seen = c->observed;
-	} else if (c->outcome == SR_OUT_OK || c->outcome == SR_OUT_ALREADY)
-		seen = !strcmp(d->action, "stop") ? "stopped" : "active";
+	} else if ((c->outcome == SR_OUT_OK && !c->in_progress) || c->outcome == SR_OUT_ALREADY)
+		seen = !strcmp(d->action, "stop") ? "stopped" : "active"; /* accepted is not landed */
 	argv[14] = seen;
 	sr_redis_append_script(r, SR_LUA_DIRECT_DONE, 6, 15, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))

@@ -90,6 +90,9 @@ sr_why(const struct sr_why_card *c, const struct sr_why_account *a, long long no
 	if (c->frozen && c->frozen_who)
 		return say(buf, n, "frozen", "frozen by %s at %s: %s; 'sr-admin retry %s' unfreezes it",
 		    c->frozen_who, sr_when(c->frozen_at, now), S(c->frozen_why), c->card);
+	if (c->frozen && !c->fails)
+		return say(buf, n, "frozen", "frozen by hand ('sr-admin audit %s' says who and why); "
+		    "'sr-admin retry %s' unfreezes it", c->card, c->card);
 	if (c->frozen)
 		return say(buf, n, "frozen", "frozen after %lld failures (the first at %s); last error: "
 		    "%s; 'sr-admin retry %s' unfreezes it", c->fails, sr_when(c->first_fail, now),

@@ -48,6 +48,8 @@ teardown() {
 	done
 	run -2 sr-admin config extra
 	assert_output --partial 'usage: sr-admin config'
+	run -2 sr-admin sweep # an older crontab's line says where the sweep went
+	assert_output --partial 'its own tool now: sr-sweep'
 	run -3 sr-admin why X1 # a right use reaches Redis, which is down
 }
 

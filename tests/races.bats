@@ -104,6 +104,29 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 	assert_equal "$(last_state C1)" active
 }
 
+@test "a card stopped by hand while srq's stop is at the carrier is not resumed by a renewal" {
+	gwsim_start --latency-ms 1000
+	expire C1 | sr-enqueue >/dev/null
+	{ sr-claim --until-empty --for 20 | sr-exec | sr-confirm >"$T/finals"; } 3>&- &
+	pid=$!
+	for _ in $(seq 100); do
+		[ -n "$(redis-cli -s "$T/redis.sock" HGET "$K" called)" ] && break
+		sleep 0.02
+	done
+	[ -n "$(redis-cli -s "$T/redis.sock" HGET "$K" called)" ]
+	# Meanwhile an operator stops it by hand at the carrier; the mirror says so.
+	redis-cli -s "$T/redis.sock" HSET t:card:C1:facts status stopped stopped_by manual >/dev/null
+	run -0 sr-enqueue < <(renew C1)
+	refute_output --partial '"action":"resume"'
+	wait "$pid"
+	run -0 drain 10
+	# No resume ever went, and the hand's stopped_by survived srq's stop.
+	assert_equal "$(jq -r 'select(.card == "C1") | .kind' "$T/gw.log" | tr '\n' ' ')" "stop "
+	assert_equal "$(redis-cli -s "$T/redis.sock" HGET t:card:C1:facts stopped_by)" manual
+	run -0 sr-enqueue < <(renew C1)
+	assert_equal "$(jq -r .status <<<"$output")" noop
+}
+
 @test "a card stopped by hand is never resumed, whatever srq's last change was" {
 	gwsim_start
 	expire C1 | sr-enqueue >/dev/null
@@ -115,4 +138,27 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 	assert_equal "$(jq -r .status <<<"$output")" noop
 	run -0 sr-claim --max 10
 	assert_output ''
+}
+
+@test "a command the carrier refused for good is not queued again on the strength of what srq saw before" {
+	gwsim_start
+	# srq resumed C1 (it saw it active); then the facts say stopped (stale).
+	printf '{"card":"C1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"stopped"}}\n' \
+		"$FUTURE" | sr-enqueue >/dev/null
+	run -0 drain 10
+	assert_equal "$(last_state C1)" active
+	redis-cli -s "$T/redis.sock" HSET t:card:C1:facts status stopped >/dev/null
+	gwsim_stop
+	# Its package expires: srq's own view (active) queues the stop, and the
+	# carrier refuses it for good: frozen, with an alert.
+	gwsim_start --fault-reject 1
+	run -0 sr-enqueue < <(expire C1 | jq -c 'del(.facts.status)')
+	assert_equal "$(jq -r '.status + " " + .action' <<<"$output")" "queued stop"
+	run -0 drain 10
+	assert_equal "$(redis-cli -s "$T/redis.sock" ZRANGE 't:carrier:{c1}:frozen' 0 -1)" C1
+	# The operator drops it; the next expiry scan does not queue it again
+	# (what srq saw before the refusal is in doubt): no call every 10 minutes.
+	sr-admin drop C1 --reason 'carrier says no' >/dev/null
+	run -0 sr-enqueue < <(expire C1 | jq -c 'del(.facts.status)')
+	assert_equal "$(jq -r .status <<<"$output")" noop
 }

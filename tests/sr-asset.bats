@@ -103,6 +103,13 @@ teardown() {
 	assert_equal "$(rcli HGET t:card:K1:facts status)" stopped
 	run -0 sr-enqueue < <(printf '{"card":"K%d","carrier":"c1","scene":"package_expired"}\n' 1 2 3)
 	assert_equal "$(jq -r .status <<<"$output" | sort -u)" noop
+	# Only the export can say a card was stopped by hand: stopped_by is
+	# always written, and a renewal then leaves the card alone.
+	printf '{"card":"K2","carrier":"c1","status":"active","stopped_by":"manual"}\n' |
+		sr-asset --as-of "$taken" >/dev/null
+	assert_equal "$(rcli HMGET t:card:K2:facts status stopped_by | tr '\n' ' ')" "stopped manual "
+	run -0 sr-enqueue < <(printf '{"card":"K2","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' "$FUTURE")
+	assert_equal "$(jq -r .status <<<"$output")" noop
 	# An export taken after srq's change is news (the card was resumed at
 	# the carrier by someone else): it wins, and the stop is queued again.
 	run -0 sr-asset --as-of now <"$T/export.jsonl"

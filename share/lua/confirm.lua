@@ -227,7 +227,9 @@ end
 local function freeze(alertKind, n)
   release()
   rcall('HSET', key, 'frozen', 1)
-  rcall('HDEL', key, 'accepted', 'frozen_who', 'frozen_why')
+  -- What srq saw before is in doubt now: a frozen command is an operator's,
+  -- and a later request must not re-queue it on the strength of 'seen'.
+  rcall('HDEL', key, 'accepted', 'frozen_who', 'frozen_why', 'seen', 'seen_ms')
   for q = 1, 3 do rcall('ZREM', queues[q], card) end
   rcall('ZADD', frozenKey, now, card)
   rcall('SREM', confirmingKey, card)

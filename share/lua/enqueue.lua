@@ -13,7 +13,8 @@
     facts already show the target state, and the facts can lag the carrier:
     - a command whose call is at the carrier now (the gate passed it) or
       whose last call had an unknown result is not dropped but turned towards
-      the judged target (kept confirming): the card may be changing;
+      the judged target (kept confirming): the card may be changing; but
+      never into a resume of a card stopped by hand;
     - the state srq itself last saw at the carrier ('seen', written by the
       finish of a call or query, in the same script) is not the target:
       the target is queued. A renewal judged between a stop's finish and
@@ -70,7 +71,7 @@ for i = 1, #KEYS - 7 do
   local action, ver = h[1], tonumber(h[2]) or 0
   local confirming, lastCall, called, seen = h[3] == '1', tonumber(h[4]) or 0, h[8], h[9]
 
-  if want == 'none' and action and (confirming or called) then
+  if want == 'none' and action and (confirming or called) and not (manual and target == 'resume') then
     want = target
   end
   if want == 'none' and not manual and seen and

@@ -44,6 +44,8 @@ static const struct row rows[] = {
 	{ "frozen after failures",
 	  { CMD, .frozen = 1, .fails = 10, .first_fail = NOW - 5 * MIN, .last_error = "HTTP 503" }, { ACCT },
 	  "frozen", "^frozen after 10 failures \\(the first at .* \\(5m00s ago\\)\\); last error: HTTP 503;" },
+	{ "frozen by hand before who was recorded", { CMD, .frozen = 1 }, { ACCT }, "frozen",
+	  "^frozen by hand \\('sr-admin audit K1' says who and why\\); 'sr-admin retry K1' unfreezes it$" },
 	{ "frozen wins over a paused account", { CMD, .frozen = 1, .fails = 3 }, { ACCT, .pause_until = NOW + MIN },
 	  "frozen", "^frozen after 3" },
 	{ "claimed, call in flight", { CMD, .claim = "7-42", .lease_until = NOW + 30 * SEC, .called = 1 }, { ACCT },
