@@ -94,13 +94,7 @@ static long long since;
 redisReply *
 cmd(int argc, const char **argv)
 {
-	redisReply *rep = sr_redis_cmd(&rds, argc, argv);
-
-	if (!rep)
-		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-	if (rep->type == REDIS_REPLY_ERROR)
-		sr_die(SR_EX_BACKEND, "%s: %s", argv[0], rep->str);
-	return rep;
+	return sr_redis_must(&rds, argc, argv);
 }
 
 /* Fields that are numbers, printed as JSON numbers (Redis keeps strings).

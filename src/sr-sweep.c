@@ -37,23 +37,11 @@ static const char usage[] =
 "Environment: SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_DAYS (default 30), SRQ_CONFIG.\n"
 "Exit: 0 nothing to repair, 1 something was repaired (damage is news: look at\n"
 "  the findings), 2 usage, 3 Redis unavailable or refused a repair.\n"
-"Example (cron, every 10 minutes):\n"
-"  */10 * * * * flock -n /tmp/srq-sweep.lock sr-sweep >>/var/log/srq/sweep.log 2>&1\n";
+"Example (cron, every 30 minutes):\n"
+"  */30 * * * * flock -n /tmp/srq-sweep.lock sr-sweep >>/var/log/srq/sweep.log 2>&1\n";
 
 static struct sr_config cfg;
 static struct sr_redis rds;
-
-static redisReply *
-cmd(int argc, const char **argv)
-{
-	redisReply *rep = sr_redis_cmd(&rds, argc, argv);
-
-	if (!rep)
-		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-	if (rep->type == REDIS_REPLY_ERROR)
-		sr_die(SR_EX_BACKEND, "%s: %s", argv[0], rep->str);
-	return rep;
-}
 
 /* Every account's name, from P:accounts. */
 static redisReply *
@@ -62,7 +50,7 @@ accounts(void)
 	char key[SR_KEY_MAX];
 	const char *a[] = { "SMEMBERS", sr_key_accounts(key, cfg.prefix) };
 
-	return cmd(2, a);
+	return sr_redis_must(&rds, 2, a);
 }
 
 /* Keys matching pattern, by SCAN (the sweep is the one low-frequency job
@@ -74,7 +62,7 @@ scan_keys(const char *pattern, size_t skip, void (*fn)(const char *, void *), vo
 
 	do {
 		const char *a[] = { "SCAN", cursor, "MATCH", pattern, "COUNT", "1000" };
-		redisReply *rep = cmd(6, a);
+		redisReply *rep = sr_redis_must(&rds, 6, a);
 
 		snprintf(cursor, sizeof cursor, "%s", rep->element[0]->str);
 		for (size_t i = 0; i < rep->element[1]->elements; i++) {
@@ -219,7 +207,7 @@ do_sweep(void)
 		for (int q = 0; q < 3; q++) {
 			char qkey[SR_KEY_MAX];
 			const char *z[] = { "ZRANGE", sr_key_account(qkey, cfg.prefix, w.carrier, qs[q]), "0", "-1" };
-			redisReply *rep = cmd(4, z);
+			redisReply *rep = sr_redis_must(&rds, 4, z);
 
 			for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
 				collect_id(rep->element[i]->str, &w);

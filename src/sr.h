@@ -198,6 +198,9 @@ redisReply *sr_redis_reply(struct sr_redis *r);
 void sr_redis_discard(struct sr_redis *r);
 /* Run one command and return its reply (NULL on connection failure). */
 redisReply *sr_redis_cmd(struct sr_redis *r, int argc, const char **argv);
+/* The same, for tools that cannot go on without the answer: a lost
+ * connection or an error reply ends the tool (exit 3), naming the command. */
+redisReply *sr_redis_must(struct sr_redis *r, int argc, const char **argv);
 /* An error reply that says Redis cannot take the command now (out of
  * memory, a read-only replica, loading, busy...), rather than a refusal by a
  * script: 1. */

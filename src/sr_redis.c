@@ -406,6 +406,18 @@ sr_redis_cmd(struct sr_redis *r, int argc, const char **argv)
 	return sr_redis_reply(r);
 }
 
+redisReply *
+sr_redis_must(struct sr_redis *r, int argc, const char **argv)
+{
+	redisReply *rep = sr_redis_cmd(r, argc, argv);
+
+	if (!rep)
+		sr_die(SR_EX_BACKEND, "%s", r->errstr);
+	if (rep->type == REDIS_REPLY_ERROR)
+		sr_die(SR_EX_BACKEND, "%s: %s", argv[0], rep->str);
+	return rep;
+}
+
 int64_t
 sr_redis_time_ms(struct sr_redis *r)
 {
