@@ -28,6 +28,21 @@ renew() { # renew CARD: the customer bought a package; the request carries no st
 	printf '{"card":"%s","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' "$1" "$FUTURE"
 }
 
+# stop_in_flight: C1's queued stop goes through the pipeline in the
+# background (pid in $pid) and returns once the gate has passed it (its
+# token is recorded as called): the call is then at the carrier, which
+# answers after its --latency-ms.
+stop_in_flight() {
+	{ sr-claim --until-empty --for 20 | sr-exec | sr-confirm >"$T/finals"; } 3>&- &
+	pid=$!
+	for _ in $(seq 100); do
+		[ -n "$(redis-cli -s "$T/redis.sock" HGET "$K" called)" ] && return 0
+		sleep 0.02
+	done
+	echo "C1's stop never passed the gate" >&2
+	return 1
+}
+
 last_state() { # last_state CARD: the card's state after the carrier's last change
 	jq -r --arg c "$1" 'select(.card == $c) | .state' "$T/gw.log" | tail -1
 }
@@ -35,15 +50,7 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 @test "a renewal while the stop's call is at the carrier: the card is resumed after the stop lands" {
 	gwsim_start --latency-ms 1000
 	expire C1 | sr-enqueue >/dev/null
-	{ sr-claim --until-empty --for 20 | sr-exec | sr-confirm >"$T/finals"; } 3>&- &
-	pid=$!
-	# The gate has passed the stop (its token is recorded as called): the
-	# call is at the carrier, which answers in a second.
-	for _ in $(seq 100); do
-		[ -n "$(redis-cli -s "$T/redis.sock" HGET "$K" called)" ] && break
-		sleep 0.02
-	done
-	[ -n "$(redis-cli -s "$T/redis.sock" HGET "$K" called)" ]
+	stop_in_flight
 	run -0 sr-enqueue < <(renew C1)
 	# The stop may land: the renewal replaces it (it is not dropped).
 	assert_equal "$(jq -r '.status + " " + .action' <<<"$output")" "queued resume"
@@ -107,13 +114,7 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 @test "a card stopped by hand while srq's stop is at the carrier is not resumed by a renewal" {
 	gwsim_start --latency-ms 1000
 	expire C1 | sr-enqueue >/dev/null
-	{ sr-claim --until-empty --for 20 | sr-exec | sr-confirm >"$T/finals"; } 3>&- &
-	pid=$!
-	for _ in $(seq 100); do
-		[ -n "$(redis-cli -s "$T/redis.sock" HGET "$K" called)" ] && break
-		sleep 0.02
-	done
-	[ -n "$(redis-cli -s "$T/redis.sock" HGET "$K" called)" ]
+	stop_in_flight
 	# Meanwhile an operator stops it by hand at the carrier; the mirror says so.
 	redis-cli -s "$T/redis.sock" HSET t:card:C1:facts status stopped stopped_by manual >/dev/null
 	run -0 sr-enqueue < <(renew C1)
