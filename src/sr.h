@@ -575,6 +575,7 @@ struct sr_call {
 	int cold;               /* it set up a new connection */
 	/* private */
 	struct sr_edge *edge;
+	struct sr_origin *origin;
 	int is_fetch, conn_close;
 	void *easy, *headers;
 	char *body, *reqbody;
@@ -582,16 +583,26 @@ struct sr_call {
 	int64_t started;
 };
 
-/* One account's side of the client: its connection pool, what it learned of
- * its connections, its authentication. */
-#define SR_EDGE_CONNS 64
+/* The connections to one origin (scheme://host:port). libcurl keeps one pool
+ * for the process and hands any idle connection to the next call to the same
+ * origin, whatever its account: whether a call leaves on a warm connection is
+ * a property of the origin's traffic, so it is counted here. */
+#define SR_ORIGIN_CONNS 256
+struct sr_origin {
+	char name[200];
+	int running;          /* calls running to it, all accounts */
+	struct { long port; int64_t used; } conns[SR_ORIGIN_CONNS]; /* connections known alive */
+	int nconns;
+	struct sr_origin *next;
+};
+
+/* One account's side of the client: what it learned of its connections'
+ * setup, its authentication. */
 struct sr_edge {
 	const struct sr_account *acct;
-	void *share;          /* the account's own connection pool (CURLSH) */
+	struct sr_origin *origin; /* where its last call went (NULL: none yet) */
 	int held;             /* calls holding a slot, not started yet (kept by the caller) */
 	int running;          /* calls running */
-	struct { long port; int64_t used; } conns[SR_EDGE_CONNS]; /* connections known alive */
-	int nconns;
 	long cold_ms;         /* how much later than sent a call on a new connection may leave */
 #define SR_EDGE_SETUPS 8
 	long setups[SR_EDGE_SETUPS]; /* the last new connections' setup times, ms */

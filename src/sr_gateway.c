@@ -1,17 +1,20 @@
 /* sr_gateway.c - the carrier gateway client, on libcurl's multi interface:
- * many calls in flight, each account with its own pool of kept-alive
- * connections, requests built from the account's profile (sr_profile.c).
+ * many calls in flight over one pool of kept-alive connections, requests
+ * built from the account's profile (sr_profile.c).
  *
  * Classification is the heart of "nothing lost, nothing doubled": an error
  * before the request could have reached the carrier is "retry" (definitely
  * not executed); anything after it may have been executed and is "unknown",
  * which sr-confirm resolves with a status query, never with a blind re-call.
  *
- * The rate is held at the wire: each account has its own connection pool, so
- * the client knows whether a call goes out on a warm connection (it leaves
- * when it is sent) or must set up a new one first (it leaves up to the
- * connection's setup time later: the gate holds the account's pace that much
- * longer, see sr_edge_spread).
+ * The rate is held at the wire: the client counts the connections to each
+ * origin (struct sr_origin), so it knows whether a call goes out on a warm
+ * connection (it leaves when it is sent) or must set up a new one first (it
+ * leaves up to the connection's setup time later: the gate holds the
+ * account's pace that much longer, see sr_edge_spread). One pool, not one per
+ * account: per-account pools kept up to --concurrency idle connections for
+ * every account, thousands to one carrier, until its server stopped taking
+ * new ones and calls timed out.
  *
  * Secrets (tokens, passwords, app secrets) are read from files or the
  * environment when a request is built, go into that request only, and are
@@ -54,6 +57,7 @@ struct sr_gateway {
 	CURLM *multi;
 	const struct sr_config *cfg;
 	struct sr_edge *edges[EDGE_BUCKETS];
+	struct sr_origin *origins;
 	struct sr_call **failed; /* calls that could not be built: done at once */
 	int nfailed, capfailed;
 	int running;
@@ -120,9 +124,14 @@ sr_gateway_free(struct sr_gateway *gw)
 			token_forget(e);
 			free(e->fetch);
 			e->fetch = NULL;
-			curl_share_cleanup(e->share);
 			free(e);
 		}
+	while (gw->origins) {
+		struct sr_origin *o = gw->origins;
+
+		gw->origins = o->next;
+		free(o);
+	}
 	curl_multi_cleanup(gw->multi);
 	free(gw->failed);
 	free(gw);
@@ -143,11 +152,6 @@ sr_gateway_edge(struct sr_gateway *gw, const char *carrier)
 	e = sr_malloc(sizeof *e);
 	memset(e, 0, sizeof *e);
 	e->acct = sr_account(gw->cfg, carrier);
-	/* The account's own connection pool: whether a call finds a warm
-	 * connection depends on this account's traffic alone. */
-	if (!(e->share = curl_share_init()) ||
-	    curl_share_setopt(e->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK)
-		sr_die(SR_EX_USAGE, "libcurl: cannot make a connection pool");
 	e->cold_ms = e->acct->connect_budget_ms;
 	e->warm_ms = -1;
 	e->next = gw->edges[h % EDGE_BUCKETS];
@@ -157,34 +161,56 @@ sr_gateway_edge(struct sr_gateway *gw, const char *carrier)
 
 /* ------------------------------------------------------------ warm connections */
 
+/* The origin of a URL, "scheme://authority", as libcurl's pool tells its
+ * connections apart (a URL is not parsed further: the origin only names). */
+static struct sr_origin *
+origin_of(struct sr_gateway *gw, const char *url)
+{
+	const char *sep = strstr(url, "://");
+	size_t n = sep ? (size_t)(sep - url) + 3 + strcspn(sep + 3, "/?#") : strlen(url);
+	struct sr_origin *o;
+
+	if (n >= sizeof o->name)
+		n = sizeof o->name - 1;
+	for (o = gw->origins; o; o = o->next)
+		if (!strncmp(o->name, url, n) && !o->name[n])
+			return o;
+	o = sr_malloc(sizeof *o);
+	memset(o, 0, sizeof *o);
+	memcpy(o->name, url, n);
+	o->next = gw->origins;
+	gw->origins = o;
+	return o;
+}
+
 static void
-conn_used(struct sr_edge *e, long port, int64_t now)
+conn_used(struct sr_origin *o, long port, int64_t now)
 {
 	int i, oldest = 0;
 
-	for (i = 0; i < e->nconns; i++)
-		if (e->conns[i].port == port)
+	for (i = 0; i < o->nconns; i++)
+		if (o->conns[i].port == port)
 			break;
-	if (i == e->nconns) {
-		if (e->nconns < SR_EDGE_CONNS)
-			i = e->nconns++;
+	if (i == o->nconns) {
+		if (o->nconns < SR_ORIGIN_CONNS)
+			i = o->nconns++;
 		else {
-			for (int k = 1; k < e->nconns; k++)
-				if (e->conns[k].used < e->conns[oldest].used)
+			for (int k = 1; k < o->nconns; k++)
+				if (o->conns[k].used < o->conns[oldest].used)
 					oldest = k;
 			i = oldest;
 		}
 	}
-	e->conns[i].port = port;
-	e->conns[i].used = now;
+	o->conns[i].port = port;
+	o->conns[i].used = now;
 }
 
 static void
-conn_closed(struct sr_edge *e, long port)
+conn_closed(struct sr_origin *o, long port)
 {
-	for (int i = 0; i < e->nconns; i++)
-		if (e->conns[i].port == port) {
-			e->conns[i] = e->conns[--e->nconns];
+	for (int i = 0; i < o->nconns; i++)
+		if (o->conns[i].port == port) {
+			o->conns[i] = o->conns[--o->nconns];
 			return;
 		}
 }
@@ -192,13 +218,16 @@ conn_closed(struct sr_edge *e, long port)
 long
 sr_edge_spread(struct sr_edge *e)
 {
+	struct sr_origin *o = e->origin;
 	int64_t now = sr_mono_ms();
 	int warm = 0;
 
-	for (int i = 0; i < e->nconns; i++)
-		warm += now - e->conns[i].used < e->acct->keepalive_ms;
+	if (!o)
+		return e->cold_ms;
+	for (int i = 0; i < o->nconns; i++)
+		warm += now - o->conns[i].used < e->acct->keepalive_ms;
 	/* Each running call holds one of them; only the rest are idle. */
-	return warm > e->running ? 0 : e->cold_ms;
+	return warm > o->running ? 0 : e->cold_ms;
 }
 
 int
@@ -768,8 +797,10 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 		return -1;
 	}
 	call->easy = e;
+	call->origin = origin_of(gw, url);
+	if (!call->is_fetch)
+		ed->origin = call->origin;
 	SETOPT(e, CURLOPT_URL, url);
-	SETOPT(e, CURLOPT_SHARE, ed->share);
 	SETOPT(e, CURLOPT_HTTPHEADER, h);
 	SETOPT(e, CURLOPT_USERAGENT, "srq/" SR_VERSION);
 	SETOPT(e, CURLOPT_NOSIGNAL, 1L);
@@ -834,6 +865,7 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 	}
 	gw->running++;
 	ed->running++;
+	call->origin->running++;
 	return 0;
 setopt_failed:
 	snprintf(call->error, sizeof call->error, "libcurl refused an option");
@@ -1025,9 +1057,9 @@ learn(struct sr_edge *ed, struct sr_call *call, CURL *e)
 	call->cold = news > 0;
 	if (port > 0) {
 		if (call->conn_close)
-			conn_closed(ed, port);
+			conn_closed(call->origin, port);
 		else
-			conn_used(ed, port, now);
+			conn_used(call->origin, port, now);
 	}
 	if (ttfb <= 0)
 		return;
@@ -1109,6 +1141,7 @@ sr_gateway_done(struct sr_gateway *gw)
 		curl_multi_remove_handle(gw->multi, e);
 		gw->running--;
 		ed->running--;
+		call->origin->running--;
 		call->ms = sr_mono_ms() - call->started;
 		learn(ed, call, e);
 		if (call->is_fetch) {
