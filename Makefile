@@ -4,7 +4,8 @@
 #   make test       unit tests under ASan+UBSan, a fuzz smoke, then every bats suite
 #   make fuzz       the libFuzzer targets, each for FUZZ_SECONDS (60)
 #   make demo       a local Redis, sr-gwsim and a sample of cards, end to end
-#   make bench      benchmarks (bench/), printed as ratios to a baseline
+#   make bench      benchmarks (bench/): each figure and its ratio to a yardstick
+#                   of the same run; BullMQ beside them when node is here
 #   make man        man pages (build/man) from each tool's --help, by help2man
 #   make install PREFIX=/usr/local DESTDIR=
 
@@ -194,7 +195,9 @@ demo: deps
 	./scripts/demo.sh
 
 bench: all
-	./bench/core.sh
+	@mkdir -p build
+	./bench/core.sh | tee build/bench-core.jsonl
+	@bench/table <build/bench-core.jsonl
 	./bench/asset.sh
 	./bench/rate.sh
 	SRQ_RATE_WINDOW_MS=1000 ./bench/rate.sh
