@@ -136,83 +136,126 @@ append_status_update(struct res *r)
 	}
 }
 
+/* The numbers of one result, as the script's arguments. */
+struct res_args {
+	char ver[24], http[24], ra[24], jitter[24], at[24];
+};
+
+/* One script call for the results rs[idx[0..m-1]], all of one account. */
 static void
-append_confirm(struct res *r)
+append_confirm(struct res *rs, const int *idx, int m, struct res_args *ra,
+    char (*keys)[SR_KEY_MAX], const char **argv)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char keys[14][SR_KEY_MAX], ver[24], http[24], ra[24], jitter[24], at[24];
-	const char *argv[30];
-	const char *observed = sr_jstr(r->obj, "observed"), *gate = sr_jstr(r->obj, "gate");
-	const char *error = sr_jstr(r->obj, "error");
-	long long sent = sr_jint(r->obj, "gated", 0);
+	const char *carrier = rs[idx[0]].t.carrier;
+	int nk = 12, na = 3;
 
-	snprintf(ver, sizeof ver, "%lld", r->t.ver);
-	snprintf(http, sizeof http, "%lld", sr_jint(r->obj, "http", 0));
-	snprintf(ra, sizeof ra, "%lld", sr_jint(r->obj, "retry_after_ms", 0));
-	snprintf(jitter, sizeof jitter, "%d", rand() % 1000);
-	snprintf(at, sizeof at, "%lld", sent > 0 ? sent : 0);
-	argv[0] = sr_key_card(keys[0], cfg.prefix, r->t.carrier, r->t.card);
 	for (int q = 0; q < 3; q++)
-		argv[1 + q] = sr_key_account(keys[1 + q], cfg.prefix, r->t.carrier, qs[q]);
-	argv[4] = sr_key_account(keys[4], cfg.prefix, r->t.carrier, "frozen");
-	argv[5] = sr_key_account(keys[5], cfg.prefix, r->t.carrier, "sr_running");
-	argv[6] = sr_key_account(keys[6], cfg.prefix, r->t.carrier, "audit");
-	argv[7] = sr_key_account(keys[7], cfg.prefix, r->t.carrier, "alerts");
-	argv[8] = sr_key_account(keys[8], cfg.prefix, r->t.carrier, "confirming");
-	argv[9] = sr_key_account(keys[9], cfg.prefix, r->t.carrier, "flapping");
-	argv[10] = sr_key_account(keys[10], cfg.prefix, r->t.carrier, "alerts_open");
-	argv[11] = sr_key_account(keys[11], cfg.prefix, r->t.carrier, "edge");
-	argv[12] = sr_key_account(keys[12], cfg.prefix, r->t.carrier, "limits");
-	argv[13] = sr_account(&cfg, r->t.carrier)->settings;
-	argv[14] = r->t.card;
-	argv[15] = r->t.token;
-	argv[16] = ver;
-	argv[17] = r->t.kind;
-	argv[18] = r->outcome;
-	argv[19] = http;
-	argv[20] = error ? error : "";
-	argv[21] = observed ? observed : "";
-	argv[22] = ra;
-	argv[23] = jitter;
-	argv[24] = gate ? gate : "";
-	argv[25] = sr_key_account(keys[13], cfg.prefix, r->t.carrier, "stats:");
-	argv[26] = r->class ? r->class : "";
-	argv[27] = sent > 0 ? at : "";
-	argv[28] = json_is_true(json_object_get(r->obj, "in_progress")) ? "1" : "";
-	argv[29] = r->t.carrier;
-	sr_redis_append_script(&rds, SR_LUA_CONFIRM, 13, 30, argv, NULL);
+		argv[q] = sr_key_account(keys[q], cfg.prefix, carrier, qs[q]);
+	argv[3] = sr_key_account(keys[3], cfg.prefix, carrier, "frozen");
+	argv[4] = sr_key_account(keys[4], cfg.prefix, carrier, "sr_running");
+	argv[5] = sr_key_account(keys[5], cfg.prefix, carrier, "audit");
+	argv[6] = sr_key_account(keys[6], cfg.prefix, carrier, "alerts");
+	argv[7] = sr_key_account(keys[7], cfg.prefix, carrier, "confirming");
+	argv[8] = sr_key_account(keys[8], cfg.prefix, carrier, "flapping");
+	argv[9] = sr_key_account(keys[9], cfg.prefix, carrier, "alerts_open");
+	argv[10] = sr_key_account(keys[10], cfg.prefix, carrier, "edge");
+	argv[11] = sr_key_account(keys[11], cfg.prefix, carrier, "limits");
+	for (int k = 0; k < m; k++) {
+		struct res *r = &rs[idx[k]];
+
+		argv[nk++] = sr_key_card(keys[12 + k], cfg.prefix, carrier, r->t.card);
+	}
+	argv[nk + 0] = sr_account(&cfg, carrier)->settings;
+	argv[nk + 1] = sr_key_account(keys[12 + m], cfg.prefix, carrier, "stats:");
+	argv[nk + 2] = carrier;
+	for (int k = 0; k < m; k++) {
+		struct res *r = &rs[idx[k]];
+		struct res_args *a = &ra[idx[k]];
+		const char **v = argv + nk + na;
+		const char *observed = sr_jstr(r->obj, "observed"), *gate = sr_jstr(r->obj, "gate");
+		const char *error = sr_jstr(r->obj, "error");
+		long long sent = sr_jint(r->obj, "gated", 0);
+
+		snprintf(a->ver, sizeof a->ver, "%lld", r->t.ver);
+		snprintf(a->http, sizeof a->http, "%lld", sr_jint(r->obj, "http", 0));
+		snprintf(a->ra, sizeof a->ra, "%lld", sr_jint(r->obj, "retry_after_ms", 0));
+		snprintf(a->jitter, sizeof a->jitter, "%d", rand() % 1000);
+		snprintf(a->at, sizeof a->at, "%lld", sent > 0 ? sent : 0);
+		v[0] = r->t.card;
+		v[1] = r->t.token;
+		v[2] = a->ver;
+		v[3] = r->t.kind;
+		v[4] = r->outcome;
+		v[5] = a->http;
+		v[6] = error ? error : "";
+		v[7] = observed ? observed : "";
+		v[8] = a->ra;
+		v[9] = a->jitter;
+		v[10] = gate ? gate : "";
+		v[11] = r->class ? r->class : "";
+		v[12] = sent > 0 ? a->at : "";
+		v[13] = json_is_true(json_object_get(r->obj, "in_progress")) ? "1" : "";
+		na += 14;
+	}
+	sr_redis_append_script(&rds, SR_LUA_CONFIRM, nk, nk + na, argv, NULL);
 }
 
+/* What the script said of one result. */
+static void
+confirmed(struct res *r, redisReply *rep)
+{
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 3 &&
+	    rep->element[0]->type == REDIS_REPLY_STRING) {
+		snprintf(r->state, sizeof r->state, "%s", rep->element[0]->str);
+		r->ver_now = rep->element[1]->integer;
+		r->genuine = rep->element[2]->integer == 1;
+	} else {
+		snprintf(r->error, sizeof r->error, "confirm script failed: %s",
+		    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+		sr_warn("card '%s': %s", r->t.card, r->error);
+	}
+}
+
+/* Apply the results: one script call per account's results of the batch
+ * (in their order), then what the applied ones prove about the cards. */
 static void
 process(struct res *rs, int n)
 {
-	int nupdates = 0;
+	static int idx[BATCH], group[BATCH + 1];
+	static struct res_args ra[BATCH];
+	static char keys[13 + BATCH][SR_KEY_MAX];
+	static const char *argv[15 + 15 * BATCH];
+	char taken[BATCH] = { 0 };
+	int nupdates = 0, ngroups = 0, nidx = 0;
 
 	if (!redis_up)
 		return;
-	for (int i = 0; i < n; i++)
-		if (!rs[i].bad && !rs[i].upstream_error)
-			append_confirm(&rs[i]);
 	for (int i = 0; i < n; i++) {
-		struct res *r = &rs[i];
+		int first = nidx;
+
+		if (taken[i] || rs[i].bad || rs[i].upstream_error)
+			continue;
+		for (int k = i; k < n; k++)
+			if (!taken[k] && !rs[k].bad && !rs[k].upstream_error &&
+			    !strcmp(rs[k].t.carrier, rs[i].t.carrier)) {
+				taken[k] = 1;
+				idx[nidx++] = k;
+			}
+		append_confirm(rs, idx + first, nidx - first, ra, keys, argv);
+		group[ngroups++] = nidx - first;
+	}
+	for (int g = 0, k = 0; g < ngroups; g++) {
 		redisReply *rep;
 
-		if (r->bad || r->upstream_error)
-			continue;
 		if (!(rep = sr_redis_reply(&rds))) {
 			sr_redis_lost(&rds, &redis_up, "result");
 			sr_redis_discard(&rds);
 			return;
 		}
-		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 3) {
-			snprintf(r->state, sizeof r->state, "%s", rep->element[0]->str);
-			r->ver_now = rep->element[1]->integer;
-			r->genuine = rep->element[2]->integer == 1;
-		} else {
-			snprintf(r->error, sizeof r->error, "confirm script failed: %s",
-			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-			sr_warn("card '%s': %s", r->t.card, r->error);
-		}
+		for (int j = 0; j < group[g]; j++, k++)
+			confirmed(&rs[idx[k]], rep->type == REDIS_REPLY_ARRAY && (size_t)j < rep->elements ?
+			    rep->element[j] : rep);
 		freeReplyObject(rep);
 	}
 	/* What an applied result proves about the card, for the next judgment:

@@ -191,94 +191,137 @@ out:
 	return rc;
 }
 
-/* Ask the gate for a slot for each item; hold those that pass until their
- * slot. -1: Redis failed. */
+/* What the gate said of one item. */
+static void
+gated(struct item *it, redisReply *rep)
+{
+	const char *verdict;
+	char msg[128];
+
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
+	    rep->element[0]->type != REDIS_REPLY_STRING) {
+		snprintf(msg, sizeof msg, "gate script failed: %s",
+		    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+		/* Not gated, not called: answered like a task Redis was down
+		 * for (its lease expires and it is claimed again). */
+		sr_warn("card '%s': %s", it->t.card, msg);
+		result_error(it, msg);
+		return;
+	}
+	verdict = rep->element[0]->str;
+	if (!strcmp(verdict, "done")) {
+		snprintf(msg, sizeof msg, "re-judged: %s", sr_jstr(it->obj, "judged"));
+		emit_result(it, "superseded", msg);
+	} else if (!strcmp(verdict, "pass")) {
+		/* Held until its slot: the rate counts it from then. */
+		it->at = rep->element[1]->integer;
+		it->gated = rep->element[2]->integer;
+		it->call.seq = rep->element[3]->integer;
+		it->wake = sr_mono_ms() + (rep->element[1]->integer - rep->element[2]->integer);
+		it->state = IT_HOLD;
+		it->edge->held++;
+		nheld++;
+	} else if (!strcmp(verdict, "rate")) {
+		it->state = IT_WAIT;
+		it->wake = sr_mono_ms() + rep->element[1]->integer;
+	} else if (!strcmp(verdict, "stale")) {
+		snprintf(msg, sizeof msg, "version %lld replaced by %lld", it->t.ver,
+		    rep->element[1]->integer);
+		emit_result(it, "superseded", msg);
+	} else if (!strcmp(verdict, "interval")) {
+		snprintf(msg, sizeof msg, "card called too recently; next call at %lld ms",
+		    rep->element[1]->integer);
+		blocked(it, "interval", msg);
+	} else if (!strcmp(verdict, "paused") || !strcmp(verdict, "breaker")) {
+		snprintf(msg, sizeof msg, "%s until %lld ms", !strcmp(verdict, "paused") ?
+		    "the account is paused" : "the account's breaker is open",
+		    rep->element[1]->integer);
+		blocked(it, verdict, msg);
+	} else if (!strcmp(verdict, "replayed")) {
+		blocked(it, "replayed", "this claim has called already: a replayed task is not sent");
+	} else {
+		blocked(it, "lost", "lease lost: the claim is no longer ours");
+	}
+}
+
+/* Ask the gate for a slot for each item, one script call per account's
+ * items (up to GATE_BATCH): its state is read and written once for them
+ * all. Items that pass are held until their slot. -1: Redis failed. */
+#define GATE_BATCH 256
 static int
 gate(struct item **batch, int n)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char keys[11][SR_KEY_MAX], ver[24], ahead[24];
+	/* The keys and arguments of one script call; each call is formatted
+	 * when appended, so the next reuses them. */
+	static char keys[10 + GATE_BATCH][SR_KEY_MAX], vers[GATE_BATCH][24];
+	static const char *argv[12 + 6 * GATE_BATCH];
+	struct item **order = sr_malloc((size_t)n * sizeof *order);
+	int *group = sr_malloc((size_t)(n + 1) * sizeof *group), ngroups = 0, norder = 0;
+	char *taken = sr_malloc((size_t)n), ahead[24];
+	int rc = 0;
 
 	snprintf(ahead, sizeof ahead, "%d", SLOT_AHEAD_MS);
+	memset(taken, 0, (size_t)n);
 	for (int i = 0; i < n; i++) {
 		struct sr_task *t = &batch[i]->t;
-		const char *argv[18];
+		int nk = 9, na = 3, m = 0;
 
-		snprintf(ver, sizeof ver, "%lld", t->ver);
-		argv[0] = sr_key_card(keys[0], cfg.prefix, t->carrier, t->card);
-		argv[1] = sr_key_account(keys[1], cfg.prefix, t->carrier, "edge");
-		argv[2] = sr_key_account(keys[2], cfg.prefix, t->carrier, "limits");
-		for (int q = 0; q < 3; q++)
-			argv[3 + q] = sr_key_account(keys[3 + q], cfg.prefix, t->carrier, qs[q]);
-		argv[6] = sr_key_account(keys[6], cfg.prefix, t->carrier, "sr_running");
-		argv[7] = sr_key_account(keys[7], cfg.prefix, t->carrier, "audit");
-		argv[8] = sr_key_account(keys[9], cfg.prefix, t->carrier, "confirming");
-		argv[9] = sr_key_account(keys[10], cfg.prefix, t->carrier, "alerts_open");
-		argv[10] = batch[i]->edge->acct->settings;
-		argv[11] = t->token;
-		argv[12] = ver;
-		argv[13] = batch[i]->judged ? "judged" : t->kind;
-		argv[14] = t->card;
-		argv[15] = sr_key_account(keys[8], cfg.prefix, t->carrier, "stats:");
-		argv[16] = ahead;
-		argv[17] = batch[i]->resend ? "1" : "0";
-		sr_redis_append_script(&rds, SR_LUA_GATE, 10, 18, argv, NULL);
-	}
-	for (int i = 0; i < n; i++) {
-		struct item *it = batch[i];
-		redisReply *rep = sr_redis_reply(&rds);
-		const char *verdict;
-		char msg[128];
-
-		if (!rep)
-			return -1;
-		if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1) {
-			snprintf(msg, sizeof msg, "gate script failed: %s",
-			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-			/* Not gated, not called: answered like a task Redis was down
-			 * for (its lease expires and it is claimed again). */
-			sr_warn("card '%s': %s", it->t.card, msg);
-			result_error(it, msg);
-			freeReplyObject(rep);
+		if (taken[i])
 			continue;
+		argv[0] = sr_key_account(keys[0], cfg.prefix, t->carrier, "edge");
+		argv[1] = sr_key_account(keys[1], cfg.prefix, t->carrier, "limits");
+		for (int q = 0; q < 3; q++)
+			argv[2 + q] = sr_key_account(keys[2 + q], cfg.prefix, t->carrier, qs[q]);
+		argv[5] = sr_key_account(keys[5], cfg.prefix, t->carrier, "sr_running");
+		argv[6] = sr_key_account(keys[6], cfg.prefix, t->carrier, "audit");
+		argv[7] = sr_key_account(keys[7], cfg.prefix, t->carrier, "confirming");
+		argv[8] = sr_key_account(keys[8], cfg.prefix, t->carrier, "alerts_open");
+		/* The card keys follow the account's; the arguments after them. */
+		for (int k = i; k < n && m < GATE_BATCH; k++) {
+			struct sr_task *tk = &batch[k]->t;
+
+			if (taken[k] || batch[k]->edge != batch[i]->edge)
+				continue;
+			taken[k] = 1;
+			order[norder++] = batch[k];
+			argv[nk++] = sr_key_card(keys[9 + m], cfg.prefix, tk->carrier, tk->card);
+			m++;
 		}
-		verdict = rep->element[0]->str;
-		if (!strcmp(verdict, "done")) {
-			snprintf(msg, sizeof msg, "re-judged: %s", sr_jstr(it->obj, "judged"));
-			emit_result(it, "superseded", msg);
-		} else if (!strcmp(verdict, "pass")) {
-			/* Held until its slot: the rate counts it from then. */
-			it->at = rep->element[1]->integer;
-			it->gated = rep->element[2]->integer;
-			it->call.seq = rep->element[3]->integer;
-			it->wake = sr_mono_ms() + (rep->element[1]->integer - rep->element[2]->integer);
-			it->state = IT_HOLD;
-			it->edge->held++;
-			nheld++;
-		} else if (!strcmp(verdict, "rate")) {
-			it->state = IT_WAIT;
-			it->wake = sr_mono_ms() + rep->element[1]->integer;
-		} else if (!strcmp(verdict, "stale")) {
-			snprintf(msg, sizeof msg, "version %lld replaced by %lld", it->t.ver,
-			    rep->element[1]->integer);
-			emit_result(it, "superseded", msg);
-		} else if (!strcmp(verdict, "interval")) {
-			snprintf(msg, sizeof msg, "card called too recently; next call at %lld ms",
-			    rep->element[1]->integer);
-			blocked(it, "interval", msg);
-		} else if (!strcmp(verdict, "paused") || !strcmp(verdict, "breaker")) {
-			snprintf(msg, sizeof msg, "%s until %lld ms", !strcmp(verdict, "paused") ?
-			    "the account is paused" : "the account's breaker is open",
-			    rep->element[1]->integer);
-			blocked(it, verdict, msg);
-		} else if (!strcmp(verdict, "replayed")) {
-			blocked(it, "replayed", "this claim has called already: a replayed task is not sent");
-		} else {
-			blocked(it, "lost", "lease lost: the claim is no longer ours");
+		argv[nk + 0] = batch[i]->edge->acct->settings;
+		argv[nk + 1] = sr_key_account(keys[9 + m], cfg.prefix, t->carrier, "stats:");
+		argv[nk + 2] = ahead;
+		for (int k = norder - m; k < norder; k++) {
+			struct item *it = order[k];
+			const char **a = argv + nk + na;
+
+			snprintf(vers[k - (norder - m)], sizeof vers[0], "%lld", it->t.ver);
+			a[0] = it->t.token;
+			a[1] = vers[k - (norder - m)];
+			a[2] = it->judged ? "judged" : it->t.kind;
+			a[3] = it->t.card;
+			a[4] = it->resend ? "1" : "0";
+			na += 5;
 		}
+		sr_redis_append_script(&rds, SR_LUA_GATE, nk, nk + na, argv, NULL);
+		group[ngroups++] = m;
+	}
+	for (int g = 0, k = 0; g < ngroups; g++) {
+		redisReply *rep = sr_redis_reply(&rds);
+
+		if (!rep) {
+			rc = -1;
+			break;
+		}
+		for (int j = 0; j < group[g]; j++, k++)
+			gated(order[k], rep->type == REDIS_REPLY_ARRAY && (size_t)j < rep->elements ?
+			    rep->element[j] : rep);
 		freeReplyObject(rep);
 	}
-	return 0;
+	free(order);
+	free(group);
+	free(taken);
+	return rc;
 }
 
 static void

@@ -108,3 +108,29 @@ records() { grep -c '^{' <<<"$output"; }
 	run -2 sr-admin retry - --reason test </
 	assert_output --partial 'reading input'
 }
+
+@test "a command hash clobbered by hand fails its own card only: the rest of the account's batch is called and finished" {
+	gwsim_start
+	for c in G1 G2 G3; do
+		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
+	done | sr-enqueue >/dev/null
+	sr-claim --max 3 >"$T/tasks"
+	# The three are gated in one script call; G2's hash is now a string.
+	rcli DEL 't:carrier:{c1}:card:G2' >/dev/null
+	rcli SET 't:carrier:{c1}:card:G2' clobbered >/dev/null
+	run -3 sr-exec <"$T/tasks"
+	assert_equal "$(records)" 3
+	assert_equal "$(grep '^{' <<<"$output" | jq -r 'select(.card == "G2") | .status')" error
+	assert_output --partial 'WRONGTYPE'
+	assert_equal "$(grep '^{' <<<"$output" | jq -r 'select(.outcome == "ok") | .card' | sort | tr '\n' ' ')" "G1 G3 "
+	assert_equal "$(jq -r .card "$T/gw.log" | sort | tr '\n' ' ')" "G1 G3 "
+	grep '^{' <<<"$output" >"$T/results"
+	# Confirmed in one script call too, G3's hash clobbered meanwhile.
+	rcli DEL 't:carrier:{c1}:card:G3' >/dev/null
+	rcli SET 't:carrier:{c1}:card:G3' clobbered >/dev/null
+	run -3 sr-confirm <"$T/results"
+	assert_equal "$(records)" 3
+	assert_equal "$(grep '^{' <<<"$output" | jq -r 'select(.card == "G1") | .state')" done
+	assert_equal "$(grep '^{' <<<"$output" | jq -r 'select(.card == "G3") | .state')" error
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:G1' action)" ''
+}

@@ -63,6 +63,18 @@ end
 
 local tasks = {}
 
+-- Claim tokens: the account's sequence, taken once for the whole batch
+-- (numbers a batch does not use are skipped; they need only be unique).
+local seqNext, seqLast = 0, -1
+local function nextSeq()
+  if seqNext > seqLast then
+    seqLast = rcall('INCRBY', seqKey, max)
+    seqNext = seqLast - max + 1
+  end
+  seqNext = seqNext + 1
+  return seqNext - 1
+end
+
 -- Claim up to n from queue q; returns how many were claimed.
 local function take(q, n)
   local got = 0
@@ -72,7 +84,7 @@ local function take(q, n)
     for _, card in ipairs(due) do
       local key = prefix .. card
       local h = rcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'frozen',
-        'called', 'reason', 'scene')
+        'called', 'reason', 'scene', 'attempt')
       local action = h[1]
       if not action or h[5] == '1' then
         rcall('ZREM', queues[q], card) -- no live command behind this entry
@@ -89,10 +101,10 @@ local function take(q, n)
         if not confirming and lastCall + interval > now then
           rcall('ZADD', queues[q], lastCall + interval, card)
         else
-          local token = h[2] .. '-' .. rcall('INCR', seqKey)
+          local token = h[2] .. '-' .. nextSeq()
           local lease = now + leaseMs
-          rcall('HSET', key, 'claim', token, 'lease_until', lease)
-          local attempt = rcall('HINCRBY', key, 'attempt', 1)
+          local attempt = (tonumber(h[9]) or 0) + 1
+          rcall('HSET', key, 'claim', token, 'lease_until', lease, 'attempt', attempt)
           rcall('ZADD', queues[q], lease, card)
           rcall('ZADD', runningKey, lease, token)
           tasks[#tasks + 1] = { confirming and 'query' or 'call', card, action,

@@ -44,31 +44,35 @@
   queues into the frozen set). Every transition is appended to the audit
   stream in the same script.
 
+  A batch: the results of ONE account, each with its own reply, in one
+  script call (the account's edge and limits are read once, its counters
+  written once). Results are applied in order, as if one call each.
+
   Input:
-    KEYS[1]     command hash of the card
-    KEYS[2..4]  queues high, normal, bulk
-    KEYS[5]     frozen commands (ZSET card -> ms)
-    KEYS[6]     running claims (ZSET token -> lease expiry)
-    KEYS[7]     audit stream       KEYS[8] alert stream
-    KEYS[9]     confirming commands (SET card)
-    KEYS[10]    flapping cards (ZSET card -> last direction change ms)
-    KEYS[11]    open alerts (HASH cause -> alert id): one alert per cause until
+    KEYS[1..3]  queues high, normal, bulk
+    KEYS[4]     frozen commands (ZSET card -> ms)
+    KEYS[5]     running claims (ZSET token -> lease expiry)
+    KEYS[6]     audit stream       KEYS[7] alert stream
+    KEYS[8]     confirming commands (SET card)
+    KEYS[9]     flapping cards (ZSET card -> last direction change ms)
+    KEYS[10]    open alerts (HASH cause -> alert id): one alert per cause until
                 acknowledged (sr-admin alerts --ack) or resolved (the command finishes)
-    KEYS[12]    account edge state (HASH)      KEYS[13] account limits (HASH)
+    KEYS[11]    account edge state (HASH)      KEYS[12] account limits (HASH)
+    KEYS[12+i]  command hash of result i's card
     ARGV[1]  the account's settings (JSON: interval, window, qps, running, burst,
              alert_after, freeze_after, audit_max, confirm_delay, poll, settle,
              aimd_*, brk_*)
-    ARGV[2] card      ARGV[3] token      ARGV[4] version    ARGV[5] kind (call|query)
-    ARGV[6] outcome   ARGV[7] http       ARGV[8] error      ARGV[9] observed
-    ARGV[10] retry_after ms              ARGV[11] jitter in [0,1000)
-    ARGV[12] blocked reason (gate: interval|lost|rate|paused|breaker|replayed)
-    ARGV[13] stats prefix (includes/stats.lua: out_<outcome> of calls,
+    ARGV[2]  stats prefix (includes/stats.lua: out_<outcome> of calls,
              query_<outcome> of queries, finishes, conflicts)
-    ARGV[14] class of a retry (throttled|too_frequent|refused|not_sent|auth) or ''
-    ARGV[15] when the gate granted the call's slot (Redis ms; '' unknown)
-    ARGV[16] in_progress: '1' when the carrier only accepted the change
-    ARGV[17] the account id (for account-level alerts and audit)
-  Output:
+    ARGV[3]  the account id (for account-level alerts and audit)
+    ARGV[4+14(i-1)..17+14(i-1)]  result i:
+      card, token, version, kind (call|query), outcome, http, error, observed,
+      retry_after ms, jitter in [0,1000),
+      blocked reason (gate: interval|lost|rate|paused|breaker|replayed),
+      class of a retry (throttled|too_frequent|refused|not_sent|auth) or '',
+      when the gate granted the call's slot (Redis ms; '' unknown),
+      in_progress ('1' when the carrier only accepted the change)
+  Output: one reply per result, in order (an error for a result that failed):
     { state, version now, genuine }
     state: done | requeued | confirming | alerted | frozen | stale
     genuine: 1 when the result was applied (its facts may be learned), else 0
@@ -80,248 +84,269 @@ local rcall = redis.call
 --- @include "stats"
 --- @include "alert"
 local now = serverNow()
-local key = KEYS[1]
-local queues = { KEYS[2], KEYS[3], KEYS[4] }
-local frozenKey, runningKey, auditKey, alertKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-local confirmingKey, flappingKey, openKey, edgeKey = KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+local queues = { KEYS[1], KEYS[2], KEYS[3] }
+local frozenKey, runningKey, auditKey, alertKey = KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local confirmingKey, flappingKey, openKey, edgeKey = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 local s = cjson.decode(ARGV[1])
-local card, token, ver, kind, outcome = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-local http, err, observed = ARGV[7], ARGV[8], ARGV[9]
-local retryAfter, jitter, blockedWhy = tonumber(ARGV[10]) or 0, tonumber(ARGV[11]), ARGV[12]
-local class, gatedAt, inProgress, account = ARGV[14], tonumber(ARGV[15]), ARGV[16] == '1', ARGV[17]
+local account = ARGV[3]
 local interval, maxlen = s.interval, s.audit_max
-local count = statsCounter(ARGV[13], now)
-
-local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'fails', 'last_call', 'prio',
-  'reason', 'scene', 'source', 'called', 'first_fail', 'last_dir', 'dir_changes', 'prev_call',
-  'accepted', 'queried')
-local action, curVer, claim = h[1], h[2], h[3]
-local fails, lastCall, prio = tonumber(h[4]) or 0, tonumber(h[5]) or 0, tonumber(h[6]) or 1
-
-if outcome == 'blocked' or outcome == 'superseded' then
-  -- The gate settled these itself. Say where the command stands.
-  if not action then return { 'done', tonumber(curVer) or 0, 0 } end
-  if curVer ~= ver or claim == token then return { 'stale', tonumber(curVer), 0 } end
-  return { 'requeued', tonumber(curVer), 0 }
-end
-
--- A call or a query that went, and this claim's own: the command's live
--- claim, and the token that passed the gate for that call ('called') or
--- query ('queried'). A replayed line finds them gone (released when the
--- first copy was applied); a forged one never had them.
-local mine = claim == token and ((kind == 'call' and h[10] == token) or
-  (kind == 'query' and h[16] == token))
-local live = mine
-if live then
-  rcall('ZREM', runningKey, token)
-  count((kind == 'query' and 'query_' or 'out_') .. outcome)
-  count('finishes')
-end
-
-local function cardAlert(kindOf, n, extra)
-  alertOnce(openKey, alertKey, kindOf .. ':' .. card, { 'card', card, 'ver', curVer or ver, 'alert', kindOf,
-    'action', action or '', 'fails', n or 0, 'error', err, 'http', http, 'detail', extra or '' })
-end
-local function auditAccount(event, ...)
-  rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', '', 'event', event, ...)
-end
-
--- The account's side: the effective rate and the breaker.
+local count, flushCounts = statsBatch(ARGV[2], now)
+-- The account's side, read once for the batch (edgeLower and edgeResult
+-- keep it in step with what they write).
 local e = edgeRead(edgeKey)
-local qps = edgeLimits(KEYS[13], s)
-if live and outcome == 'retry' and (class == 'throttled' or class == 'too_frequent') then
-  local from, to = edgeLower(edgeKey, e, qps, now, gatedAt or (now - s.window), s)
-  if from then
-    auditAccount('rate:lowered', 'qps_from', string.format('%.2f', from), 'qps_to',
-      string.format('%.2f', to), 'http', http, 'error', err)
+local qps = edgeLimits(KEYS[12], s)
+local trimFlapping = false
+
+local function confirmOne(key, card, token, ver, kind, outcome, http, err, observed,
+    retryAfter, jitter, class, gatedAt, inProgress)
+  local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'fails', 'last_call', 'prio',
+    'reason', 'scene', 'source', 'called', 'first_fail', 'last_dir', 'dir_changes', 'prev_call',
+    'accepted', 'queried', 'confirming')
+  local action, curVer, claim = h[1], h[2], h[3]
+  local fails, lastCall, prio = tonumber(h[4]) or 0, tonumber(h[5]) or 0, tonumber(h[6]) or 1
+
+  if outcome == 'blocked' or outcome == 'superseded' then
+    -- The gate settled these itself. Say where the command stands.
+    if not action then return { 'done', tonumber(curVer) or 0, 0 } end
+    if curVer ~= ver or claim == token then return { 'stale', tonumber(curVer), 0 } end
+    return { 'requeued', tonumber(curVer), 0 }
   end
-end
-local verdict = 'ok'
-if outcome == 'unknown' or (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
-  verdict = 'fail'
-end
-if live then
-  local why = err ~= '' and err or ('HTTP ' .. http)
-  local change = edgeResult(edgeKey, e, token, verdict, now, s, why, class == 'auth')
-  if change == 'opened' then
-    alertOnce(openKey, alertKey, 'breaker:' .. account, { 'card', '', 'alert', 'breaker', 'account', account,
-      'error', err, 'http', http, 'detail', 'calls to the account stopped until a probe succeeds' })
-    auditAccount('breaker:opened', 'why', why)
-  elseif change == 'reopened' then
-    auditAccount('breaker:reopened', 'why', why)
-  elseif change == 'closed' then
-    rcall('HDEL', openKey, 'breaker:' .. account)
-    auditAccount('breaker:closed', 'why', 'the probe call succeeded')
+
+  -- A call or a query that went, and this claim's own: the command's live
+  -- claim, and the token that passed the gate for that call ('called') or
+  -- query ('queried'). A replayed line finds them gone (released when the
+  -- first copy was applied); a forged one never had them.
+  local mine = claim == token and ((kind == 'call' and h[10] == token) or
+    (kind == 'query' and h[16] == token))
+  local live = mine
+  if live then
+    rcall('ZREM', runningKey, token)
+    count((kind == 'query' and 'query_' or 'out_') .. outcome)
+    count('finishes')
   end
-end
--- Failures while the breaker is open are the account's, not the card's.
-local accountDown = e.brk_until ~= nil
 
-local function audit(state, vAfter)
-  rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', card, 'ver_before', ver,
-    'ver_after', vAfter or curVer or ver, 'event', kind .. ':' .. outcome, 'state', state,
-    'action', action or '', 'reason', h[7] or '', 'scene', h[8] or '', 'source', h[9] or '',
-    'http', http, 'error', err)
-end
-local function release()
-  cardRelease(key, token, h[10])
-  rcall('HDEL', key, 'queried')
-end
-local function requeue(due)
-  release()
-  rcall('ZADD', queues[prio + 1], due, card)
-end
-local function afterInterval(due)
-  if lastCall + interval > due then return lastCall + interval end
-  return due
-end
-local function confirming(due)
-  rcall('HSET', key, 'confirming', 1)
-  rcall('SADD', confirmingKey, card)
-  requeue(due)
-end
+  local function cardAlert(kindOf, n, extra)
+    alertOnce(openKey, alertKey, kindOf .. ':' .. card, { 'card', card, 'ver', curVer or ver, 'alert', kindOf,
+      'action', action or '', 'fails', n or 0, 'error', err, 'http', http, 'detail', extra or '' })
+  end
+  local function auditAccount(event, ...)
+    rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', '', 'event', event, ...)
+  end
 
-if not action then
-  return { 'stale', tonumber(curVer) or 0, 0 } -- finished or cancelled meanwhile
-end
-if not mine then
-  return { 'stale', tonumber(curVer), 0 } -- not this claim's call: forged, replayed, or lost
-end
-if curVer ~= ver then
-  count('conflicts') -- a newer version was found
-  requeue(afterInterval(now))
-  audit('stale')
-  return { 'stale', tonumber(curVer), 1 }
-end
-
-local target = action == 'stop' and 'stopped' or 'active'
-local finished = (outcome == 'ok' and not inProgress) or outcome == 'already'
-if kind == 'query' and outcome == 'ok' and observed ~= target then finished = false end
-
-if finished then
-  cardFinish(key, queues, card, confirmingKey, openKey)
-  -- Flapping: the executed direction changed 3 or more times within an hour.
-  if outcome == 'ok' or (kind == 'query' and observed == target) then
-    if h[12] and h[12] ~= action then
-      local kept = {}
-      for t in string.gmatch(h[13] or '', '%d+') do
-        if tonumber(t) > now - 3600000 then kept[#kept + 1] = t end
-      end
-      kept[#kept + 1] = tostring(now)
-      rcall('HSET', key, 'dir_changes', table.concat(kept, ' '))
-      if #kept >= 3 then
-        rcall('ZADD', flappingKey, now, card)
-        cardAlert('flapping', 0, #kept .. ' direction changes in an hour')
-      end
+  -- The account's side: the effective rate and the breaker.
+  if live and outcome == 'retry' and (class == 'throttled' or class == 'too_frequent') then
+    local from, to = edgeLower(edgeKey, e, qps, now, gatedAt or (now - s.window), s)
+    if from then
+      auditAccount('rate:lowered', 'qps_from', string.format('%.2f', from), 'qps_to',
+        string.format('%.2f', to), 'http', http, 'error', err)
     end
-    rcall('HSET', key, 'last_dir', action)
   end
-  -- What srq now knows the card is at the carrier, written with the finish
-  -- so that no judgment can run between them (enqueue.lua reads it).
-  rcall('HSET', key, 'seen', target, 'seen_ms', now)
-  rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', now - 3600000)
-  audit('done')
-  return { 'done', tonumber(curVer), 1 }
-end
-
-local function freeze(alertKind, n)
-  release()
-  rcall('HSET', key, 'frozen', 1)
-  -- What srq saw before is in doubt now: a frozen command is an operator's,
-  -- and a later request must not re-queue it on the strength of 'seen'.
-  rcall('HDEL', key, 'accepted', 'frozen_who', 'frozen_why', 'seen', 'seen_ms')
-  for q = 1, 3 do rcall('ZREM', queues[q], card) end
-  rcall('ZADD', frozenKey, now, card)
-  rcall('SREM', confirmingKey, card)
-  cardAlert(alertKind, n, observed ~= '' and ('observed ' .. observed) or nil)
-  audit('frozen')
-  return { 'frozen', tonumber(curVer), 1 }
-end
-
-if kind == 'call' and outcome == 'ok' and inProgress then
-  -- Accepted, not yet done: the change lands later; status queries decide.
-  rcall('HSET', key, 'accepted', now)
-  confirming(now + s.poll)
-  audit('confirming')
-  return { 'confirming', tonumber(curVer), 1 }
-end
-
-if kind == 'query' and outcome == 'ok' then
-  if observed ~= 'active' and observed ~= 'stopped' then
-    return freeze('state', fails) -- never changed automatically
+  local verdict = 'ok'
+  if outcome == 'unknown' or (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
+    verdict = 'fail'
   end
-  local accepted = tonumber(h[15])
-  if accepted and now < accepted + s.settle then
-    requeue(now + s.poll) -- accepted, still landing: ask again
+  if live then
+    local why = err ~= '' and err or ('HTTP ' .. http)
+    local change = edgeResult(edgeKey, e, token, verdict, now, s, why, class == 'auth')
+    if change == 'opened' then
+      alertOnce(openKey, alertKey, 'breaker:' .. account, { 'card', '', 'alert', 'breaker', 'account', account,
+        'error', err, 'http', http, 'detail', 'calls to the account stopped until a probe succeeds' })
+      auditAccount('breaker:opened', 'why', why)
+    elseif change == 'reopened' then
+      auditAccount('breaker:reopened', 'why', why)
+    elseif change == 'closed' then
+      rcall('HDEL', openKey, 'breaker:' .. account)
+      auditAccount('breaker:closed', 'why', 'the probe call succeeded')
+    end
+  end
+  -- Failures while the breaker is open are the account's, not the card's.
+  local accountDown = e.brk_until ~= nil
+
+  local function audit(state, vAfter)
+    rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', card, 'ver_before', ver,
+      'ver_after', vAfter or curVer or ver, 'event', kind .. ':' .. outcome, 'state', state,
+      'action', action or '', 'reason', h[7] or '', 'scene', h[8] or '', 'source', h[9] or '',
+      'http', http, 'error', err)
+  end
+  local function release()
+    cardRelease(key, token, h[10])
+    rcall('HDEL', key, 'queried')
+  end
+  local function requeue(due)
+    release()
+    rcall('ZADD', queues[prio + 1], due, card)
+  end
+  local function afterInterval(due)
+    if lastCall + interval > due then return lastCall + interval end
+    return due
+  end
+  local function confirming(due)
+    rcall('HSET', key, 'confirming', 1)
+    rcall('SADD', confirmingKey, card)
+    requeue(due)
+  end
+
+  if not action then
+    return { 'stale', tonumber(curVer) or 0, 0 } -- finished or cancelled meanwhile
+  end
+  if not mine then
+    return { 'stale', tonumber(curVer), 0 } -- not this claim's call: forged, replayed, or lost
+  end
+  if curVer ~= ver then
+    count('conflicts') -- a newer version was found
+    requeue(afterInterval(now))
+    audit('stale')
+    return { 'stale', tonumber(curVer), 1 }
+  end
+
+  local target = action == 'stop' and 'stopped' or 'active'
+  local finished = (outcome == 'ok' and not inProgress) or outcome == 'already'
+  if kind == 'query' and outcome == 'ok' and observed ~= target then finished = false end
+
+  if finished then
+    cardFinish(key, queues, card, confirmingKey, openKey, prio, h[17] == '1')
+    -- What srq now knows the card is at the carrier, written with the finish
+    -- so that no judgment can run between them (enqueue.lua reads it).
+    local set = { 'seen', target, 'seen_ms', now }
+    -- Flapping: the executed direction changed 3 or more times within an hour.
+    if outcome == 'ok' or (kind == 'query' and observed == target) then
+      if h[12] and h[12] ~= action then
+        local kept = {}
+        for t in string.gmatch(h[13] or '', '%d+') do
+          if tonumber(t) > now - 3600000 then kept[#kept + 1] = t end
+        end
+        kept[#kept + 1] = tostring(now)
+        set[#set + 1] = 'dir_changes'; set[#set + 1] = table.concat(kept, ' ')
+        if #kept >= 3 then
+          rcall('ZADD', flappingKey, now, card)
+          cardAlert('flapping', 0, #kept .. ' direction changes in an hour')
+        end
+      end
+      set[#set + 1] = 'last_dir'; set[#set + 1] = action
+    end
+    rcall('HSET', key, unpack(set))
+    trimFlapping = true
+    audit('done')
+    return { 'done', tonumber(curVer), 1 }
+  end
+
+  local function freeze(alertKind, n)
+    release()
+    rcall('HSET', key, 'frozen', 1)
+    -- What srq saw before is in doubt now: a frozen command is an operator's,
+    -- and a later request must not re-queue it on the strength of 'seen'.
+    rcall('HDEL', key, 'accepted', 'frozen_who', 'frozen_why', 'seen', 'seen_ms')
+    for q = 1, 3 do rcall('ZREM', queues[q], card) end
+    rcall('ZADD', frozenKey, now, card)
+    rcall('SREM', confirmingKey, card)
+    cardAlert(alertKind, n, observed ~= '' and ('observed ' .. observed) or nil)
+    audit('frozen')
+    return { 'frozen', tonumber(curVer), 1 }
+  end
+
+  if kind == 'call' and outcome == 'ok' and inProgress then
+    -- Accepted, not yet done: the change lands later; status queries decide.
+    rcall('HSET', key, 'accepted', now)
+    confirming(now + s.poll)
     audit('confirming')
     return { 'confirming', tonumber(curVer), 1 }
   end
-  -- The card is not in the target state: the unknown call did not apply.
-  rcall('HSET', key, 'confirming', 0, 'seen', observed, 'seen_ms', now)
-  rcall('HDEL', key, 'accepted')
-  rcall('SREM', confirmingKey, card)
-  requeue(afterInterval(now))
-  audit('requeued')
-  return { 'requeued', tonumber(curVer), 1 }
-end
 
-local notApplied = outcome == 'retry' and class ~= 'too_frequent' and class ~= ''
-if notApplied and kind == 'call' and h[10] == token then
-  -- The carrier did not apply this call and said so: it was no change, so
-  -- the card's interval is given back.
-  if h[14] and h[14] ~= '' then
-    rcall('HSET', key, 'last_call', h[14])
-    lastCall = tonumber(h[14])
-  else
-    rcall('HDEL', key, 'last_call')
-    lastCall = 0
+  if kind == 'query' and outcome == 'ok' then
+    if observed ~= 'active' and observed ~= 'stopped' then
+      return freeze('state', fails) -- never changed automatically
+    end
+    local accepted = tonumber(h[15])
+    if accepted and now < accepted + s.settle then
+      requeue(now + s.poll) -- accepted, still landing: ask again
+      audit('confirming')
+      return { 'confirming', tonumber(curVer), 1 }
+    end
+    -- The card is not in the target state: the unknown call did not apply.
+    rcall('HSET', key, 'confirming', 0, 'seen', observed, 'seen_ms', now)
+    rcall('HDEL', key, 'accepted')
+    rcall('SREM', confirmingKey, card)
+    requeue(afterInterval(now))
+    audit('requeued')
+    return { 'requeued', tonumber(curVer), 1 }
   end
-end
 
-if (outcome == 'retry' and (class == 'throttled' or class == 'auth')) or
-    (accountDown and outcome ~= 'fail') then
-  -- The account's rate or the account itself, not the card: no failure.
-  rcall('HSET', key, 'last_error', err ~= '' and err or ('HTTP ' .. http), 'last_http', http)
-  local due = now + math.max(retryAfter, 1000 + jitter)
-  if accountDown then
-    due = math.max(due, tonumber(e.brk_until) or 0)
+  local notApplied = outcome == 'retry' and class ~= 'too_frequent' and class ~= ''
+  if notApplied and kind == 'call' and h[10] == token then
+    -- The carrier did not apply this call and said so: it was no change, so
+    -- the card's interval is given back.
+    if h[14] and h[14] ~= '' then
+      rcall('HSET', key, 'last_call', h[14])
+      lastCall = tonumber(h[14])
+    else
+      rcall('HDEL', key, 'last_call')
+      lastCall = 0
+    end
   end
+
+  if (outcome == 'retry' and (class == 'throttled' or class == 'auth')) or
+      (accountDown and outcome ~= 'fail') then
+    -- The account's rate or the account itself, not the card: no failure.
+    rcall('HSET', key, 'last_error', err ~= '' and err or ('HTTP ' .. http), 'last_http', http)
+    local due = now + math.max(retryAfter, 1000 + jitter)
+    if accountDown then
+      due = math.max(due, tonumber(e.brk_until) or 0)
+    end
+    if outcome == 'unknown' and kind == 'call' then
+      confirming(math.max(due, now + s.confirm_delay))
+      audit('confirming')
+      return { 'confirming', tonumber(curVer), 1 }
+    end
+    if not notApplied and kind == 'call' then due = afterInterval(due) end
+    requeue(due)
+    audit('requeued')
+    return { 'requeued', tonumber(curVer), 1 }
+  end
+
+  -- unknown, retry, fail: a failure of this command.
+  fails = fails + 1
+  rcall('HSET', key, 'fails', fails, 'last_error', err ~= '' and err or ('HTTP ' .. http), 'last_http', http)
+  if not h[11] then rcall('HSET', key, 'first_fail', now) end
+
+  if outcome == 'fail' or fails >= s.freeze_after then
+    return freeze(outcome == 'fail' and 'permanent' or 'frozen', fails)
+  end
+
+  local state
   if outcome == 'unknown' and kind == 'call' then
-    confirming(math.max(due, now + s.confirm_delay))
-    audit('confirming')
-    return { 'confirming', tonumber(curVer), 1 }
+    confirming(now + s.confirm_delay)
+    state = 'confirming'
+  else
+    -- Exponential backoff from 1 s, capped at 15 min, with jitter in [50%, 100%].
+    local backoff = math.min(1000 * 2 ^ (fails - 1), 900000)
+    backoff = math.floor(backoff * (0.5 + jitter / 2000))
+    local due = now + math.max(backoff, retryAfter)
+    if kind == 'call' and not notApplied then due = afterInterval(due) end
+    requeue(due)
+    state = 'requeued'
   end
-  if not notApplied and kind == 'call' then due = afterInterval(due) end
-  requeue(due)
-  audit('requeued')
-  return { 'requeued', tonumber(curVer), 1 }
+  if fails == s.alert_after then
+    cardAlert('failures', fails)
+    state = 'alerted'
+  end
+  audit(state)
+  return { state, tonumber(curVer), 1 }
 end
 
--- unknown, retry, fail: a failure of this command.
-fails = fails + 1
-rcall('HSET', key, 'fails', fails, 'last_error', err ~= '' and err or ('HTTP ' .. http), 'last_http', http)
-if not h[11] then rcall('HSET', key, 'first_fail', now) end
-
-if outcome == 'fail' or fails >= s.freeze_after then
-  return freeze(outcome == 'fail' and 'permanent' or 'frozen', fails)
+-- One result's error (a card hash of the wrong type, a priority out of
+-- range) is that result's reply, not its batch's: the others go on.
+local function itemError(r)
+  return redis.error_reply(type(r) == 'table' and (r.err or '?') or tostring(r))
 end
 
-local state
-if outcome == 'unknown' and kind == 'call' then
-  confirming(now + s.confirm_delay)
-  state = 'confirming'
-else
-  -- Exponential backoff from 1 s, capped at 15 min, with jitter in [50%, 100%].
-  local backoff = math.min(1000 * 2 ^ (fails - 1), 900000)
-  backoff = math.floor(backoff * (0.5 + jitter / 2000))
-  local due = now + math.max(backoff, retryAfter)
-  if kind == 'call' and not notApplied then due = afterInterval(due) end
-  requeue(due)
-  state = 'requeued'
+local replies = {}
+for i = 1, #KEYS - 12 do
+  local a = 3 + 14 * (i - 1)
+  local ok, r = pcall(confirmOne, KEYS[12 + i], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4],
+    ARGV[a + 5], ARGV[a + 6], ARGV[a + 7], ARGV[a + 8], tonumber(ARGV[a + 9]) or 0,
+    tonumber(ARGV[a + 10]), ARGV[a + 12], tonumber(ARGV[a + 13]), ARGV[a + 14] == '1')
+  replies[i] = ok and r or itemError(r)
 end
-if fails == s.alert_after then
-  cardAlert('failures', fails)
-  state = 'alerted'
-end
-audit(state)
-return { state, tonumber(curVer), 1 }
+if trimFlapping then rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', now - 3600000) end
+flushCounts()
+return replies

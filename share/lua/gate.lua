@@ -15,7 +15,9 @@
   card's last call time (the previous one is kept in prev_call, so a call the
   carrier refuses without applying it gives the interval back) and 'called'
   = token, so a crash after this point is seen by the next claim as an
-  unknown result. The lease is extended to cover the call.
+  unknown result. The lease is extended to cover the call, unless what is
+  left of it does (a fresh claim's outlasts the call's timeout by half a
+  lease).
 
   resend: this claim's own call was refused for authentication and goes again
   after a re-authentication; it skips the interval (the refused call changed
@@ -28,24 +30,27 @@
   the account back meanwhile). kind 'judged': sr-exec's re-judgment found the
   call no longer wanted, and the gate finishes the command without a call.
 
+  A batch: the ready calls of ONE account, each with its own reply, in one
+  script call (the account's state is read once, its counters and its pace
+  written once). Items are judged in order: the first takes the first slot.
+
   Input:
-    KEYS[1]     command hash of the card
-    KEYS[2]     account edge state (HASH: pace, rate, pause, breaker)
-    KEYS[3]     account limits (HASH qps, running, burst)
-    KEYS[4..6]  queues high, normal, bulk
-    KEYS[7]     running claims (ZSET token -> lease expiry)
-    KEYS[8]     audit stream of the account
-    KEYS[9]     confirming commands (SET card)
-    KEYS[10]    open alerts (HASH cause -> alert id)
-    ARGV[1]     the account's settings (JSON: interval, window, lease, qps,
-                running, burst, aimd_inc, aimd_memory, audit_max)
-    ARGV[2]     token        ARGV[3] version      ARGV[4] kind (call|query|judged)
-    ARGV[5]     card id (queue member)
-    ARGV[6]     stats prefix, e.g. "polling:carrier:{c17}:stats:" (includes/stats.lua:
+    KEYS[1]     account edge state (HASH: pace, rate, pause, breaker)
+    KEYS[2]     account limits (HASH qps, running, burst)
+    KEYS[3..5]  queues high, normal, bulk
+    KEYS[6]     running claims (ZSET token -> lease expiry)
+    KEYS[7]     audit stream of the account
+    KEYS[8]     confirming commands (SET card)
+    KEYS[9]     open alerts (HASH cause -> alert id)
+    KEYS[9+i]   command hash of item i's card
+    ARGV[1]     the account's settings (JSON: interval, window, lease, call (a
+                call's timeout), qps, running, burst, aimd_inc, aimd_memory, audit_max)
+    ARGV[2]     stats prefix, e.g. "polling:carrier:{c17}:stats:" (includes/stats.lua:
                 calls, queries, and cmds, the distinct commands called)
-    ARGV[7]     ahead ms: how far ahead a slot may be granted
-    ARGV[8]     resend (1 or 0)
-  Output:
+    ARGV[3]     ahead ms: how far ahead a slot may be granted
+    ARGV[4+5(i-1)..8+5(i-1)]  item i: token, version, kind (call|query|judged),
+                card id (queue member), resend (1 or 0)
+  Output: one reply per item, in order (an error for an item that failed):
     { 'pass', at_ms, now_ms, seq }  go ahead: send at at_ms (Redis clock, >= now_ms);
                            seq: the account's call sequence number (unique request ids)
     { 'done' }             (judged) the command is finished, no call made
@@ -63,93 +68,132 @@ local rcall = redis.call
 --- @include "card"
 --- @include "stats"
 local now = serverNow()
-local key, edgeKey, limitsKey, runningKey, auditKey = KEYS[1], KEYS[2], KEYS[3], KEYS[7], KEYS[8]
-local queues = { KEYS[4], KEYS[5], KEYS[6] }
+local edgeKey, limitsKey, runningKey, auditKey = KEYS[1], KEYS[2], KEYS[6], KEYS[7]
+local confirmingKey, openKey = KEYS[8], KEYS[9]
+local queues = { KEYS[3], KEYS[4], KEYS[5] }
 local s = cjson.decode(ARGV[1])
-local token, ver, kind, card = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local ahead, resend = tonumber(ARGV[7]), ARGV[8] == '1'
-
-local h = rcall('HMGET', key, 'claim', 'ver', 'last_call', 'prio', 'counted_ver', 'called',
-  'action', 'reason', 'scene', 'source')
-local count = statsCounter(ARGV[6], now)
-local lastCall = tonumber(h[3]) or 0
-
-local function audit(event, state, vAfter)
-  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', card, 'ver_before', ver,
-    'ver_after', vAfter or ver, 'event', event, 'state', state, 'action', h[7] or '',
-    'reason', h[8] or '', 'scene', h[9] or '', 'source', h[10] or '', 'http', '', 'error', '')
-end
--- Refused, the claim still ours: the command goes back to its queue at due.
-local function giveBack(why, due)
-  cardRelease(key, token, h[6])
-  rcall('ZADD', queues[(tonumber(h[4]) or 1) + 1], due, card)
-  rcall('ZREM', runningKey, token)
-  count(why == 'stale' and 'out_superseded' or 'out_blocked')
-  count('finishes')
-  audit('gate:' .. why, 'requeued')
-end
-
-if h[1] ~= token then return { 'lost' } end
-if h[2] ~= ver then
-  count('conflicts') -- a newer version was found
-  giveBack('stale', math.max(now, lastCall + s.interval))
-  return { 'stale', tonumber(h[2]) }
-end
-if kind == 'judged' then
-  -- Re-judged with fresh facts: the call is no longer wanted.
-  cardFinish(key, queues, card, KEYS[9], KEYS[10])
-  -- Kept until the card's next command finishes: sr-admin why says so
-  -- without reading the audit.
-  rcall('HSET', key, 'superseded', h[2])
-  rcall('ZREM', runningKey, token)
-  count('out_superseded')
-  count('finishes')
-  audit('call:superseded', 'done')
-  return { 'done' }
-end
-if kind == 'call' then
-  if (h[6] == token) ~= resend then return { resend and 'lost' or 'replayed' } end
-  if not resend and lastCall + s.interval > now then
-    giveBack('interval', lastCall + s.interval)
-    return { 'interval', lastCall + s.interval }
-  end
-end
-
+local ahead = tonumber(ARGV[3])
+local count, flushCounts = statsBatch(ARGV[2], now)
 local e = edgeRead(edgeKey)
 local qps, _, burst, stopped = edgeLimits(limitsKey, s)
-local why, untilMs = edgeBlocked(e, now, stopped)
-if not why and not edgeProbe(edgeKey, e, token, now, s.lease) then why, untilMs = 'breaker', now + 1000 end
-if why then
-  -- The account holds every call: back in a second, the claim holds it off.
-  giveBack(why, now + 1000)
-  return { why, untilMs, now }
-end
-local at, extra = edgePace(edgeKey, e, qps, burst, now, ahead, s)
-if not at then return { 'rate', extra } end
-if extra then -- the effective rate is back to the configured one
-  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'rate:restored',
-    'qps', qps)
+local held, heldUntil = edgeBlocked(e, now, stopped)
+local paced, restored, seqs = false, false, 0
+
+local function gateOne(key, token, ver, kind, card, resend)
+  local h = rcall('HMGET', key, 'claim', 'ver', 'last_call', 'prio', 'counted_ver', 'called',
+    'action', 'reason', 'scene', 'source', 'lease_until')
+  local lastCall = tonumber(h[3]) or 0
+  local queue = queues[(tonumber(h[4]) or 1) + 1]
+
+  local function audit(event, state)
+    rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', card, 'ver_before', ver,
+      'ver_after', ver, 'event', event, 'state', state, 'action', h[7] or '',
+      'reason', h[8] or '', 'scene', h[9] or '', 'source', h[10] or '', 'http', '', 'error', '')
+  end
+  -- Refused, the claim still ours: the command goes back to its queue at due.
+  local function giveBack(why, due)
+    cardRelease(key, token, h[6])
+    rcall('ZADD', queue, due, card)
+    rcall('ZREM', runningKey, token)
+    count(why == 'stale' and 'out_superseded' or 'out_blocked')
+    count('finishes')
+    audit('gate:' .. why, 'requeued')
+  end
+
+  if h[1] ~= token then return { 'lost' } end
+  if h[2] ~= ver then
+    count('conflicts') -- a newer version was found
+    giveBack('stale', math.max(now, lastCall + s.interval))
+    return { 'stale', tonumber(h[2]) }
+  end
+  if kind == 'judged' then
+    -- Re-judged with fresh facts: the call is no longer wanted.
+    cardFinish(key, queues, card, confirmingKey, openKey)
+    -- Kept until the card's next command finishes: sr-admin why says so
+    -- without reading the audit.
+    rcall('HSET', key, 'superseded', h[2])
+    rcall('ZREM', runningKey, token)
+    count('out_superseded')
+    count('finishes')
+    audit('call:superseded', 'done')
+    return { 'done' }
+  end
+  if kind == 'call' then
+    if (h[6] == token) ~= resend then return { resend and 'lost' or 'replayed' } end
+    if not resend and lastCall + s.interval > now then
+      giveBack('interval', lastCall + s.interval)
+      return { 'interval', lastCall + s.interval }
+    end
+  end
+
+  local why, untilMs = held, heldUntil
+  if not why and not edgeProbe(edgeKey, e, token, now, s.lease) then why, untilMs = 'breaker', now + 1000 end
+  if why then
+    -- The account holds every call: back in a second, the claim holds it off.
+    giveBack(why, now + 1000)
+    return { why, untilMs, now }
+  end
+  local at, extra = edgePace(nil, e, qps, burst, now, ahead, s)
+  if not at then return { 'rate', extra } end
+  paced = paced or qps > 0
+  if extra then -- the effective rate is back to the configured one
+    restored = true
+    rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'rate:restored',
+      'qps', qps)
+  end
+
+  local set
+  if kind == 'call' then
+    count('calls')
+    if resend then
+      set = { 'last_call', at } -- the interval counts from the call that went
+    else
+      set = { 'last_call', at, 'prev_call', h[3] or '', 'called', token }
+      if h[5] ~= ver then
+        -- The first call of this command: retry amplification is calls / cmds.
+        count('cmds')
+        set[#set + 1] = 'counted_ver'; set[#set + 1] = ver
+      end
+    end
+  else
+    -- Only this claim's own query may settle the command (sr-confirm checks).
+    count('queries')
+    set = { 'queried', token }
+  end
+  -- The lease must outlast the call (s.call: its timeout) by half a lease,
+  -- for the result to be confirmed. A fresh claim's does; an older one is
+  -- extended.
+  if (tonumber(h[11]) or 0) - at < s.call + s.lease / 2 then
+    local lease = at + s.lease
+    set[#set + 1] = 'lease_until'; set[#set + 1] = lease
+    rcall('ZADD', queue, 'XX', lease, card)
+    rcall('ZADD', runningKey, 'XX', lease, token)
+  end
+  rcall('HSET', key, unpack(set))
+  seqs = seqs + 1
+  return { 'pass', at, now, seqs }
 end
 
-if kind == 'call' then
-  if resend then
-    rcall('HSET', key, 'last_call', at) -- the interval counts from the call that went
-  else
-    rcall('HSET', key, 'last_call', at, 'prev_call', h[3] or '', 'called', token)
-  end
-  count('calls')
-  if h[5] ~= ver then
-    -- The first call of this command: retry amplification is calls / cmds.
-    rcall('HSET', key, 'counted_ver', ver)
-    count('cmds')
-  end
-else
-  -- Only this claim's own query may settle the command (sr-confirm checks).
-  rcall('HSET', key, 'queried', token)
-  count('queries')
+-- One item's error (a card hash of the wrong type, a priority out of range)
+-- is that item's reply, not its batch's: the others go on.
+local function itemError(r)
+  return redis.error_reply(type(r) == 'table' and (r.err or '?') or tostring(r))
 end
-local lease = at + s.lease
-rcall('HSET', key, 'lease_until', lease)
-rcall('ZADD', queues[(tonumber(h[4]) or 1) + 1], 'XX', lease, card)
-rcall('ZADD', runningKey, 'XX', lease, token)
-return { 'pass', at, now, rcall('HINCRBY', edgeKey, 'seq', 1) % 100000000 }
+
+local replies = {}
+for i = 1, #KEYS - 9 do
+  local a = 3 + 5 * (i - 1)
+  local ok, r = pcall(gateOne, KEYS[9 + i], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4],
+    ARGV[a + 5] == '1')
+  replies[i] = ok and r or itemError(r)
+end
+if paced then edgePaceSave(edgeKey, e, restored) end
+if seqs > 0 then
+  -- Sequence numbers, one per call that passed, taken in one step.
+  local last = rcall('HINCRBY', edgeKey, 'seq', seqs)
+  for _, r in ipairs(replies) do
+    if r[1] == 'pass' then r[4] = (last - seqs + r[4]) % 100000000 end
+  end
+end
+flushCounts()
+return replies

@@ -62,7 +62,7 @@ local function edgeProbe(key, e, id, now, leaseMs)
   local probe, probeUntil = e.brk_probe, tonumber(e.brk_probe_until) or 0
   if probe and probe ~= id and probeUntil > now then return false end
   redis.call('HSET', key, 'brk_probe', id, 'brk_probe_until', now + leaseMs)
-  e.brk_probe = id
+  e.brk_probe, e.brk_probe_until = id, now + leaseMs
   return true
 end
 
@@ -100,7 +100,8 @@ end
 -- then. (A call that must set up a new connection leaves later than its
 -- slot, or is sent late: late.lua moves the pace for that.)
 -- Returns slot_ms, restored (true when the effective rate just came back
--- to the configured one); or nil, wait_ms.
+-- to the configured one); or nil, wait_ms. With key nil it changes e only
+-- (a batch writes it once, edgePaceSave).
 local function edgePace(key, e, qps, burst, now, ahead, s)
   if qps <= 0 then return now, false end
   local rate = edgeRate(e, qps, now, s)
@@ -109,15 +110,29 @@ local function edgePace(key, e, qps, burst, now, ahead, s)
   local tat = edgeClampTat(tonumber(e.tat) or 0, now, ahead, b, T, s)
   local at = math.max(tat - (b - 1) * T, now)
   if at - now > ahead then return nil, math.ceil(at - now - ahead) end
-  redis.call('HSET', key, 'tat', fmt3(math.max(tat, at) + T))
+  e.tat = fmt3(math.max(tat, at) + T)
+  if key then redis.call('HSET', key, 'tat', e.tat) end
   if e.eff then
     if rate >= qps then
-      redis.call('HDEL', key, 'eff', 'eff_at', 'low_at')
+      if key then redis.call('HDEL', key, 'eff', 'eff_at', 'low_at') end
+      e.eff, e.eff_at, e.low_at = nil, nil, nil
       return math.ceil(at), true
     end
-    redis.call('HSET', key, 'eff', fmt3(rate), 'eff_at', now)
+    e.eff, e.eff_at = fmt3(rate), now
+    if key then redis.call('HSET', key, 'eff', e.eff, 'eff_at', now) end
   end
   return math.ceil(at), false
+end
+
+-- What edgePace(nil, e, ...) changed in memory, written once for a batch:
+-- the pace, and the effective rate (gone once restored).
+local function edgePaceSave(key, e, restored)
+  if restored then redis.call('HDEL', key, 'eff', 'eff_at', 'low_at') end
+  if e.eff then
+    redis.call('HSET', key, 'tat', e.tat, 'eff', e.eff, 'eff_at', e.eff_at)
+  else
+    redis.call('HSET', key, 'tat', e.tat)
+  end
 end
 
 -- The carrier refused a call for rate (429, a throttle code, too frequent):
@@ -147,7 +162,8 @@ end
 -- it holds s.brk_failures failures that are at least s.brk_ratio of its
 -- results; an authentication failure opens it at once (force). The probe's
 -- result closes it, or reopens it for twice the cool-down (up to
--- s.brk_cool_max). Returns 'opened', 'reopened', 'closed' or nil.
+-- s.brk_cool_max). Returns 'opened', 'reopened', 'closed' or nil. e is kept
+-- in step with what is written: a batch reads the edge once.
 local function edgeResult(key, e, id, verdict, now, s, why, force)
   local open = e.brk_until ~= nil
   if open then
@@ -155,11 +171,14 @@ local function edgeResult(key, e, id, verdict, now, s, why, force)
     if verdict == 'ok' then
       redis.call('HDEL', key, 'brk_until', 'brk_since', 'brk_why', 'brk_cool', 'brk_probe',
         'brk_probe_until', 'brk_manual', 'win_start', 'win_n', 'win_fail')
+      e.brk_until, e.brk_since, e.brk_why, e.brk_cool, e.brk_probe = nil, nil, nil, nil, nil
+      e.brk_probe_until, e.brk_manual, e.win_start, e.win_n, e.win_fail = nil, nil, nil, nil, nil
       return 'closed'
     end
     local cool = math.min((tonumber(e.brk_cool) or s.brk_cool) * 2, s.brk_cool_max)
     redis.call('HSET', key, 'brk_until', now + cool, 'brk_cool', cool, 'brk_why', why)
     redis.call('HDEL', key, 'brk_probe', 'brk_probe_until')
+    e.brk_until, e.brk_cool, e.brk_why, e.brk_probe, e.brk_probe_until = now + cool, cool, why, nil, nil
     return 'reopened'
   end
   local start, n, fails = tonumber(e.win_start) or 0, tonumber(e.win_n) or 0,
@@ -171,9 +190,11 @@ local function edgeResult(key, e, id, verdict, now, s, why, force)
     redis.call('HSET', key, 'brk_until', now + s.brk_cool, 'brk_since', now, 'brk_cool', s.brk_cool,
       'brk_why', why)
     redis.call('HDEL', key, 'win_start', 'win_n', 'win_fail', 'brk_probe', 'brk_probe_until')
-    e.brk_until = now + s.brk_cool
+    e.brk_until, e.brk_since, e.brk_cool, e.brk_why = now + s.brk_cool, now, s.brk_cool, why
+    e.win_start, e.win_n, e.win_fail, e.brk_probe, e.brk_probe_until = nil, nil, nil, nil, nil
     return 'opened'
   end
   redis.call('HSET', key, 'win_start', start, 'win_n', n, 'win_fail', fails)
+  e.win_start, e.win_n, e.win_fail = start, n, fails
   return nil
 end
