@@ -4,11 +4,12 @@
 # clang and libclang-rt-dev (libFuzzer and the sanitizers' runtimes) build
 # the fuzz targets, make test runs a short smoke of them. prometheus is here
 # for promtool (the metrics' format is checked with it; its daemon is not
-# started); help2man and man-db build and check the man pages.
+# started); help2man and man-db build and check the man pages; time (GNU
+# time) is how bench/core.sh reads one stage's CPU.
 set -eu
 pkgs="build-essential pkg-config libhiredis-dev libcurl4-openssl-dev libjansson-dev
 libcsv-dev libmicrohttpd-dev libssl-dev redis-server redis-tools jq bats bats-support bats-assert curl valgrind
-clang libclang-rt-dev prometheus help2man man-db"
+clang libclang-rt-dev prometheus help2man man-db time"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -12,16 +12,17 @@ local function cardRelease(key, token, called)
   if called == token then redis.call('HDEL', key, 'called') end
 end
 
--- The command is done: its fields go, its version and last call stay (so
--- versions never repeat and the interval still holds); it leaves every
--- queue, and its card's alerts are resolved. A caller that read the
--- command may pass its priority and its confirming flag: a command sits
--- only in its priority's queue (enqueue moves it when that changes), and
--- only a confirming one is in the confirming set, so the others are spared.
+-- The command is done: its fields go (what counted it, too), its version
+-- and last call stay (so versions never repeat and the interval still
+-- holds); it leaves every queue, and its card's alerts are resolved. A
+-- caller that read the command may pass its priority and its confirming
+-- flag: a command sits only in its priority's queue (enqueue moves it when
+-- that changes), and only a confirming one is in the confirming set, so the
+-- others are spared.
 local function cardFinish(key, queues, card, confirmingKey, openKey, prio, confirming)
   redis.call('HDEL', key, 'action', 'reason', 'scene', 'source', 'prio', 'fails', 'first_fail',
     'last_error', 'last_http', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called', 'queried',
-    'accepted', 'prev_call', 'frozen_who', 'frozen_why', 'superseded')
+    'accepted', 'prev_call', 'frozen_who', 'frozen_why', 'superseded', 'counted_ver')
   if prio then
     redis.call('ZREM', queues[prio + 1], card)
   else
