@@ -97,29 +97,39 @@ cmd(int argc, const char **argv)
 	return sr_redis_must(&rds, argc, argv);
 }
 
-/* Fields that are numbers, printed as JSON numbers (Redis keeps strings).
- * Ids are never in this list: an ICCID has more digits than a double. */
+/* Fields that are numbers, printed as JSON numbers (Redis keeps strings),
+ * with the numeric facts (sr_numeric_facts). Ids are never in this list: an
+ * ICCID has more digits than a double. */
 static const char *const numeric[] = { "ver", "ver_before", "ver_after", "http", "last_http",
 	"fails", "first_fail", "last_call", "lease_until", "attempt", "prio", "ms", "at", "due",
 	"retry_after_ms", "until", "qps", "running", "burst", "value", "threshold",
-	"pkg_expires_at", "data_used_kb", "data_quota_kb", "refunded", "polling_paused",
-	"disabled", "seen_ms", "counted_ver", "accepted", "prev_call", "superseded", "frozen",
+	"seen_ms", "counted_ver", "accepted", "prev_call", "superseded", "frozen",
 	"confirming", NULL };
+
+static int
+is_numeric(const char *name)
+{
+	for (const char *const *n = numeric; *n; n++)
+		if (!strcmp(*n, name))
+			return 1;
+	for (const char *const *n = sr_numeric_facts(); *n; n++)
+		if (!strcmp(*n, name))
+			return 1;
+	return 0;
+}
 
 static json_t *
 field_value(const char *name, const char *v)
 {
 	char *end;
 
-	for (const char *const *n = numeric; *n; n++)
-		if (!strcmp(*n, name) && *v) {
-			double d = strtod(v, &end);
+	if (*v && is_numeric(name)) {
+		double d = strtod(v, &end);
 
-			if (*end)
-				break;
+		if (!*end)
 			return d == (double)(long long)d && !strchr(v, '.') ? json_integer(atoll(v)) :
 			    json_real(d);
-		}
+	}
 	return json_string(v);
 }
 

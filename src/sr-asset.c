@@ -33,7 +33,8 @@
 
 #define BATCH 2048
 
-static const char usage[] =
+/* The usage text; %s: the card facts, the device facts (sr_facts.c). */
+static const char usage_fmt[] =
 "usage: sr-asset [--csv] [--progress | --no-progress] < facts.jsonl > results.jsonl\n"
 "\n"
 "Load card and device facts into the asset mirror (the facts sr-enqueue, sr-exec\n"
@@ -42,8 +43,8 @@ static const char usage[] =
 "Rows (JSONL, or CSV with a header row naming the same fields):\n"
 "  {\"card\":\"8986...\",\"carrier\":\"c17\",\"device\":\"D42\",\"pkg_expires_at\":1798675200,\"status\":\"active\"}\n"
 "  {\"device\":\"D42\",\"pkg_expires_at\":0,\"disabled\":0}\n"
-"Card facts: device status stopped_by pkg_expires_at data_used_kb data_quota_kb refunded\n"
-"  polling_paused.  Device facts: pkg_expires_at (0: no device package) disabled.\n"
+"Card facts: %s.\n"
+"Device facts: %s (pkg_expires_at 0: no device package).\n"
 "Result: {\"line\":1,\"card\":\"...\",\"carrier\":\"c17\",\"status\":\"loaded\"}; status loaded,\n"
 "  rejected (with \"error\"), error (Redis failed); \"status_kept\":true when --as-of kept\n"
 "  the status srq saw at the carrier later than the export.\n"
@@ -58,6 +59,7 @@ static const char usage[] =
 "Exit: 0 all loaded, 1 some rows rejected, 2 usage, 3 Redis unavailable.\n"
 "Example:\n"
 "  psql --csv -c 'select card, carrier, device, pkg_expires_at from cards' | sr-asset --csv | jq -c 'select(.status != \"loaded\")'\n";
+static char usage[4096];
 
 enum { ST_PENDING, ST_REJECTED, ST_ERROR, ST_DONE };
 
@@ -93,7 +95,7 @@ validate(struct row *r)
 	r->card = sr_jstr(o, "card");
 	r->carrier = sr_jstr(o, "carrier");
 	r->device = sr_jstr(o, "device");
-	if (csv && sr_json_integers(o, sr_numeric_facts, r->error, sizeof r->error) < 0)
+	if (csv && sr_json_integers(o, sr_numeric_facts(), r->error, sizeof r->error) < 0)
 		return;
 	if (json_object_get(o, "card")) {
 		if (!sr_valid_id(r->card)) {
@@ -399,6 +401,8 @@ main(int argc, char *argv[])
 	const char *as_of_opt = NULL;
 
 	sr_prog = "sr-asset";
+	snprintf(usage, sizeof usage, usage_fmt, sr_facts_list(SR_FACTS_CARD, "carrier", 12, "  "),
+	    sr_facts_list(SR_FACTS_DEVICE, NULL, 14, "  "));
 	sr_config_init(&cfg);
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {

@@ -23,7 +23,8 @@
 
 #define BATCH 2048
 
-static const char usage[] =
+/* The usage text; %s: the card facts (sr_facts.c). */
+static const char usage_fmt[] =
 "usage: sr-enqueue [--csv] [--scene S] [--source S] [--redis URL] [--prefix P]\n"
 "                  < requests.jsonl > acks.jsonl\n"
 "\n"
@@ -35,8 +36,7 @@ static const char usage[] =
 "   \"facts\":{\"pkg_expires_at\":1798675200}}\n"
 "  scene: package_expired data_exhausted refund activation order reset polling\n"
 "         device device_package_expired manual_recheck\n"
-"  facts (optional, upserted before judging): device status stopped_by pkg_expires_at\n"
-"         data_used_kb data_quota_kb refunded polling_paused\n"
+"  facts (optional, upserted before judging): %s\n"
 "Device request (evaluate all cards of a device with dev-eval):\n"
 "  {\"device\":\"D42\",\"scene\":\"device_package_expired\",\"facts\":{\"pkg_expires_at\":0}}\n"
 "Ack status: queued unchanged cancelled noop device_queued rejected error;\n"
@@ -58,6 +58,7 @@ static const char usage[] =
 "Exit: 0 all queued, 1 some lines rejected, 2 usage, 3 Redis unavailable.\n"
 "Example:\n"
 "  jq -c '{card, carrier, scene:\"package_expired\"}' expired.json | sr-enqueue | jq -r .status | sort | uniq -c\n";
+static char usage[4096];
 
 enum { ST_PENDING, ST_REJECTED, ST_ERROR, ST_DONE };
 
@@ -254,7 +255,7 @@ parse_csv_row(struct req *r, json_t *row)
 			json_object_del(row, key);
 		}
 	}
-	if (sr_json_integers(facts, sr_numeric_facts, r->error, sizeof r->error) < 0) {
+	if (sr_json_integers(facts, sr_numeric_facts(), r->error, sizeof r->error) < 0) {
 		json_decref(facts);
 		if ((key = sr_jstr(row, "card")) && strlen(key) < sizeof r->card)
 			strcpy(r->card, key);
@@ -272,32 +273,12 @@ parse_csv_row(struct req *r, json_t *row)
 static void
 merge_facts(struct req *r)
 {
-	const char *key;
-	json_t *v;
-
 	if (!r->cf.carrier[0])
 		strcpy(r->cf.carrier, r->carrier);
 	if (!r->facts)
 		return;
 	r->cf.known = 1;
-	json_object_foreach(r->facts, key, v) {
-		long long n = json_is_boolean(v) ? json_is_true(v) : json_integer_value(v);
-
-		if (!strcmp(key, "device"))
-			snprintf(r->cf.device, sizeof r->cf.device, "%s", json_string_value(v));
-		else if (!strcmp(key, "status"))
-			snprintf(r->cf.status, sizeof r->cf.status, "%s", json_string_value(v));
-		else if (!strcmp(key, "stopped_by"))
-			snprintf(r->cf.stopped_by, sizeof r->cf.stopped_by, "%s", json_string_value(v));
-		else if (!strcmp(key, "pkg_expires_at"))
-			r->cf.pkg_expires_at = n;
-		else if (!strcmp(key, "data_used_kb"))
-			r->cf.data_used_kb = n;
-		else if (!strcmp(key, "data_quota_kb"))
-			r->cf.data_quota_kb = n;
-		else if (!strcmp(key, "refunded"))
-			r->cf.refunded = n != 0;
-	}
+	sr_card_facts_merge(&r->cf, r->facts);
 }
 
 /* HSET the request's facts (numbers and booleans as decimal strings). */
@@ -914,6 +895,7 @@ main(int argc, char *argv[])
 	int c, status = SR_EX_OK, rc, use_csv = 0;
 
 	sr_prog = "sr-enqueue";
+	snprintf(usage, sizeof usage, usage_fmt, sr_facts_list(SR_FACTS_CARD, "carrier", 45, "         "));
 	sr_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {

@@ -350,17 +350,9 @@ int sr_scene_prio(const char *scene);
 /* Check that every key of obj is in the NULL-terminated list allowed; on
  * failure returns the offending key. */
 const char *sr_unknown_key(json_t *obj, const char *const *allowed);
-/* Facts: check that every member of obj, but those named in skip, is a fact
- * a card (or a device) may carry, with a valid value. -1 with err set. */
-enum sr_fact_kind { SR_FACTS_CARD, SR_FACTS_DEVICE };
-int sr_check_facts(json_t *obj, enum sr_fact_kind kind, const char *const *skip, char *err,
-    size_t errlen);
-/* The facts whose values are integers (for CSV cells, which are strings). */
-extern const char *const sr_numeric_facts[];
-/* A fact's value as Redis stores it (booleans as 0/1). */
-void sr_fact_value(json_t *v, char *buf, size_t n);
 
-/* ---------------------------------------------------------------- sr_judge.c */
+
+/* ---------------------------------------------------------------- sr_facts.c */
 
 /* The facts the judgment reads. Absent numbers are 0, absent strings "". */
 struct sr_card_facts {
@@ -378,6 +370,29 @@ struct sr_device_facts {
 	long long pkg_expires_at;
 	int disabled;
 };
+enum sr_fact_kind { SR_FACTS_CARD, SR_FACTS_DEVICE };
+/* Load facts from an HGETALL reply (array of field/value). */
+void sr_card_facts_load(struct sr_card_facts *f, const redisReply *hgetall);
+void sr_device_facts_load(struct sr_device_facts *f, const redisReply *hgetall);
+/* Lay a request's (checked) facts over the stored ones; its carrier is not
+ * a fact's. */
+void sr_card_facts_merge(struct sr_card_facts *f, json_t *facts);
+/* Check that every member of obj, but those named in skip, is a fact a card
+ * (or a device) may carry, with a valid value. -1 with err set. */
+int sr_check_facts(json_t *obj, enum sr_fact_kind kind, const char *const *skip, char *err,
+    size_t errlen);
+/* The facts whose values are integers (for CSV cells, which are strings),
+ * NULL-terminated. */
+const char *const *sr_numeric_facts(void);
+/* A fact's value as Redis stores it (booleans as 0/1). */
+void sr_fact_value(json_t *v, char *buf, size_t n);
+/* The names of a card's (or a device's) facts, but skip, for a usage text:
+ * wrapped before column 80 from column col, each new line starting with
+ * indent. Static storage (the last two calls' results stay valid). */
+const char *sr_facts_list(enum sr_fact_kind kind, const char *skip, int col, const char *indent);
+
+/* ---------------------------------------------------------------- sr_judge.c */
+
 enum sr_want { SR_WANT_NONE = 0, SR_WANT_STOP, SR_WANT_RESUME };
 struct sr_judgment {
 	int target_stopped; /* 1: the card should be stopped; 0: active */
@@ -389,9 +404,6 @@ struct sr_judgment {
  * epoch seconds. */
 struct sr_judgment sr_judge(const struct sr_card_facts *card, const struct sr_device_facts *dev,
     long long now);
-/* Load facts from an HGETALL reply (array of field/value). */
-void sr_card_facts_load(struct sr_card_facts *f, const redisReply *hgetall);
-void sr_device_facts_load(struct sr_device_facts *f, const redisReply *hgetall);
 const char *sr_want_name(enum sr_want w);
 /* Does a queued action still agree with the judgment's direction? Used by
  * sr-exec's re-judgment: a stop is wanted while the target is stopped, a

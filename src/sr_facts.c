@@ -1,0 +1,245 @@
+/* sr_facts.c - the facts srq judges by, in one table: each fact's name (in
+ * JSON, CSV and its Redis hash alike), whether a card or a device carries
+ * it, the shape of its value, and where the judgment keeps it. Validation
+ * (sr_check_facts), loading from Redis (sr_card_facts_load,
+ * sr_device_facts_load), a request's facts laid over the stored ones
+ * (sr_card_facts_merge), the list of numeric facts (CSV cells) and the
+ * tools' usage lines (sr_facts_list) are all read from it: a new fact is one
+ * row here and, if the judgment reads it, one field of its struct (sr.h).
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sr.h"
+
+enum fact_type { F_ID, F_STATUS, F_STOPPED_BY, F_INT, F_FLAG };
+#define ON_CARD (1u << SR_FACTS_CARD)
+#define ON_DEVICE (1u << SR_FACTS_DEVICE)
+#define NOT_KEPT ((size_t)-1), 0
+#define CARD(m) offsetof(struct sr_card_facts, m), sizeof(((struct sr_card_facts *)0)->m)
+#define DEVICE(m) offsetof(struct sr_device_facts, m), sizeof(((struct sr_device_facts *)0)->m)
+
+static const struct fact {
+	const char *name;
+	unsigned on;           /* ON_CARD, ON_DEVICE */
+	enum fact_type type;
+	size_t card_off, card_size; /* where struct sr_card_facts keeps it */
+	size_t dev_off, dev_size;   /* where struct sr_device_facts keeps it */
+} facts[] = {
+	{ "carrier", ON_CARD, F_ID, CARD(carrier), NOT_KEPT },
+	{ "device", ON_CARD, F_ID, CARD(device), NOT_KEPT },
+	{ "status", ON_CARD, F_STATUS, CARD(status), NOT_KEPT },
+	{ "stopped_by", ON_CARD, F_STOPPED_BY, CARD(stopped_by), NOT_KEPT },
+	{ "pkg_expires_at", ON_CARD | ON_DEVICE, F_INT, CARD(pkg_expires_at), DEVICE(pkg_expires_at) },
+	{ "data_used_kb", ON_CARD, F_INT, CARD(data_used_kb), NOT_KEPT },
+	{ "data_quota_kb", ON_CARD, F_INT, CARD(data_quota_kb), NOT_KEPT },
+	{ "refunded", ON_CARD, F_FLAG, CARD(refunded), NOT_KEPT },
+	{ "polling_paused", ON_CARD, F_FLAG, NOT_KEPT, NOT_KEPT },
+	{ "disabled", ON_DEVICE, F_FLAG, NOT_KEPT, DEVICE(disabled) },
+};
+#define NFACTS (sizeof facts / sizeof facts[0])
+
+static const struct fact *
+find(const char *name, unsigned on)
+{
+	for (size_t i = 0; i < NFACTS; i++)
+		if ((facts[i].on & on) && !strcmp(facts[i].name, name))
+			return &facts[i];
+	return NULL;
+}
+
+/* Keep a value in a facts struct at off: a string (str, len bytes) or a
+ * number (num), as the fact's type says. */
+static void
+keep(const struct fact *f, void *base, size_t off, size_t size, const char *str, size_t len,
+    long long num)
+{
+	char *p = (char *)base + off;
+
+	switch (f->type) {
+	case F_ID:
+	case F_STATUS:
+	case F_STOPPED_BY:
+		if (len > size - 1)
+			len = size - 1;
+		memcpy(p, str ? str : "", str ? len : 0);
+		p[str ? len : 0] = '\0';
+		break;
+	case F_INT:
+		memcpy(p, &num, sizeof num);
+		break;
+	case F_FLAG: {
+		int flag = num != 0;
+
+		memcpy(p, &flag, sizeof flag);
+		break;
+	}
+	}
+}
+
+/* The fields of a facts hash (HGETALL's reply) into a struct. */
+static void
+load(void *base, unsigned on, const redisReply *h)
+{
+	for (size_t i = 0; i + 1 < h->elements; i += 2) {
+		const char *k = h->element[i]->str;
+		const redisReply *v = h->element[i + 1];
+		const struct fact *f;
+
+		if (!k || v->type != REDIS_REPLY_STRING || !(f = find(k, on)))
+			continue;
+		if (on == ON_CARD && f->card_off != (size_t)-1)
+			keep(f, base, f->card_off, f->card_size, v->str, v->len, atoll(v->str));
+		else if (on == ON_DEVICE && f->dev_off != (size_t)-1)
+			keep(f, base, f->dev_off, f->dev_size, v->str, v->len, atoll(v->str));
+	}
+}
+
+void
+sr_card_facts_load(struct sr_card_facts *f, const redisReply *h)
+{
+	memset(f, 0, sizeof *f);
+	if (!h || h->type != REDIS_REPLY_ARRAY)
+		return;
+	f->known = h->elements > 0;
+	load(f, ON_CARD, h);
+}
+
+void
+sr_device_facts_load(struct sr_device_facts *f, const redisReply *h)
+{
+	memset(f, 0, sizeof *f);
+	if (!h || h->type != REDIS_REPLY_ARRAY)
+		return;
+	load(f, ON_DEVICE, h);
+	/* 0 means no device-level package, like an absent field. */
+	f->has_pkg = f->pkg_expires_at > 0;
+}
+
+void
+sr_card_facts_merge(struct sr_card_facts *cf, json_t *obj)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(obj, key, v) {
+		const struct fact *f = find(key, ON_CARD);
+		const char *s = json_string_value(v);
+
+		/* The request's own carrier is the card's, not a fact's. */
+		if (!f || f->card_off == (size_t)-1 || !strcmp(key, "carrier"))
+			continue;
+		keep(f, cf, f->card_off, f->card_size, s, s ? strlen(s) : 0,
+		    json_is_boolean(v) ? json_is_true(v) : json_integer_value(v));
+	}
+}
+
+int
+sr_check_facts(json_t *obj, enum sr_fact_kind kind, const char *const *skip, char *err,
+    size_t errlen)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(obj, key, v) {
+		const struct fact *f;
+		const char *s = json_string_value(v);
+		int skipped = 0;
+
+		for (const char *const *k = skip; k && *k; k++)
+			skipped |= !strcmp(*k, key);
+		if (skipped)
+			continue;
+		if (!(f = find(key, 1u << kind))) {
+			snprintf(err, errlen, "unknown %s fact \"%s\"",
+			    kind == SR_FACTS_CARD ? "card" : "device", key);
+			return -1;
+		}
+		switch (f->type) {
+		case F_ID:
+			if (!sr_valid_id(s)) {
+				snprintf(err, errlen, "fact \"%s\" must be an id [A-Za-z0-9_.-]{1,64}", key);
+				return -1;
+			}
+			break;
+		case F_STATUS:
+			if (!s || (strcmp(s, "active") && strcmp(s, "stopped"))) {
+				snprintf(err, errlen, "fact \"status\" must be \"active\" or \"stopped\"");
+				return -1;
+			}
+			break;
+		case F_STOPPED_BY:
+			if (!s || (strcmp(s, "auto") && strcmp(s, "manual"))) {
+				snprintf(err, errlen, "fact \"stopped_by\" must be \"auto\" or \"manual\"");
+				return -1;
+			}
+			break;
+		case F_FLAG:
+			if (json_is_boolean(v) ||
+			    (json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1)))
+				break;
+			snprintf(err, errlen, "fact \"%s\" must be 0, 1, true or false", key);
+			return -1;
+		case F_INT:
+			if (!json_is_integer(v) || json_integer_value(v) < 0) {
+				snprintf(err, errlen, "fact \"%s\" must be a non-negative integer", key);
+				return -1;
+			}
+			break;
+		}
+	}
+	return 0;
+}
+
+const char *const *
+sr_numeric_facts(void)
+{
+	static const char *names[NFACTS + 1];
+
+	if (!names[0])
+		for (size_t i = 0, n = 0; i < NFACTS; i++)
+			if (facts[i].type == F_INT || facts[i].type == F_FLAG)
+				names[n++] = facts[i].name;
+	return names;
+}
+
+void
+sr_fact_value(json_t *v, char *buf, size_t n)
+{
+	if (json_is_string(v))
+		snprintf(buf, n, "%s", json_string_value(v));
+	else if (json_is_boolean(v))
+		snprintf(buf, n, "%d", json_is_true(v) ? 1 : 0);
+	else
+		snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+}
+
+const char *
+sr_facts_list(enum sr_fact_kind kind, const char *skip, int col, const char *indent)
+{
+	static char buf[2][512];
+	static int turn;
+	char *out = buf[turn ^= 1];
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < NFACTS; i++) {
+		size_t w = strlen(facts[i].name);
+		int first = len == 0;
+
+		if (!(facts[i].on & (1u << kind)) || (skip && !strcmp(skip, facts[i].name)))
+			continue;
+		/* Words wrap before column 80, onto a line that starts with indent. */
+		if (!first && col + 1 + (int)w >= 80) {
+			len += (size_t)snprintf(out + len, sizeof buf[0] - len, "\n%s", indent);
+			col = (int)strlen(indent);
+		} else if (!first) {
+			len += (size_t)snprintf(out + len, sizeof buf[0] - len, " ");
+			col++;
+		}
+		len += (size_t)snprintf(out + len, sizeof buf[0] - len, "%s", facts[i].name);
+		col += (int)w;
+	}
+	return out;
+}

@@ -1,0 +1,106 @@
+/* test_facts.c - the facts table: what a card and a device may carry, their
+ * values checked, loaded from a Redis hash, laid over from a request, listed
+ * for the usage texts. */
+#include <string.h>
+
+#include "sr.h"
+#include "unit.h"
+
+/* An HGETALL reply from "field", "value", ... pairs (NULL-terminated). */
+static redisReply *
+hash(const char **fv)
+{
+	static redisReply r, *el[32], items[32];
+	size_t n = 0;
+
+	for (; fv[n]; n++) {
+		memset(&items[n], 0, sizeof items[n]);
+		items[n].type = REDIS_REPLY_STRING;
+		items[n].str = (char *)fv[n];
+		items[n].len = strlen(fv[n]);
+		el[n] = &items[n];
+	}
+	memset(&r, 0, sizeof r);
+	r.type = REDIS_REPLY_ARRAY;
+	r.elements = n;
+	r.element = el;
+	return &r;
+}
+
+static int
+check(const char *json, enum sr_fact_kind kind)
+{
+	char err[160];
+	json_t *o = json_loads(json, 0, NULL);
+	int rc = sr_check_facts(o, kind, NULL, err, sizeof err);
+
+	json_decref(o);
+	return rc;
+}
+
+static int
+listed(const char *const *names, const char *name)
+{
+	for (; *names; names++)
+		if (!strcmp(*names, name))
+			return 1;
+	return 0;
+}
+
+int
+main(void)
+{
+	struct sr_card_facts cf;
+	struct sr_device_facts df;
+	const char *card[] = { "carrier", "c17", "device", "D42", "status", "stopped", "stopped_by",
+		"manual", "pkg_expires_at", "1798675200", "data_used_kb", "900", "data_quota_kb",
+		"1000", "refunded", "1", "polling_paused", "1", "colour", "red", NULL };
+	const char *dev[] = { "pkg_expires_at", "0", "disabled", "1", NULL };
+	json_t *req;
+
+	sr_card_facts_load(&cf, hash(card));
+	CHECK(cf.known && !strcmp(cf.carrier, "c17") && !strcmp(cf.device, "D42"), "ids loaded");
+	CHECK(!strcmp(cf.status, "stopped") && !strcmp(cf.stopped_by, "manual"), "strings loaded");
+	CHECK(cf.pkg_expires_at == 1798675200 && cf.data_used_kb == 900 && cf.data_quota_kb == 1000,
+	    "numbers loaded");
+	CHECK(cf.refunded == 1, "a flag loaded");
+	sr_card_facts_load(&cf, hash((const char *[]){ NULL }));
+	CHECK(!cf.known && !cf.status[0] && cf.pkg_expires_at == 0, "no facts: unknown, zeros");
+	sr_device_facts_load(&df, hash(dev));
+	CHECK(!df.has_pkg && df.disabled, "a device package of 0 is none; disabled loaded");
+	sr_device_facts_load(&df, hash((const char *[]){ "pkg_expires_at", "5", NULL }));
+	CHECK(df.has_pkg && df.pkg_expires_at == 5 && !df.disabled, "a device package");
+
+	sr_card_facts_load(&cf, hash(card));
+	req = json_pack("{ss si sb ss}", "status", "active", "data_used_kb", 1000, "refunded", 0,
+	    "carrier", "c99");
+	sr_card_facts_merge(&cf, req);
+	CHECK(!strcmp(cf.status, "active") && cf.data_used_kb == 1000 && cf.refunded == 0,
+	    "a request's facts laid over the stored ones");
+	CHECK(!strcmp(cf.carrier, "c17") && !strcmp(cf.device, "D42"), "carrier kept, the rest too");
+	json_decref(req);
+
+	CHECK(check("{\"status\":\"active\",\"pkg_expires_at\":1,\"refunded\":true}", SR_FACTS_CARD) == 0,
+	    "good card facts");
+	CHECK(check("{\"disabled\":1,\"pkg_expires_at\":0}", SR_FACTS_DEVICE) == 0, "good device facts");
+	CHECK(check("{\"disabled\":1}", SR_FACTS_CARD) < 0, "disabled is a device's");
+	CHECK(check("{\"status\":\"active\"}", SR_FACTS_DEVICE) < 0, "status is a card's");
+	CHECK(check("{\"status\":\"asleep\"}", SR_FACTS_CARD) < 0, "status active or stopped");
+	CHECK(check("{\"stopped_by\":\"cron\"}", SR_FACTS_CARD) < 0, "stopped_by auto or manual");
+	CHECK(check("{\"refunded\":2}", SR_FACTS_CARD) < 0, "a flag is 0 or 1");
+	CHECK(check("{\"pkg_expires_at\":-1}", SR_FACTS_CARD) < 0, "no negative numbers");
+	CHECK(check("{\"device\":\"a b\"}", SR_FACTS_CARD) < 0, "a device is an id");
+	CHECK(check("{\"colour\":\"red\"}", SR_FACTS_CARD) < 0, "unknown facts refused");
+
+	CHECK(listed(sr_numeric_facts(), "pkg_expires_at") && listed(sr_numeric_facts(), "disabled") &&
+	    listed(sr_numeric_facts(), "polling_paused"), "numeric facts listed");
+	CHECK(!listed(sr_numeric_facts(), "status") && !listed(sr_numeric_facts(), "device"),
+	    "string facts not numeric");
+	CHECK(!strcmp(sr_facts_list(SR_FACTS_DEVICE, NULL, 0, ""), "pkg_expires_at disabled"),
+	    "device facts: '%s'", sr_facts_list(SR_FACTS_DEVICE, NULL, 0, ""));
+	CHECK(!strcmp(sr_facts_list(SR_FACTS_CARD, "carrier", 70, "  "),
+	    "device\n  status stopped_by pkg_expires_at data_used_kb data_quota_kb refunded\n"
+	    "  polling_paused"), "card facts wrapped before column 80: '%s'",
+	    sr_facts_list(SR_FACTS_CARD, "carrier", 70, "  "));
+	return unit_done("test_facts");
+}
