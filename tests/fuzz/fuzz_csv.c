@@ -100,14 +100,14 @@ check_row(json_t *row)
 		    key);
 	}
 	memset(err, 0x55, sizeof err);
-	rc = sr_json_integers(row, sr_numeric_facts, err, sizeof err);
+	rc = sr_json_integers(row, sr_numeric_facts(), err, sizeof err);
 	FUZZ_CHECK(rc == 0 || rc == -1, "sr_json_integers returned %d", rc);
 	if (rc < 0) {
 		FUZZ_CHECK(fuzz_terminated(err, sizeof err) && strstr(err, "non-negative integer"),
 		    "error not said");
 		return;
 	}
-	for (const char *const *n = sr_numeric_facts; *n; n++) {
+	for (const char *const *n = sr_numeric_facts(); *n; n++) {
 		v = json_object_get(row, *n);
 		FUZZ_CHECK(!v || (json_is_integer(v) && json_integer_value(v) >= 0), "'%s' left as %s",
 		    *n, json_is_string(v) ? json_string_value(v) : "?");
