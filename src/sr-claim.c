@@ -95,7 +95,9 @@ emit_task(const char *carrier, redisReply *t)
 static long
 round_robin(int start, long budget, long batch, long long *queued, long long *wait_ms)
 {
-	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	/* claim.lua's KEYS[1..8]. */
+	static const char *const account_keys[] = { "stop_resume:high", "stop_resume",
+		"stop_resume:bulk", "sr_running", "limits", "seq", "confirming", "edge", NULL };
 	char keys[8][SR_KEY_MAX], prefix[SR_KEY_MAX], max[24];
 	long share = budget / ncarriers, extra = budget % ncarriers;
 	long claimed = 0;
@@ -111,13 +113,7 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 		long mine = share + (k < extra);
 
 		snprintf(max, sizeof max, "%ld", mine < batch ? mine : batch);
-		for (int q = 0; q < 3; q++)
-			argv[q] = sr_key_account(keys[q], cfg.prefix, c, qs[q]);
-		argv[3] = sr_key_account(keys[3], cfg.prefix, c, "sr_running");
-		argv[4] = sr_key_account(keys[4], cfg.prefix, c, "limits");
-		argv[5] = sr_key_account(keys[5], cfg.prefix, c, "seq");
-		argv[6] = sr_key_account(keys[6], cfg.prefix, c, "confirming");
-		argv[7] = sr_key_account(keys[7], cfg.prefix, c, "edge");
+		sr_keys_account(keys, argv, cfg.prefix, c, account_keys);
 		argv[8] = sr_account(&cfg, c)->settings;
 		argv[9] = sr_key_account(prefix, cfg.prefix, c, "card:");
 		argv[10] = max;

@@ -146,21 +146,13 @@ static void
 append_confirm(struct res *rs, const int *idx, int m, struct res_args *ra,
     char (*keys)[SR_KEY_MAX], const char **argv)
 {
-	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	/* confirm.lua's KEYS[1..12]. */
+	static const char *const account_keys[] = { "stop_resume:high", "stop_resume",
+		"stop_resume:bulk", "frozen", "sr_running", "audit", "alerts", "confirming", "flapping",
+		"alerts_open", "edge", "limits", NULL };
 	const char *carrier = rs[idx[0]].t.carrier;
-	int nk = 12, na = 3;
+	int nk = sr_keys_account(keys, argv, cfg.prefix, carrier, account_keys), na = 3;
 
-	for (int q = 0; q < 3; q++)
-		argv[q] = sr_key_account(keys[q], cfg.prefix, carrier, qs[q]);
-	argv[3] = sr_key_account(keys[3], cfg.prefix, carrier, "frozen");
-	argv[4] = sr_key_account(keys[4], cfg.prefix, carrier, "sr_running");
-	argv[5] = sr_key_account(keys[5], cfg.prefix, carrier, "audit");
-	argv[6] = sr_key_account(keys[6], cfg.prefix, carrier, "alerts");
-	argv[7] = sr_key_account(keys[7], cfg.prefix, carrier, "confirming");
-	argv[8] = sr_key_account(keys[8], cfg.prefix, carrier, "flapping");
-	argv[9] = sr_key_account(keys[9], cfg.prefix, carrier, "alerts_open");
-	argv[10] = sr_key_account(keys[10], cfg.prefix, carrier, "edge");
-	argv[11] = sr_key_account(keys[11], cfg.prefix, carrier, "limits");
 	for (int k = 0; k < m; k++) {
 		struct res *r = &rs[idx[k]];
 

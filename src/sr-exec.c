@@ -251,7 +251,10 @@ gated(struct item *it, redisReply *rep)
 static int
 gate(struct item **batch, int n)
 {
-	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	/* gate.lua's KEYS[1..9]. */
+	static const char *const account_keys[] = { "edge", "limits", "stop_resume:high",
+		"stop_resume", "stop_resume:bulk", "sr_running", "audit", "confirming", "alerts_open",
+		NULL };
 	/* The keys and arguments of one script call; each call is formatted
 	 * when appended, so the next reuses them. */
 	static char keys[10 + GATE_BATCH][SR_KEY_MAX], vers[GATE_BATCH][24];
@@ -265,18 +268,11 @@ gate(struct item **batch, int n)
 	memset(taken, 0, (size_t)n);
 	for (int i = 0; i < n; i++) {
 		struct sr_task *t = &batch[i]->t;
-		int nk = 9, na = 3, m = 0;
+		int nk, na = 3, m = 0;
 
 		if (taken[i])
 			continue;
-		argv[0] = sr_key_account(keys[0], cfg.prefix, t->carrier, "edge");
-		argv[1] = sr_key_account(keys[1], cfg.prefix, t->carrier, "limits");
-		for (int q = 0; q < 3; q++)
-			argv[2 + q] = sr_key_account(keys[2 + q], cfg.prefix, t->carrier, qs[q]);
-		argv[5] = sr_key_account(keys[5], cfg.prefix, t->carrier, "sr_running");
-		argv[6] = sr_key_account(keys[6], cfg.prefix, t->carrier, "audit");
-		argv[7] = sr_key_account(keys[7], cfg.prefix, t->carrier, "confirming");
-		argv[8] = sr_key_account(keys[8], cfg.prefix, t->carrier, "alerts_open");
+		nk = sr_keys_account(keys, argv, cfg.prefix, t->carrier, account_keys);
 		/* The card keys follow the account's; the arguments after them. */
 		for (int k = i; k < n && m < GATE_BATCH; k++) {
 			struct sr_task *tk = &batch[k]->t;

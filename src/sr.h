@@ -223,6 +223,10 @@ int64_t sr_redis_time_ms(struct sr_redis *r);
  * written into buf (size SR_KEY_MAX) and returned. */
 #define SR_KEY_MAX 256
 char *sr_key_account(char *buf, const char *prefix, const char *carrier, const char *suffix);
+/* A script's account keys, one per suffix (NULL-terminated): argv[i] =
+ * keys[i] = the account's key named suffixes[i]. Returns how many. */
+int sr_keys_account(char (*keys)[SR_KEY_MAX], const char **argv, const char *prefix,
+    const char *carrier, const char *const *suffixes);
 char *sr_key_card(char *buf, const char *prefix, const char *carrier, const char *card);
 char *sr_key_card_facts(char *buf, const char *prefix, const char *card);
 char *sr_key_device_facts(char *buf, const char *prefix, const char *device);

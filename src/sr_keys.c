@@ -13,6 +13,17 @@ sr_key_account(char *buf, const char *prefix, const char *carrier, const char *s
 	return buf;
 }
 
+int
+sr_keys_account(char (*keys)[SR_KEY_MAX], const char **argv, const char *prefix,
+    const char *carrier, const char *const *suffixes)
+{
+	int n = 0;
+
+	for (; suffixes[n]; n++)
+		argv[n] = sr_key_account(keys[n], prefix, carrier, suffixes[n]);
+	return n;
+}
+
 char *
 sr_key_card(char *buf, const char *prefix, const char *carrier, const char *card)
 {

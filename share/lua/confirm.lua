@@ -83,6 +83,7 @@ local rcall = redis.call
 --- @include "card"
 --- @include "stats"
 --- @include "alert"
+--- @include "batch"
 local now = serverNow()
 local queues = { KEYS[1], KEYS[2], KEYS[3] }
 local frozenKey, runningKey, auditKey, alertKey = KEYS[4], KEYS[5], KEYS[6], KEYS[7]
@@ -98,7 +99,9 @@ local qps = edgeLimits(KEYS[12], s)
 local trimFlapping = false
 
 local function confirmOne(key, card, token, ver, kind, outcome, http, err, observed,
-    retryAfter, jitter, class, gatedAt, inProgress)
+    retryAfterArg, jitterArg, _, class, gatedAtArg, inProgressArg)
+  local retryAfter, jitter = tonumber(retryAfterArg) or 0, tonumber(jitterArg)
+  local gatedAt, inProgress = tonumber(gatedAtArg), inProgressArg == '1'
   local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'fails', 'last_call', 'prio',
     'reason', 'scene', 'source', 'called', 'first_fail', 'last_dir', 'dir_changes', 'prev_call',
     'accepted', 'queried', 'confirming')
@@ -333,20 +336,7 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
   return { state, tonumber(curVer), 1 }
 end
 
--- One result's error (a card hash of the wrong type, a priority out of
--- range) is that result's reply, not its batch's: the others go on.
-local function itemError(r)
-  return redis.error_reply(type(r) == 'table' and (r.err or '?') or tostring(r))
-end
-
-local replies = {}
-for i = 1, #KEYS - 12 do
-  local a = 3 + 14 * (i - 1)
-  local ok, r = pcall(confirmOne, KEYS[12 + i], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4],
-    ARGV[a + 5], ARGV[a + 6], ARGV[a + 7], ARGV[a + 8], tonumber(ARGV[a + 9]) or 0,
-    tonumber(ARGV[a + 10]), ARGV[a + 12], tonumber(ARGV[a + 13]), ARGV[a + 14] == '1')
-  replies[i] = ok and r or itemError(r)
-end
+local replies = batchEach(12, 3, 14, confirmOne)
 if trimFlapping then rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', now - 3600000) end
 flushCounts()
 return replies

@@ -67,6 +67,7 @@ local rcall = redis.call
 --- @include "edge"
 --- @include "card"
 --- @include "stats"
+--- @include "batch"
 local now = serverNow()
 local edgeKey, limitsKey, runningKey, auditKey = KEYS[1], KEYS[2], KEYS[6], KEYS[7]
 local confirmingKey, openKey = KEYS[8], KEYS[9]
@@ -79,7 +80,8 @@ local qps, _, burst, stopped = edgeLimits(limitsKey, s)
 local held, heldUntil = edgeBlocked(e, now, stopped)
 local paced, restored, seqs = false, false, 0
 
-local function gateOne(key, token, ver, kind, card, resend)
+local function gateOne(key, token, ver, kind, card, resendArg)
+  local resend = resendArg == '1'
   local h = rcall('HMGET', key, 'claim', 'ver', 'last_call', 'prio', 'counted_ver', 'called',
     'action', 'reason', 'scene', 'source', 'lease_until')
   local lastCall = tonumber(h[3]) or 0
@@ -174,19 +176,7 @@ local function gateOne(key, token, ver, kind, card, resend)
   return { 'pass', at, now, seqs }
 end
 
--- One item's error (a card hash of the wrong type, a priority out of range)
--- is that item's reply, not its batch's: the others go on.
-local function itemError(r)
-  return redis.error_reply(type(r) == 'table' and (r.err or '?') or tostring(r))
-end
-
-local replies = {}
-for i = 1, #KEYS - 9 do
-  local a = 3 + 5 * (i - 1)
-  local ok, r = pcall(gateOne, KEYS[9 + i], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4],
-    ARGV[a + 5] == '1')
-  replies[i] = ok and r or itemError(r)
-end
+local replies = batchEach(9, 3, 5, gateOne)
 if paced then edgePaceSave(edgeKey, e, restored) end
 if seqs > 0 then
   -- Sequence numbers, one per call that passed, taken in one step.
