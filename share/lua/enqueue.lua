@@ -100,9 +100,10 @@ for i = 1, #KEYS - 7 do
     end
     out[#out + 1] = 'unchanged'; out[#out + 1] = ver
   else
-    local nv = rcall('HINCRBY', key, 'ver', 1)
-    rcall('HSET', key, 'action', want, 'reason', reason, 'scene', scene, 'source', source,
-      'prio', prio)
+    -- The version read above, one more (one write for the whole command).
+    local nv = ver + 1
+    rcall('HSET', key, 'ver', nv, 'action', want, 'reason', reason, 'scene', scene,
+      'source', source, 'prio', prio)
     local due = now
     if not confirming and lastCall + interval > due then due = lastCall + interval end
     if action then
