@@ -38,6 +38,7 @@ local rcall = redis.call
 --- @include "now"
 --- @include "edge"
 local now = serverNow()
+local nowS = digits(now)
 local queues = { KEYS[1], KEYS[2], KEYS[3] }
 local runningKey, limitsKey, seqKey = KEYS[4], KEYS[5], KEYS[6]
 local s = cjson.decode(ARGV[1])
@@ -55,13 +56,15 @@ elseif e.brk_until then
   max = math.min(max, 1) -- half-open: one claim, the probe
 end
 
-rcall('ZREMRANGEBYSCORE', runningKey, '-inf', now)
+rcall('ZREMRANGEBYSCORE', runningKey, '-inf', nowS)
 if maxRunning > 0 then
   local room = maxRunning - rcall('ZCARD', runningKey)
   if room < max then max = room end
 end
 
 local tasks = {}
+-- Every claim of this call gets the same lease.
+local leaseS = digits(now + leaseMs)
 
 -- Claim tokens: the account's sequence, taken once for the whole batch
 -- (numbers a batch does not use are skipped; they need only be unique).
@@ -79,7 +82,7 @@ end
 local function take(q, n)
   local got = 0
   while got < n do
-    local due = rcall('ZRANGEBYSCORE', queues[q], '-inf', now, 'LIMIT', 0, n - got)
+    local due = rcall('ZRANGEBYSCORE', queues[q], '-inf', nowS, 'LIMIT', 0, digits(n - got))
     if #due == 0 then break end
     for _, card in ipairs(due) do
       local key = prefix .. card
@@ -92,21 +95,20 @@ local function take(q, n)
         local confirming = h[3] == '1'
         if h[6] then
           -- The previous holder passed the gate and vanished: unknown result.
-          rcall('HSET', key, 'confirming', 1)
+          rcall('HSET', key, 'confirming', '1')
           rcall('HDEL', key, 'called')
           rcall('SADD', KEYS[7], card)
           confirming = true
         end
         local lastCall = tonumber(h[4]) or 0
         if not confirming and lastCall + interval > now then
-          rcall('ZADD', queues[q], lastCall + interval, card)
+          rcall('ZADD', queues[q], digits(lastCall + interval), card)
         else
           local token = h[2] .. '-' .. nextSeq()
-          local lease = now + leaseMs
           local attempt = (tonumber(h[9]) or 0) + 1
-          rcall('HSET', key, 'claim', token, 'lease_until', lease, 'attempt', attempt)
-          rcall('ZADD', queues[q], lease, card)
-          rcall('ZADD', runningKey, lease, token)
+          rcall('HSET', key, 'claim', token, 'lease_until', leaseS, 'attempt', digits(attempt))
+          rcall('ZADD', queues[q], leaseS, card)
+          rcall('ZADD', runningKey, leaseS, token)
           tasks[#tasks + 1] = { confirming and 'query' or 'call', card, action,
             tonumber(h[2]), token, attempt, h[7] or '', h[8] or '' }
           got = got + 1
@@ -119,7 +121,7 @@ end
 
 if max > 0 then
   local reserve = 0
-  if max > 1 and #rcall('ZRANGEBYSCORE', queues[3], '-inf', now, 'LIMIT', 0, 1) > 0 then
+  if max > 1 and #rcall('ZRANGEBYSCORE', queues[3], '-inf', nowS, 'LIMIT', 0, 1) > 0 then
     reserve = math.max(1, math.floor(max / 10))
   end
   local left = max - reserve

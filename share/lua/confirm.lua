@@ -85,28 +85,42 @@ local rcall = redis.call
 --- @include "alert"
 --- @include "batch"
 local now = serverNow()
+local nowS = digits(now)
 local queues = { KEYS[1], KEYS[2], KEYS[3] }
 local frozenKey, runningKey, auditKey, alertKey = KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local confirmingKey, flappingKey, openKey, edgeKey = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 local s = cjson.decode(ARGV[1])
 local account = ARGV[3]
-local interval, maxlen = s.interval, s.audit_max
+local interval, maxlen = s.interval, digits(s.audit_max)
 local count, flushCounts = statsBatch(ARGV[2], now)
 -- The account's side, read once for the batch (edgeLower and edgeResult
 -- keep it in step with what they write).
 local e = edgeRead(edgeKey)
 local qps = edgeLimits(KEYS[12], s)
 local trimFlapping = false
+-- Whether the account has an open alert: a finished command resolves its
+-- card's alerts, and when there are none (the common case) there is nothing
+-- to resolve. Raising one sets it.
+local anyOpen = rcall('EXISTS', openKey) == 1
+local function raise(cause, fields)
+  anyOpen = true
+  return alertOnce(openKey, alertKey, cause, fields)
+end
 
 local function confirmOne(key, card, token, ver, kind, outcome, http, err, observed,
     retryAfterArg, jitterArg, _, class, gatedAtArg, inProgressArg)
   local retryAfter, jitter = tonumber(retryAfterArg) or 0, tonumber(jitterArg)
   local gatedAt, inProgress = tonumber(gatedAtArg), inProgressArg == '1'
-  local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'fails', 'last_call', 'prio',
-    'reason', 'scene', 'source', 'called', 'first_fail', 'last_dir', 'dir_changes', 'prev_call',
-    'accepted', 'queried', 'confirming')
-  local action, curVer, claim = h[1], h[2], h[3]
-  local fails, lastCall, prio = tonumber(h[4]) or 0, tonumber(h[5]) or 0, tonumber(h[6]) or 1
+  local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'prio', 'reason', 'scene', 'source',
+    'called', 'last_dir', 'dir_changes', 'queried', 'confirming')
+  local action, curVer, claim, prio = h[1], h[2], h[3], tonumber(h[4]) or 1
+  -- What only a command that is not finished needs, read when it is not.
+  local fails, lastCall, firstFail, prevCall, accepted
+  local function readRest()
+    local r = rcall('HMGET', key, 'fails', 'last_call', 'first_fail', 'prev_call', 'accepted')
+    fails, lastCall, firstFail = tonumber(r[1]) or 0, tonumber(r[2]) or 0, r[3]
+    prevCall, accepted = r[4], tonumber(r[5])
+  end
 
   if outcome == 'blocked' or outcome == 'superseded' then
     -- The gate settled these itself. Say where the command stands.
@@ -119,8 +133,8 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
   -- claim, and the token that passed the gate for that call ('called') or
   -- query ('queried'). A replayed line finds them gone (released when the
   -- first copy was applied); a forged one never had them.
-  local mine = claim == token and ((kind == 'call' and h[10] == token) or
-    (kind == 'query' and h[16] == token))
+  local mine = claim == token and ((kind == 'call' and h[8] == token) or
+    (kind == 'query' and h[11] == token))
   local live = mine
   if live then
     rcall('ZREM', runningKey, token)
@@ -129,7 +143,7 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
   end
 
   local function cardAlert(kindOf, n, extra)
-    alertOnce(openKey, alertKey, kindOf .. ':' .. card, { 'card', card, 'ver', curVer or ver, 'alert', kindOf,
+    raise(kindOf .. ':' .. card, { 'card', card, 'ver', curVer or ver, 'alert', kindOf,
       'action', action or '', 'fails', n or 0, 'error', err, 'http', http, 'detail', extra or '' })
   end
   local function auditAccount(event, ...)
@@ -152,7 +166,7 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
     local why = err ~= '' and err or ('HTTP ' .. http)
     local change = edgeResult(edgeKey, e, token, verdict, now, s, why, class == 'auth')
     if change == 'opened' then
-      alertOnce(openKey, alertKey, 'breaker:' .. account, { 'card', '', 'alert', 'breaker', 'account', account,
+      raise('breaker:' .. account, { 'card', '', 'alert', 'breaker', 'account', account,
         'error', err, 'http', http, 'detail', 'calls to the account stopped until a probe succeeds' })
       auditAccount('breaker:opened', 'why', why)
     elseif change == 'reopened' then
@@ -168,23 +182,23 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
   local function audit(state, vAfter)
     rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', card, 'ver_before', ver,
       'ver_after', vAfter or curVer or ver, 'event', kind .. ':' .. outcome, 'state', state,
-      'action', action or '', 'reason', h[7] or '', 'scene', h[8] or '', 'source', h[9] or '',
+      'action', action or '', 'reason', h[5] or '', 'scene', h[6] or '', 'source', h[7] or '',
       'http', http, 'error', err)
   end
   local function release()
-    cardRelease(key, token, h[10])
+    cardRelease(key, token, h[8])
     rcall('HDEL', key, 'queried')
   end
   local function requeue(due)
     release()
-    rcall('ZADD', queues[prio + 1], due, card)
+    rcall('ZADD', queues[prio + 1], digits(due), card)
   end
   local function afterInterval(due)
     if lastCall + interval > due then return lastCall + interval end
     return due
   end
   local function confirming(due)
-    rcall('HSET', key, 'confirming', 1)
+    rcall('HSET', key, 'confirming', '1')
     rcall('SADD', confirmingKey, card)
     requeue(due)
   end
@@ -197,6 +211,7 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
   end
   if curVer ~= ver then
     count('conflicts') -- a newer version was found
+    readRest()
     requeue(afterInterval(now))
     audit('stale')
     return { 'stale', tonumber(curVer), 1 }
@@ -207,21 +222,21 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
   if kind == 'query' and outcome == 'ok' and observed ~= target then finished = false end
 
   if finished then
-    cardFinish(key, queues, card, confirmingKey, openKey, prio, h[17] == '1')
+    cardFinish(key, queues, card, confirmingKey, anyOpen and openKey, prio, h[12] == '1')
     -- What srq now knows the card is at the carrier, written with the finish
     -- so that no judgment can run between them (enqueue.lua reads it).
-    local set = { 'seen', target, 'seen_ms', now }
+    local set = { 'seen', target, 'seen_ms', nowS }
     -- Flapping: the executed direction changed 3 or more times within an hour.
     if outcome == 'ok' or (kind == 'query' and observed == target) then
-      if h[12] and h[12] ~= action then
+      if h[9] and h[9] ~= action then
         local kept = {}
-        for t in string.gmatch(h[13] or '', '%d+') do
+        for t in string.gmatch(h[10] or '', '%d+') do
           if tonumber(t) > now - 3600000 then kept[#kept + 1] = t end
         end
-        kept[#kept + 1] = tostring(now)
+        kept[#kept + 1] = nowS
         set[#set + 1] = 'dir_changes'; set[#set + 1] = table.concat(kept, ' ')
         if #kept >= 3 then
-          rcall('ZADD', flappingKey, now, card)
+          rcall('ZADD', flappingKey, nowS, card)
           cardAlert('flapping', 0, #kept .. ' direction changes in an hour')
         end
       end
@@ -232,15 +247,16 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
     audit('done')
     return { 'done', tonumber(curVer), 1 }
   end
+  readRest()
 
   local function freeze(alertKind, n)
     release()
-    rcall('HSET', key, 'frozen', 1)
+    rcall('HSET', key, 'frozen', '1')
     -- What srq saw before is in doubt now: a frozen command is an operator's,
     -- and a later request must not re-queue it on the strength of 'seen'.
     rcall('HDEL', key, 'accepted', 'frozen_who', 'frozen_why', 'seen', 'seen_ms')
     for q = 1, 3 do rcall('ZREM', queues[q], card) end
-    rcall('ZADD', frozenKey, now, card)
+    rcall('ZADD', frozenKey, nowS, card)
     rcall('SREM', confirmingKey, card)
     cardAlert(alertKind, n, observed ~= '' and ('observed ' .. observed) or nil)
     audit('frozen')
@@ -249,7 +265,7 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
 
   if kind == 'call' and outcome == 'ok' and inProgress then
     -- Accepted, not yet done: the change lands later; status queries decide.
-    rcall('HSET', key, 'accepted', now)
+    rcall('HSET', key, 'accepted', nowS)
     confirming(now + s.poll)
     audit('confirming')
     return { 'confirming', tonumber(curVer), 1 }
@@ -259,14 +275,13 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
     if observed ~= 'active' and observed ~= 'stopped' then
       return freeze('state', fails) -- never changed automatically
     end
-    local accepted = tonumber(h[15])
     if accepted and now < accepted + s.settle then
       requeue(now + s.poll) -- accepted, still landing: ask again
       audit('confirming')
       return { 'confirming', tonumber(curVer), 1 }
     end
     -- The card is not in the target state: the unknown call did not apply.
-    rcall('HSET', key, 'confirming', 0, 'seen', observed, 'seen_ms', now)
+    rcall('HSET', key, 'confirming', '0', 'seen', observed, 'seen_ms', nowS)
     rcall('HDEL', key, 'accepted')
     rcall('SREM', confirmingKey, card)
     requeue(afterInterval(now))
@@ -275,12 +290,12 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
   end
 
   local notApplied = outcome == 'retry' and class ~= 'too_frequent' and class ~= ''
-  if notApplied and kind == 'call' and h[10] == token then
+  if notApplied and kind == 'call' and h[8] == token then
     -- The carrier did not apply this call and said so: it was no change, so
     -- the card's interval is given back.
-    if h[14] and h[14] ~= '' then
-      rcall('HSET', key, 'last_call', h[14])
-      lastCall = tonumber(h[14])
+    if prevCall and prevCall ~= '' then
+      rcall('HSET', key, 'last_call', prevCall)
+      lastCall = tonumber(prevCall)
     else
       rcall('HDEL', key, 'last_call')
       lastCall = 0
@@ -308,8 +323,8 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
 
   -- unknown, retry, fail: a failure of this command.
   fails = fails + 1
-  rcall('HSET', key, 'fails', fails, 'last_error', err ~= '' and err or ('HTTP ' .. http), 'last_http', http)
-  if not h[11] then rcall('HSET', key, 'first_fail', now) end
+  rcall('HSET', key, 'fails', digits(fails), 'last_error', err ~= '' and err or ('HTTP ' .. http), 'last_http', http)
+  if not firstFail then rcall('HSET', key, 'first_fail', nowS) end
 
   if outcome == 'fail' or fails >= s.freeze_after then
     return freeze(outcome == 'fail' and 'permanent' or 'frozen', fails)
@@ -337,6 +352,7 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
 end
 
 local replies = batchEach(12, 3, 14, confirmOne)
-if trimFlapping then rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', now - 3600000) end
+edgeWindowSave(edgeKey, e)
+if trimFlapping then rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', digits(now - 3600000)) end
 flushCounts()
 return replies

@@ -52,6 +52,7 @@ if edgeResult(edgeKey, e, '', verdict, now, s, err, class == 'auth') == 'opened'
   rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'breaker:opened',
     'why', err)
 end
+edgeWindowSave(edgeKey, e)
 if outcome == 'retry' and class ~= 'too_frequent' and class ~= '' and kind == 'call' then
   -- Not applied, and the carrier said so: no change, the interval is given back.
   local prev = rcall('HGET', key, 'prev_call')

@@ -74,42 +74,48 @@ local confirmingKey, openKey = KEYS[8], KEYS[9]
 local queues = { KEYS[3], KEYS[4], KEYS[5] }
 local s = cjson.decode(ARGV[1])
 local ahead = tonumber(ARGV[3])
+local maxlen = digits(s.audit_max)
 local count, flushCounts = statsBatch(ARGV[2], now)
 local e = edgeRead(edgeKey)
 local qps, _, burst, stopped = edgeLimits(limitsKey, s)
 local held, heldUntil = edgeBlocked(e, now, stopped)
 local paced, restored, seqs = false, false, 0
 
+-- The audit entry of a refusal or a judged finish, the command's own
+-- fields read then (a pass writes no audit and needs none of them).
+local function audit(key, card, ver, event, state)
+  local w = rcall('HMGET', key, 'action', 'reason', 'scene', 'source')
+  rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', card, 'ver_before', ver,
+    'ver_after', ver, 'event', event, 'state', state, 'action', w[1] or '',
+    'reason', w[2] or '', 'scene', w[3] or '', 'source', w[4] or '', 'http', '', 'error', '')
+end
+
+-- Refused, the claim still ours: the command goes back to its queue at due.
+local function giveBack(key, card, ver, token, called, queue, why, due)
+  audit(key, card, ver, 'gate:' .. why, 'requeued')
+  cardRelease(key, token, called)
+  rcall('ZADD', queue, digits(due), card)
+  rcall('ZREM', runningKey, token)
+  count(why == 'stale' and 'out_superseded' or 'out_blocked')
+  count('finishes')
+end
+
 local function gateOne(key, token, ver, kind, card, resendArg)
   local resend = resendArg == '1'
   local h = rcall('HMGET', key, 'claim', 'ver', 'last_call', 'prio', 'counted_ver', 'called',
-    'action', 'reason', 'scene', 'source', 'lease_until')
+    'lease_until')
   local lastCall = tonumber(h[3]) or 0
   local queue = queues[(tonumber(h[4]) or 1) + 1]
-
-  local function audit(event, state)
-    rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', card, 'ver_before', ver,
-      'ver_after', ver, 'event', event, 'state', state, 'action', h[7] or '',
-      'reason', h[8] or '', 'scene', h[9] or '', 'source', h[10] or '', 'http', '', 'error', '')
-  end
-  -- Refused, the claim still ours: the command goes back to its queue at due.
-  local function giveBack(why, due)
-    cardRelease(key, token, h[6])
-    rcall('ZADD', queue, due, card)
-    rcall('ZREM', runningKey, token)
-    count(why == 'stale' and 'out_superseded' or 'out_blocked')
-    count('finishes')
-    audit('gate:' .. why, 'requeued')
-  end
 
   if h[1] ~= token then return { 'lost' } end
   if h[2] ~= ver then
     count('conflicts') -- a newer version was found
-    giveBack('stale', math.max(now, lastCall + s.interval))
+    giveBack(key, card, ver, token, h[6], queue, 'stale', math.max(now, lastCall + s.interval))
     return { 'stale', tonumber(h[2]) }
   end
   if kind == 'judged' then
     -- Re-judged with fresh facts: the call is no longer wanted.
+    audit(key, card, ver, 'call:superseded', 'done')
     cardFinish(key, queues, card, confirmingKey, openKey)
     -- Kept until the card's next command finishes: sr-admin why says so
     -- without reading the audit.
@@ -117,13 +123,12 @@ local function gateOne(key, token, ver, kind, card, resendArg)
     rcall('ZREM', runningKey, token)
     count('out_superseded')
     count('finishes')
-    audit('call:superseded', 'done')
     return { 'done' }
   end
   if kind == 'call' then
     if (h[6] == token) ~= resend then return { resend and 'lost' or 'replayed' } end
     if not resend and lastCall + s.interval > now then
-      giveBack('interval', lastCall + s.interval)
+      giveBack(key, card, ver, token, h[6], queue, 'interval', lastCall + s.interval)
       return { 'interval', lastCall + s.interval }
     end
   end
@@ -132,7 +137,7 @@ local function gateOne(key, token, ver, kind, card, resendArg)
   if not why and not edgeProbe(edgeKey, e, token, now, s.lease) then why, untilMs = 'breaker', now + 1000 end
   if why then
     -- The account holds every call: back in a second, the claim holds it off.
-    giveBack(why, now + 1000)
+    giveBack(key, card, ver, token, h[6], queue, why, now + 1000)
     return { why, untilMs, now }
   end
   local at, extra = edgePace(nil, e, qps, burst, now, ahead, s)
@@ -140,17 +145,18 @@ local function gateOne(key, token, ver, kind, card, resendArg)
   paced = paced or qps > 0
   if extra then -- the effective rate is back to the configured one
     restored = true
-    rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'rate:restored',
+    rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', '', 'event', 'rate:restored',
       'qps', qps)
   end
 
   local set
+  local atS = digits(at)
   if kind == 'call' then
     count('calls')
     if resend then
-      set = { 'last_call', at } -- the interval counts from the call that went
+      set = { 'last_call', atS } -- the interval counts from the call that went
     else
-      set = { 'last_call', at, 'prev_call', h[3] or '', 'called', token }
+      set = { 'last_call', atS, 'prev_call', h[3] or '', 'called', token }
       if h[5] ~= ver then
         -- The first call of this command: retry amplification is calls / cmds.
         count('cmds')
@@ -165,8 +171,8 @@ local function gateOne(key, token, ver, kind, card, resendArg)
   -- The lease must outlast the call (s.call: its timeout) by half a lease,
   -- for the result to be confirmed. A fresh claim's does; an older one is
   -- extended.
-  if (tonumber(h[11]) or 0) - at < s.call + s.lease / 2 then
-    local lease = at + s.lease
+  if (tonumber(h[7]) or 0) - at < s.call + s.lease / 2 then
+    local lease = digits(at + s.lease)
     set[#set + 1] = 'lease_until'; set[#set + 1] = lease
     rcall('ZADD', queue, 'XX', lease, card)
     rcall('ZADD', runningKey, 'XX', lease, token)

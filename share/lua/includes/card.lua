@@ -18,7 +18,7 @@ end
 -- caller that read the command may pass its priority and its confirming
 -- flag: a command sits only in its priority's queue (enqueue moves it when
 -- that changes), and only a confirming one is in the confirming set, so the
--- others are spared.
+-- others are spared. openKey nil: the account has no open alert to resolve.
 local function cardFinish(key, queues, card, confirmingKey, openKey, prio, confirming)
   redis.call('HDEL', key, 'action', 'reason', 'scene', 'source', 'prio', 'fails', 'first_fail',
     'last_error', 'last_http', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called', 'queried',
@@ -29,8 +29,10 @@ local function cardFinish(key, queues, card, confirmingKey, openKey, prio, confi
     for q = 1, 3 do redis.call('ZREM', queues[q], card) end
   end
   if confirming ~= '0' and confirming ~= false then redis.call('SREM', confirmingKey, card) end
-  redis.call('HDEL', openKey, 'failures:' .. card, 'frozen:' .. card, 'permanent:' .. card,
-    'state:' .. card)
+  if openKey then
+    redis.call('HDEL', openKey, 'failures:' .. card, 'frozen:' .. card, 'permanent:' .. card,
+      'state:' .. card)
+  end
 end
 
 -- Cancel the command: a new version (a claim in flight for the old one fails

@@ -163,7 +163,8 @@ end
 -- results; an authentication failure opens it at once (force). The probe's
 -- result closes it, or reopens it for twice the cool-down (up to
 -- s.brk_cool_max). Returns 'opened', 'reopened', 'closed' or nil. e is kept
--- in step with what is written: a batch reads the edge once.
+-- in step with what is written: a batch reads the edge once. The window's
+-- counts are kept in e only; edgeWindowSave writes them, once per batch.
 local function edgeResult(key, e, id, verdict, now, s, why, force)
   local open = e.brk_until ~= nil
   if open then
@@ -173,6 +174,7 @@ local function edgeResult(key, e, id, verdict, now, s, why, force)
         'brk_probe_until', 'brk_manual', 'win_start', 'win_n', 'win_fail')
       e.brk_until, e.brk_since, e.brk_why, e.brk_cool, e.brk_probe = nil, nil, nil, nil, nil
       e.brk_probe_until, e.brk_manual, e.win_start, e.win_n, e.win_fail = nil, nil, nil, nil, nil
+      e.win_dirty = nil
       return 'closed'
     end
     local cool = math.min((tonumber(e.brk_cool) or s.brk_cool) * 2, s.brk_cool_max)
@@ -192,9 +194,17 @@ local function edgeResult(key, e, id, verdict, now, s, why, force)
     redis.call('HDEL', key, 'win_start', 'win_n', 'win_fail', 'brk_probe', 'brk_probe_until')
     e.brk_until, e.brk_since, e.brk_cool, e.brk_why = now + s.brk_cool, now, s.brk_cool, why
     e.win_start, e.win_n, e.win_fail, e.brk_probe, e.brk_probe_until = nil, nil, nil, nil, nil
+    e.win_dirty = nil
     return 'opened'
   end
-  redis.call('HSET', key, 'win_start', start, 'win_n', n, 'win_fail', fails)
-  e.win_start, e.win_n, e.win_fail = start, n, fails
+  e.win_start, e.win_n, e.win_fail, e.win_dirty = start, n, fails, true
   return nil
+end
+
+-- The breaker's window as edgeResult left it in e, written once.
+local function edgeWindowSave(key, e)
+  if not e.win_dirty then return end
+  redis.call('HSET', key, 'win_start', digits(e.win_start), 'win_n', digits(e.win_n),
+    'win_fail', digits(e.win_fail))
+  e.win_dirty = nil
 end
