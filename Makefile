@@ -198,6 +198,7 @@ bench: all
 	@mkdir -p build
 	./bench/core.sh | tee build/bench-core.jsonl
 	@bench/table <build/bench-core.jsonl
+	./bench/layout.sh
 	./bench/asset.sh
 	./bench/rate.sh
 	SRQ_RATE_WINDOW_MS=1000 ./bench/rate.sh
