@@ -46,7 +46,8 @@ static const char usage_fmt[] =
 "  SRQ_PROFILES; a failed one stays queued for later).\n"
 "\n"
 "Options:\n"
-"  --redis URL    redis://host:port[/db] or unix:///path (env SRQ_REDIS)\n"
+"  --redis URL    redis://host:port[/db], unix:///path or\n"
+"                 redis+cluster://host:port[,host:port...] (env SRQ_REDIS)\n"
 "  --prefix P     key prefix (env SRQ_PREFIX, default polling)\n"
 "  --csv          the input is CSV with a header row: card, carrier (or device),\n"
 "                 scene, source, and any fact as a column; empty cells are left out\n"
@@ -762,7 +763,7 @@ run_direct(struct batch *b, long long now)
 			retry[nretry++] = &r->cmd;
 		r->st = ST_DONE;
 	}
-	while (rds.pending > 0) {
+	while (rds.pq.len > 0) {
 		if (!(rep = sr_redis_reply(&rds)))
 			return -1;
 		freeReplyObject(rep);

@@ -54,25 +54,33 @@ accounts(void)
 }
 
 /* Keys matching pattern, by SCAN (the sweep is the one low-frequency job
- * allowed to walk the keyspace). Calls fn(key suffix after skip chars). */
+ * allowed to walk the keyspace), on every master of a cluster. Calls fn(key
+ * suffix after skip chars). */
 static void
 scan_keys(const char *pattern, size_t skip, void (*fn)(const char *, void *), void *arg)
 {
-	char cursor[32] = "0";
+	for (int m = 0; m < sr_redis_masters(&rds); m++) {
+		char cursor[32] = "0";
 
-	do {
-		const char *a[] = { "SCAN", cursor, "MATCH", pattern, "COUNT", "1000" };
-		redisReply *rep = sr_redis_must(&rds, 6, a);
+		do {
+			const char *a[] = { "SCAN", cursor, "MATCH", pattern, "COUNT", "1000" };
+			redisReply *rep = sr_redis_cmd_at(&rds, m, 6, a);
 
-		snprintf(cursor, sizeof cursor, "%s", rep->element[0]->str);
-		for (size_t i = 0; i < rep->element[1]->elements; i++) {
-			const char *k = rep->element[1]->element[i]->str;
+			if (!rep)
+				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+			if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2)
+				sr_die(SR_EX_BACKEND, "SCAN: %s",
+				    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+			snprintf(cursor, sizeof cursor, "%s", rep->element[0]->str);
+			for (size_t i = 0; i < rep->element[1]->elements; i++) {
+				const char *k = rep->element[1]->element[i]->str;
 
-			if (strlen(k) > skip)
-				fn(k + skip, arg);
-		}
-		freeReplyObject(rep);
-	} while (strcmp(cursor, "0"));
+				if (strlen(k) > skip)
+					fn(k + skip, arg);
+			}
+			freeReplyObject(rep);
+		} while (strcmp(cursor, "0"));
+	}
 }
 
 struct sweep {

@@ -157,14 +157,44 @@ long sr_num(const char *name, const char *s, long lo, long hi);
 
 /* ---------------------------------------------------------------- sr_redis.c */
 
-/* One Redis connection plus the loaded scripts. errstr holds the last
- * connection-level error (Redis down, I/O); a script's own error reply is
- * returned as a REDIS_REPLY_ERROR reply instead. */
-struct sr_redis {
+/* A FIFO of fixed-size elements, grown by doubling (sr_redis.c). */
+struct sr_ring {
+	char *a;
+	size_t size, cap, head, len;
+};
+
+/* One Redis server srq talks to: the one server, or one master of a
+ * cluster. Its replies come back in the order its commands were sent; owed
+ * lists whose they are (pipeline sequence numbers). */
+struct sr_node {
 	redisContext *c;
+	char host[256];
+	int port;
+	char path[512];       /* a unix socket instead of host and port */
+	unsigned long loads;  /* how many times the scripts were loaded on it */
+	int wrote;            /* sent commands since the last WAIT */
+	struct sr_ring owed;
+};
+
+/* The connection: one server (redis://, unix://), or the masters of a
+ * cluster (redis+cluster://, sr_cluster.c: each key goes to the master that
+ * serves its slot). Replies come back in the order the caller appended the
+ * commands, whichever nodes ran them. errstr holds the last connection-level
+ * error (Redis down, I/O); a script's own error reply is returned as a
+ * REDIS_REPLY_ERROR reply instead. */
+struct sr_redis {
 	const struct sr_config *cfg;
 	char errstr[256];
-	int pending; /* replies owed by appended commands */
+	int cluster;
+	int db;                   /* one server: SELECT it */
+	struct sr_node *node;     /* node[0]: the server; on a cluster, every node met */
+	int nnodes;
+	int *master;              /* the masters (indexes into node), in slot order */
+	int nmasters;
+	int *slot;                /* cluster: slot -> node index, -1 while unknown */
+	int stale;                /* cluster: read the slot map again before routing */
+	struct sr_ring pq;        /* the commands awaiting replies, in caller order (pq.len: how many) */
+	unsigned long long seq0;  /* the sequence number of pq's first */
 };
 
 /* The Lua scripts, embedded at build time from share/lua: enum sr_script
@@ -198,6 +228,10 @@ redisReply *sr_redis_reply(struct sr_redis *r);
 void sr_redis_discard(struct sr_redis *r);
 /* Run one command and return its reply (NULL on connection failure). */
 redisReply *sr_redis_cmd(struct sr_redis *r, int argc, const char **argv);
+/* How many masters hold the data: 1 for one server. A command that is not
+ * about one key (SCAN, DBSIZE) runs on each with sr_redis_cmd_at. */
+int sr_redis_masters(struct sr_redis *r);
+redisReply *sr_redis_cmd_at(struct sr_redis *r, int master, int argc, const char **argv);
 /* The same, for tools that cannot go on without the answer: a lost
  * connection or an error reply ends the tool (exit 3), naming the command. */
 redisReply *sr_redis_must(struct sr_redis *r, int argc, const char **argv);
@@ -215,6 +249,27 @@ int sr_redis_wait_replicas(struct sr_redis *r, const struct sr_config *cfg);
 void sr_redis_lost(struct sr_redis *r, int *up, const char *answer);
 /* The Redis server's clock in ms, or -1 on failure. */
 int64_t sr_redis_time_ms(struct sr_redis *r);
+
+/* -------------------------------------------------------------- sr_cluster.c */
+
+#define SR_CLUSTER_SLOTS 16384
+/* The cluster slot of a key: CRC16 of the key, or of its hash tag (the
+ * text between the first '{' and the next '}', when not empty). */
+unsigned sr_key_slot(const char *key, size_t len);
+/* Parse redis+cluster://host:port[,host:port...] into r's nodes (not yet
+ * connected). 0, -1 not such a URL, -2 credentials in it. */
+int sr_cluster_parse(struct sr_redis *r, const char *url);
+/* Read the slot map (CLUSTER SLOTS) from the first node that answers, on a
+ * connection of its own. 0, or -1 with errstr set. */
+int sr_cluster_refresh(struct sr_redis *r);
+/* The node a MOVED or ASK error from node `from` points at ("MOVED 3999
+ * 127.0.0.1:6381"), added when new; -1 if the error is neither. *ask is set
+ * for ASK. */
+int sr_cluster_redirect(struct sr_redis *r, int from, const char *err, int *ask);
+/* The index of node host:port, added (not connected) when new. */
+int sr_cluster_node(struct sr_redis *r, const char *host, int port);
+/* Connect to one node (AUTH, SELECT, scripts loaded): sr_redis.c. */
+int sr_redis_node_connect(struct sr_redis *r, struct sr_node *n, int scripts);
 
 /* ----------------------------------------------------------------- sr_keys.c */
 

@@ -1,38 +1,53 @@
-/* sr_redis.c - one hiredis connection, pipelining, and the Lua scripts.
+/* sr_redis.c - the connection to Redis: pipelining, the Lua scripts, and
+ * the masters of a cluster.
+ *
+ * Commands are appended to a pipeline and their replies read back in the
+ * order they were appended. On a cluster (sr_cluster.c) each command goes to
+ * the master serving its key's slot (a script's: its first key), so one
+ * pipeline spans several connections; each node answers its own commands in
+ * order, and a reply read while waiting for another's is kept with its
+ * command until the caller gets to it.
  *
  * Scripts are embedded at build time (sr_lua_gen.c, from share/lua) and
- * loaded with SCRIPT LOAD at connect; calls go out as EVALSHA. If Redis lost
- * its script cache meanwhile (restart, SCRIPT FLUSH), the NOSCRIPT reply is
- * answered by loading the scripts again and resending that one call: the call
- * did not run, so resending it is safe, and the replies the caller sees stay
- * in pipeline order. The scripts are loaded once per burst: the other calls
- * of the same pipeline, sent before that load, meet NOSCRIPT too and are
- * only resent. */
+ * loaded with SCRIPT LOAD when a node is connected; calls go out as EVALSHA.
+ * If a node lost its script cache meanwhile (restart, SCRIPT FLUSH, a
+ * replica promoted), the NOSCRIPT reply is answered by loading the scripts on
+ * that node again and resending that one call: the call did not run, so
+ * resending it is safe. The scripts are loaded once per node per burst: the
+ * other calls of the same pipeline, sent before that load, meet NOSCRIPT too
+ * and are only resent. In the same way a MOVED or ASK reply sends the command
+ * on to the node named (the command did not run), and TRYAGAIN or
+ * CLUSTERDOWN (a slot being moved, a failover under way) sends it again after
+ * a pause, a few times at most. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <limits.h>
+#include <time.h>
 #include <sys/time.h>
 
 #include <curl/curl.h>
 
 #include "sr.h"
 
+/* A command awaiting its reply. */
 struct pend {
-	int script; /* -1: a plain command (not retried) */
-	char *cmd;  /* a script call as sent (RESP), kept to resend on NOSCRIPT */
+	int script;           /* -1: a plain command */
+	int node;             /* the node it was sent to */
+	char *cmd;            /* as sent (RESP), kept to send again; NULL: never sent again */
 	long long len;
-	unsigned long loads; /* script loads done when it was sent */
+	unsigned long loads;  /* that node's script loads when it was sent */
+	redisReply *reply;    /* read ahead, while reading an earlier command's */
+	int have;             /* reply is its reply (NULL: the connection failed) */
+	int tries;            /* times sent again */
 };
 
-/* A FIFO of fixed-size elements, grown by doubling. */
-struct ring {
-	char *a;
-	size_t size, cap, head, len;
-};
+/* In a node's owed list: the reply to an ASKING, dropped when read. */
+#define OWED_ASKING ULLONG_MAX
 
 static void
-ring_push(struct ring *q, const void *elem)
+ring_push(struct sr_ring *q, const void *elem)
 {
 	if (q->len == q->cap) {
 		size_t ncap = q->cap ? q->cap * 2 : 64;
@@ -49,35 +64,37 @@ ring_push(struct ring *q, const void *elem)
 }
 
 static void
-ring_pop(struct ring *q, void *elem)
+ring_pop(struct sr_ring *q, void *elem)
 {
 	memcpy(elem, q->a + q->head * q->size, q->size);
 	q->head = (q->head + 1) % q->cap;
 	q->len--;
 }
 
-/* Per-process bookkeeping (one connection per tool): the commands awaiting
- * replies, and replies read ahead while recovering from NOSCRIPT. */
-static struct ring pq = { NULL, sizeof(struct pend), 0, 0, 0 };
-static struct ring rbuf = { NULL, sizeof(redisReply *), 0, 0, 0 };
-static char sha[SR_LUA_COUNT][41];
-static unsigned long loads; /* how many times the scripts were loaded */
-
-static void
-pend_free(struct pend *p)
+static void *
+ring_at(const struct sr_ring *q, size_t i)
 {
-	if (p->cmd)
-		redisFreeCommand(p->cmd);
+	return q->a + ((q->head + i) % q->cap) * q->size;
 }
 
+static struct pend *
+pend_at(struct sr_redis *r, unsigned long long seq)
+{
+	return ring_at(&r->pq, (size_t)(seq - r->seq0));
+}
+
+/* The scripts' SHA1s, known from the first load: a script's SHA is its
+ * text's, the same on every node. */
+static char sha[SR_LUA_COUNT][41];
+
 static int
-load_scripts(struct sr_redis *r)
+load_scripts(struct sr_redis *r, struct sr_node *n)
 {
 	for (int i = 0; i < SR_LUA_COUNT; i++) {
-		redisReply *rep = redisCommand(r->c, "SCRIPT LOAD %s", sr_lua_source[i]);
+		redisReply *rep = redisCommand(n->c, "SCRIPT LOAD %s", sr_lua_source[i]);
 
 		if (!rep) {
-			snprintf(r->errstr, sizeof r->errstr, "%s", r->c->errstr);
+			snprintf(r->errstr, sizeof r->errstr, "%s", n->c->errstr);
 			return -1;
 		}
 		if (rep->type != REDIS_REPLY_STRING || rep->len != 40) {
@@ -89,7 +106,7 @@ load_scripts(struct sr_redis *r)
 		memcpy(sha[i], rep->str, 41);
 		freeReplyObject(rep);
 	}
-	loads++;
+	n->loads++;
 	return 0;
 }
 
@@ -176,21 +193,103 @@ parse_url(const char *url, char *host, size_t hostlen, int *port, char *path, si
 }
 
 int
-sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg)
+sr_redis_node_connect(struct sr_redis *r, struct sr_node *n, int scripts)
 {
-	char host[256], path[512];
-	int port, db, rc;
 	struct timeval ctv = { 3, 0 }, tv = { 15, 0 };
 	redisReply *rep;
 
+	n->c = n->path[0] ? redisConnectUnixWithTimeout(n->path, ctv)
+			  : redisConnectWithTimeout(n->host, n->port, ctv);
+	if (!n->c || n->c->err) {
+		if (n->path[0])
+			snprintf(r->errstr, sizeof r->errstr, "cannot connect to Redis at '%s': %s", n->path,
+			    n->c ? n->c->errstr : "out of memory");
+		else
+			snprintf(r->errstr, sizeof r->errstr, "cannot connect to Redis at %s port %d: %s",
+			    n->host, n->port, n->c ? n->c->errstr : "out of memory");
+		return -1;
+	}
+	redisSetTimeout(n->c, tv);
+	if (r->cfg->redis_password) {
+		const char *argv[2] = { "AUTH", r->cfg->redis_password };
+
+		rep = redisCommandArgv(n->c, 2, argv, NULL);
+		if (!rep || rep->type == REDIS_REPLY_ERROR) {
+			/* The reply text never contains the password itself. */
+			snprintf(r->errstr, sizeof r->errstr, "Redis AUTH failed: %s",
+			    rep ? rep->str : n->c->errstr);
+			if (rep)
+				freeReplyObject(rep);
+			return -1;
+		}
+		freeReplyObject(rep);
+	}
+	if (r->db) {
+		rep = redisCommand(n->c, "SELECT %d", r->db);
+		if (!rep || rep->type == REDIS_REPLY_ERROR) {
+			snprintf(r->errstr, sizeof r->errstr, "SELECT %d failed", r->db);
+			if (rep)
+				freeReplyObject(rep);
+			return -1;
+		}
+		freeReplyObject(rep);
+	}
+	return scripts ? load_scripts(r, n) : 0;
+}
+
+/* Node i connected, or connected again once a failed connection owes
+ * nothing more. 0, or -1 with errstr set. */
+static int
+node_ready(struct sr_redis *r, int i)
+{
+	struct sr_node *n = &r->node[i];
+
+	if (n->c && !n->c->err)
+		return 0;
+	if (n->c && n->owed.len)
+		return -1; /* its replies are lost: answered as such first */
+	if (n->c)
+		redisFree(n->c);
+	n->c = NULL;
+	if (sr_redis_node_connect(r, n, 1) == 0)
+		return 0;
+	if (n->c)
+		redisFree(n->c);
+	n->c = NULL;
+	return -1;
+}
+
+int
+sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg)
+{
+	char host[256], path[512];
+	int port, rc;
+
 	memset(r, 0, sizeof *r);
 	r->cfg = cfg;
+	r->pq.size = sizeof(struct pend);
 	if (strncmp(cfg->redis_url, "redis+cluster://", 16) == 0) {
-		snprintf(r->errstr, sizeof r->errstr,
-		    "redis+cluster:// is not supported by this build yet");
-		return -2;
+		r->cluster = 1;
+		if ((rc = sr_cluster_parse(r, cfg->redis_url)) < 0) {
+			if (rc == -2)
+				snprintf(r->errstr, sizeof r->errstr, "%s: put the password in "
+				    "SRQ_REDIS_PASSWORD or SRQ_REDIS_PASSWORD_FILE, not in the URL",
+				    cfg->redis_from);
+			else
+				snprintf(r->errstr, sizeof r->errstr,
+				    "%s: not redis+cluster://host:port[,host:port...]", cfg->redis_from);
+			return -2;
+		}
+		if (sr_cluster_refresh(r) < 0)
+			return -1;
+		/* Every master now: an unreachable one is said at once, not at
+		 * the first command for one of its slots. */
+		for (int k = 0; k < r->nmasters; k++)
+			if (node_ready(r, r->master[k]) < 0)
+				return -1;
+		return 0;
 	}
-	if ((rc = parse_url(cfg->redis_url, host, sizeof host, &port, path, sizeof path, &db)) < 0) {
+	if ((rc = parse_url(cfg->redis_url, host, sizeof host, &port, path, sizeof path, &r->db)) < 0) {
 		if (rc == -2)
 			snprintf(r->errstr, sizeof r->errstr, "%s: put the password in "
 			    "SRQ_REDIS_PASSWORD or SRQ_REDIS_PASSWORD_FILE, not in the URL", cfg->redis_from);
@@ -200,85 +299,160 @@ sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg)
 			    "unix:///path[?db=N] (db 0 to %d)", cfg->redis_from, INT_MAX);
 		return -2;
 	}
-	r->c = path[0] ? redisConnectUnixWithTimeout(path, ctv)
-		       : redisConnectWithTimeout(host, port, ctv);
-	if (!r->c || r->c->err) {
-		if (path[0])
-			snprintf(r->errstr, sizeof r->errstr, "cannot connect to Redis at '%s': %s", path,
-			    r->c ? r->c->errstr : "out of memory");
-		else
-			snprintf(r->errstr, sizeof r->errstr, "cannot connect to Redis at %s port %d: %s",
-			    host, port, r->c ? r->c->errstr : "out of memory");
-		return -1;
-	}
-	redisSetTimeout(r->c, tv);
-	if (cfg->redis_password) {
-		const char *argv[2] = { "AUTH", cfg->redis_password };
+	sr_cluster_node(r, host, port);
+	snprintf(r->node[0].path, sizeof r->node[0].path, "%s", path);
+	r->master = sr_malloc(sizeof *r->master);
+	r->master[0] = 0;
+	r->nmasters = 1;
+	return node_ready(r, 0);
+}
 
-		rep = redisCommandArgv(r->c, 2, argv, NULL);
-		if (!rep || rep->type == REDIS_REPLY_ERROR) {
-			/* The reply text never contains the password itself. */
-			snprintf(r->errstr, sizeof r->errstr, "Redis AUTH failed: %s",
-			    rep ? rep->str : r->c->errstr);
-			if (rep)
-				freeReplyObject(rep);
-			return -1;
-		}
-		freeReplyObject(rep);
-	}
-	if (db) {
-		rep = redisCommand(r->c, "SELECT %d", db);
-		if (!rep || rep->type == REDIS_REPLY_ERROR) {
-			snprintf(r->errstr, sizeof r->errstr, "SELECT %d failed", db);
-			if (rep)
-				freeReplyObject(rep);
-			return -1;
-		}
-		freeReplyObject(rep);
-	}
-	return load_scripts(r);
+static void
+pend_free(struct pend *p)
+{
+	if (p->cmd)
+		redisFreeCommand(p->cmd);
+	if (p->reply)
+		freeReplyObject(p->reply);
 }
 
 void
 sr_redis_close(struct sr_redis *r)
 {
-	while (pq.len) {
+	while (r->pq.len) {
 		struct pend p;
 
-		ring_pop(&pq, &p);
+		ring_pop(&r->pq, &p);
 		pend_free(&p);
 	}
-	while (rbuf.len) {
-		redisReply *rep;
-
-		ring_pop(&rbuf, &rep);
-		freeReplyObject(rep);
+	free(r->pq.a);
+	for (int i = 0; i < r->nnodes; i++) {
+		if (r->node[i].c)
+			redisFree(r->node[i].c);
+		free(r->node[i].owed.a);
 	}
-	free(pq.a);
-	free(rbuf.a);
-	pq.a = rbuf.a = NULL;
-	pq.cap = pq.head = rbuf.cap = rbuf.head = 0;
-	if (r->c)
-		redisFree(r->c);
-	r->c = NULL;
+	free(r->node);
+	free(r->master);
+	free(r->slot);
+	r->node = NULL;
+	r->master = r->slot = NULL;
+	r->nnodes = r->nmasters = 0;
+	memset(&r->pq, 0, sizeof r->pq);
+}
+
+/* Commands that name no key: they go to the first master. */
+static int
+keyless(const char *cmd)
+{
+	static const char *const names[] = { "TIME", "PING", "INFO", "WAIT", "SCRIPT", "CLUSTER",
+		"DBSIZE", "FLUSHALL", "FLUSHDB", "SCAN", "ASKING", "CONFIG", "MEMORY", NULL };
+
+	for (int i = 0; names[i]; i++)
+		if (!strcasecmp(cmd, names[i]))
+			return 1;
+	return 0;
+}
+
+/* The node that serves a key now (on one server: that server). */
+static int
+route(struct sr_redis *r, const char *key, size_t len)
+{
+	int n;
+
+	if (!r->cluster)
+		return 0;
+	if (r->stale)
+		sr_cluster_refresh(r); /* on failure the map stays as it was */
+	n = key ? r->slot[sr_key_slot(key, len)] : -1;
+	if (n < 0 && key && sr_cluster_refresh(r) == 0)
+		n = r->slot[sr_key_slot(key, len)];
+	return n >= 0 ? n : r->master[0];
+}
+
+/* A pend's reply is known now: `rep` (NULL: its connection failed). */
+static void
+pend_settle(struct pend *p, redisReply *rep)
+{
+	p->reply = rep;
+	p->have = 1;
+}
+
+/* Send pend seq (formatted in p->cmd, or argv for a plain command sent
+ * once) to node i, after an ASKING when ask. A node that cannot be reached
+ * settles it as failed at once. */
+static void
+pend_send(struct sr_redis *r, unsigned long long seq, int i, int ask, int argc, const char **argv,
+    const size_t *lens)
+{
+	struct pend *p = pend_at(r, seq);
+	struct sr_node *n;
+	int rc;
+
+	p->node = i;
+	p->have = 0;
+	if (node_ready(r, i) < 0) {
+		pend_settle(p, NULL);
+		if (r->cluster)
+			r->stale = 1;
+		return;
+	}
+	n = &r->node[i];
+	if (ask) {
+		unsigned long long mark = OWED_ASKING;
+
+		if (redisAppendCommand(n->c, "ASKING") != REDIS_OK)
+			sr_die(SR_EX_BACKEND, "cannot queue a Redis command: %s", n->c->errstr);
+		ring_push(&n->owed, &mark);
+	}
+	p->loads = n->loads;
+	rc = p->cmd ? redisAppendFormattedCommand(n->c, p->cmd, (size_t)p->len)
+		    : redisAppendCommandArgv(n->c, argc, argv, lens);
+	if (rc != REDIS_OK)
+		sr_die(SR_EX_BACKEND, "cannot queue a Redis command: %s", n->c->errstr);
+	ring_push(&n->owed, &seq);
+	n->wrote = 1;
+}
+
+/* Append to the pipeline: to node `at` (-1: the node of argv[key], or the
+ * first master for a command without a key). */
+static void
+append(struct sr_redis *r, int script, int at, int key, int argc, const char **argv,
+    const size_t *lens)
+{
+	struct pend p = { script, 0, NULL, 0, 0, NULL, 0, 0 };
+	unsigned long long seq = r->seq0 + r->pq.len;
+
+	if (at < 0)
+		at = key < argc ? route(r, argv[key], lens ? lens[key] : strlen(argv[key])) : route(r, NULL, 0);
+	/* Kept to send again: a script (NOSCRIPT), anything on a cluster
+	 * (MOVED, ASK). One server's plain commands go as they are. */
+	if (script >= 0 || r->cluster) {
+		size_t *flen = NULL;
+
+		if (!lens) {
+			flen = sr_malloc((size_t)argc * sizeof *flen);
+			for (int i = 0; i < argc; i++)
+				flen[i] = strlen(argv[i]);
+		}
+		p.len = redisFormatCommandArgv(&p.cmd, argc, argv, lens ? lens : flen);
+		free(flen);
+		if (p.len < 0)
+			sr_die(SR_EX_USAGE, "out of memory");
+	}
+	ring_push(&r->pq, &p);
+	pend_send(r, seq, at, 0, argc, argv, lens);
 }
 
 void
 sr_redis_append(struct sr_redis *r, int argc, const char **argv, const size_t *lens)
 {
-	struct pend p = { -1, NULL, 0, 0 };
-
-	if (redisAppendCommandArgv(r->c, argc, argv, lens) != REDIS_OK)
-		sr_die(SR_EX_BACKEND, "cannot queue a Redis command: %s", r->c->errstr);
-	r->pending++;
-	ring_push(&pq, &p);
+	append(r, -1, -1, keyless(argv[0]) ? argc : 1, argc, argv, lens);
 }
 
 void
 sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc,
     const char **argv, const size_t *lens)
 {
-	struct pend p = { (int)s, NULL, 0, 0 };
 	const char **full;
 	size_t *flen = sr_malloc((size_t)(argc + 3) * sizeof *flen);
 	char nk[16];
@@ -304,16 +478,8 @@ sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc
 		full[i + 3] = argv[i];
 		flen[i + 3] = lens ? lens[i] : strlen(argv[i]);
 	}
-	/* Formatted once, kept as sent: the SHA of a script never changes, so
-	 * after a reload the very same bytes can be sent again. */
-	p.loads = loads;
-	p.len = redisFormatCommandArgv(&p.cmd, argc + 3, full, flen);
-	if (p.len < 0)
-		sr_die(SR_EX_USAGE, "out of memory");
-	if (redisAppendFormattedCommand(r->c, p.cmd, (size_t)p.len) != REDIS_OK)
-		sr_die(SR_EX_BACKEND, "cannot queue a Redis command: %s", r->c->errstr);
-	r->pending++;
-	ring_push(&pq, &p);
+	/* Every key of a script shares its first key's slot (one hash tag). */
+	append(r, (int)s, -1, 3, argc + 3, full, flen);
 	free(full);
 	free(flen);
 }
@@ -321,77 +487,132 @@ sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc
 void
 sr_redis_flush(struct sr_redis *r)
 {
-	int done = 0;
+	for (int i = 0; i < r->nnodes; i++) {
+		struct sr_node *n = &r->node[i];
+		int done = 0;
 
-	while (!r->c->err && !done)
-		if (redisBufferWrite(r->c, &done) != REDIS_OK)
-			break;
+		while (n->c && !n->c->err && !done)
+			if (redisBufferWrite(n->c, &done) != REDIS_OK)
+				break;
+	}
 }
 
-static redisReply *
-read_one(struct sr_redis *r)
+/* Read node i's next reply and settle the command it answers. -1 when the
+ * connection failed: every command it still owes is settled as failed. */
+static int
+read_owed(struct sr_redis *r, int i)
 {
+	struct sr_node *n = &r->node[i];
+	unsigned long long seq;
 	void *rep = NULL;
 
-	if (rbuf.len) {
-		ring_pop(&rbuf, &rep);
-		return rep;
+	if (!n->c || n->c->err || redisGetReply(n->c, &rep) != REDIS_OK) {
+		if (n->path[0])
+			snprintf(r->errstr, sizeof r->errstr, "Redis connection failed: %s",
+			    n->c && n->c->errstr[0] ? n->c->errstr : "unknown error");
+		else
+			snprintf(r->errstr, sizeof r->errstr, "Redis connection to %s port %d failed: %s",
+			    n->host, n->port, n->c && n->c->errstr[0] ? n->c->errstr : "unknown error");
+		while (n->owed.len) {
+			ring_pop(&n->owed, &seq);
+			if (seq != OWED_ASKING)
+				pend_settle(pend_at(r, seq), NULL);
+		}
+		if (r->cluster)
+			r->stale = 1;
+		return -1;
 	}
-	if (r->c->err || redisGetReply(r->c, &rep) != REDIS_OK) {
-		snprintf(r->errstr, sizeof r->errstr, "Redis connection failed: %s",
-		    r->c->errstr[0] ? r->c->errstr : "unknown error");
-		return NULL;
-	}
-	r->pending--;
-	return rep;
+	ring_pop(&n->owed, &seq);
+	if (seq == OWED_ASKING)
+		freeReplyObject(rep);
+	else
+		pend_settle(pend_at(r, seq), rep);
+	return 0;
 }
 
 static int
-is_noscript(const redisReply *rep)
+is_error(const redisReply *rep, const char *code)
 {
-	return rep && rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOSCRIPT", 8) == 0;
+	size_t n = strlen(code);
+
+	return rep && rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, code, n) &&
+	    (rep->str[n] == ' ' || rep->str[n] == '\0');
+}
+
+/* Sleep ms milliseconds. */
+static void
+pause_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
 }
 
 redisReply *
 sr_redis_reply(struct sr_redis *r)
 {
-	struct pend p;
+	struct pend *p, done;
 	redisReply *rep;
 
-	if (!pq.len)
+	if (!r->pq.len)
 		return NULL;
-	ring_pop(&pq, &p);
-	rep = read_one(r);
-	if (p.script >= 0 && is_noscript(rep)) {
-		freeReplyObject(rep);
-		/* Read the rest of the pipeline ahead so the connection is idle. */
-		while (r->pending > 0) {
-			void *next = NULL;
+	for (;;) {
+		int to, ask;
 
-			if (redisGetReply(r->c, &next) != REDIS_OK)
+		p = pend_at(r, r->seq0);
+		while (!p->have)
+			if (read_owed(r, p->node) < 0)
 				break;
-			r->pending--;
-			ring_push(&rbuf, &next);
-		}
-		rep = NULL;
-		if (p.loads < loads || load_scripts(r) == 0) {
-			void *again = NULL;
+		rep = p->reply;
+		p->reply = NULL;
+		if (!rep || rep->type != REDIS_REPLY_ERROR || p->tries >= 8 || !p->cmd)
+			break;
+		if (r->cluster && (to = sr_cluster_redirect(r, p->node, rep->str, &ask)) >= 0) {
+			/* The slot is served elsewhere: for good (MOVED, the map is
+			 * read again before the next command), or while it moves (ASK). */
+			if (!ask)
+				r->stale = 1;
+		} else if (r->cluster && (is_error(rep, "TRYAGAIN") || is_error(rep, "CLUSTERDOWN"))) {
+			/* A slot being moved, a failover under way: again, after a pause. */
+			pause_ms(50L << (p->tries < 5 ? p->tries : 5));
+			if (is_error(rep, "CLUSTERDOWN"))
+				r->stale = 1;
+			to = p->node;
+			ask = 0;
+		} else if (p->script >= 0 && is_error(rep, "NOSCRIPT")) {
+			struct sr_node *n = &r->node[p->node];
 
-			if (redisAppendFormattedCommand(r->c, p.cmd, (size_t)p.len) != REDIS_OK ||
-			    redisGetReply(r->c, &again) != REDIS_OK)
-				snprintf(r->errstr, sizeof r->errstr, "Redis connection failed: %s",
-				    r->c->errstr);
-			rep = again;
+			to = p->node;
+			ask = 0;
+			if (p->loads == n->loads) {
+				/* Not loaded since it was sent: read what the node
+				 * still owes (kept with its commands), then load. */
+				while (n->owed.len)
+					if (read_owed(r, to) < 0)
+						break;
+				if (!n->c || n->c->err || load_scripts(r, n) < 0) {
+					freeReplyObject(rep);
+					rep = NULL;
+					break;
+				}
+			}
+		} else {
+			break;
 		}
+		freeReplyObject(rep);
+		p->tries++;
+		pend_send(r, r->seq0, to, ask, 0, NULL, NULL);
 	}
-	pend_free(&p);
+	ring_pop(&r->pq, &done);
+	r->seq0++;
+	pend_free(&done);
 	return rep;
 }
 
 void
 sr_redis_discard(struct sr_redis *r)
 {
-	while (pq.len) {
+	while (r->pq.len) {
 		redisReply *rep = sr_redis_reply(r);
 
 		if (rep)
@@ -403,6 +624,21 @@ redisReply *
 sr_redis_cmd(struct sr_redis *r, int argc, const char **argv)
 {
 	sr_redis_append(r, argc, argv, NULL);
+	return sr_redis_reply(r);
+}
+
+int
+sr_redis_masters(struct sr_redis *r)
+{
+	if (r->cluster && r->stale)
+		sr_cluster_refresh(r);
+	return r->nmasters;
+}
+
+redisReply *
+sr_redis_cmd_at(struct sr_redis *r, int master, int argc, const char **argv)
+{
+	append(r, -1, r->master[master], argc, argc, argv, NULL);
 	return sr_redis_reply(r);
 }
 
@@ -458,26 +694,35 @@ sr_redis_wait_replicas(struct sr_redis *r, const struct sr_config *cfg)
 {
 	char n[24], ms[24];
 	const char *argv[] = { "WAIT", n, ms };
-	redisReply *rep;
 	int rc = 0;
 
 	if (cfg->wait_replicas <= 0)
 		return 0;
 	snprintf(n, sizeof n, "%ld", cfg->wait_replicas);
 	snprintf(ms, sizeof ms, "%ld", cfg->wait_timeout_ms);
-	if (!(rep = sr_redis_cmd(r, 3, argv)))
-		return -1;
-	if (rep->type != REDIS_REPLY_INTEGER || rep->integer < cfg->wait_replicas) {
-		if (rep->type == REDIS_REPLY_INTEGER)
-			snprintf(r->errstr, sizeof r->errstr, "written on the master, but only %lld of %ld "
-			    "replicas confirmed it within %ld ms (SRQ_WAIT_REPLICAS): send it again",
-			    rep->integer, cfg->wait_replicas, cfg->wait_timeout_ms);
-		else
-			snprintf(r->errstr, sizeof r->errstr, "WAIT failed: %s",
-			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-		rc = 1;
+	/* Each node written to since the last WAIT (on a cluster, the masters
+	 * of the accounts written), one after the other. */
+	for (int i = 0; i < r->nnodes && rc <= 0; i++) {
+		redisReply *rep;
+
+		if (!r->node[i].wrote)
+			continue;
+		append(r, -1, i, 3, 3, argv, NULL);
+		r->node[i].wrote = 0;
+		if (!(rep = sr_redis_reply(r)))
+			return -1;
+		if (rep->type != REDIS_REPLY_INTEGER || rep->integer < cfg->wait_replicas) {
+			if (rep->type == REDIS_REPLY_INTEGER)
+				snprintf(r->errstr, sizeof r->errstr, "written on the master, but only %lld "
+				    "of %ld replicas confirmed it within %ld ms (SRQ_WAIT_REPLICAS): send it again",
+				    rep->integer, cfg->wait_replicas, cfg->wait_timeout_ms);
+			else
+				snprintf(r->errstr, sizeof r->errstr, "WAIT failed: %s",
+				    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+			rc = 1;
+		}
+		freeReplyObject(rep);
 	}
-	freeReplyObject(rep);
 	return rc;
 }
 

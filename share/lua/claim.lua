@@ -89,8 +89,14 @@ local function take(q, n)
       local h = rcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'frozen',
         'called', 'reason', 'scene', 'attempt')
       local action = h[1]
-      if not action or h[5] == '1' then
-        rcall('ZREM', queues[q], card) -- no live command behind this entry
+      if h[5] == '1' then
+        rcall('ZREM', queues[q], card) -- frozen: the frozen set holds it
+      elseif not action then
+        -- No command behind this entry here. While the account's slot moves
+        -- to another cluster master, its card hashes may be there already
+        -- and this queue not yet: the entry is put a lease ahead, not
+        -- removed, and moves with the queue. sr-sweep removes a true orphan.
+        rcall('ZADD', queues[q], leaseS, card)
       else
         local confirming = h[3] == '1'
         if h[6] then

@@ -43,6 +43,7 @@ srq_setup() {
 srq_teardown() {
 	gwsim_stop
 	redis_stop
+	cluster_stop
 }
 
 redis_start() {
@@ -67,6 +68,61 @@ redis_stop() {
 	for i in $(seq 100); do [ -S "$T/redis.sock" ] || break; sleep 0.02; done
 	rm -f "$T/redis.pid"
 	return 0
+}
+
+# cluster_start MASTERS [REPLICAS]: a local Redis Cluster of MASTERS masters
+# (with REPLICAS replicas each) on free loopback ports, nodes under $T/cl/N;
+# SRQ_REDIS names two of its masters (the second a fallback), CLUSTER_PORTS
+# lists every node's port, masters first.
+cluster_start() {
+	local masters=$1 replicas=${2:-0} i n port tries up addrs=()
+	n=$((masters * (1 + replicas)))
+	CLUSTER_PORTS=()
+	for i in $(seq "$n"); do
+		mkdir -p "$T/cl/$i"
+		for tries in $(seq 20); do
+			# A port with its bus (port + 10000) below 65536, free of listeners;
+			# another if this one is taken by the time the server binds it.
+			port=$((20000 + RANDOM % 30000))
+			(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
+			(exec 3<>"/dev/tcp/127.0.0.1/$((port + 10000))") 2>/dev/null && continue
+			redis-server --bind 127.0.0.1 --port "$port" --cluster-enabled yes \
+				--cluster-config-file "$T/cl/$i/nodes.conf" --cluster-node-timeout 2000 \
+				--save '' --appendonly no --daemonize yes --pidfile "$T/cl/$i/redis.pid" \
+				--dir "$T/cl/$i" --logfile "$T/cl/$i/redis.log" || continue
+			for up in $(seq 40); do
+				redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break 2
+				sleep 0.05
+			done
+		done
+		CLUSTER_PORTS+=("$port")
+		addrs+=("127.0.0.1:$port")
+	done
+	redis-cli --cluster create "${addrs[@]}" --cluster-replicas "$replicas" --cluster-yes >"$T/cl/create.log" 2>&1 ||
+		{ cat "$T/cl/create.log" >&2; return 1; }
+	# Every node agrees the cluster is up before a test uses it.
+	for port in "${CLUSTER_PORTS[@]}"; do
+		for i in $(seq 200); do
+			redis-cli -p "$port" CLUSTER INFO | grep -q '^cluster_state:ok' && break
+			sleep 0.05
+		done
+	done
+	export SRQ_REDIS="redis+cluster://${addrs[0]},${addrs[1]}"
+}
+
+cluster_stop() {
+	local f
+	[ -n "${T:-}" ] && [ -d "$T/cl" ] || return 0
+	for f in "$T"/cl/*/redis.pid; do
+		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+		rm -f "$f"
+	done
+	return 0
+}
+
+# ccli ARGS...: redis-cli on the cluster, following redirections.
+ccli() {
+	redis-cli -c -p "${CLUSTER_PORTS[0]}" "$@"
 }
 
 rcli() {
