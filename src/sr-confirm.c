@@ -52,7 +52,7 @@ struct res {
 };
 
 static const char *const classes[] = { "throttled", "too_frequent", "refused", "not_sent", "auth",
-	NULL };
+	"unreplicated", NULL };
 
 static struct sr_config cfg;
 static struct sr_redis rds;

@@ -47,7 +47,7 @@ static const char usage[] =
 "Result: the task plus \"outcome\" (ok already retry fail unknown superseded blocked),\n"
 "\"http\", \"error\", \"ms\", \"at\" (when the call left, Redis clock), for queries\n"
 "\"observed\" (active|stopped|other); a retry has \"class\" (throttled too_frequent\n"
-"refused not_sent auth), a blocked one \"gate\" (interval lost paused breaker\n"
+"refused not_sent auth unreplicated), a blocked one \"gate\" (interval lost paused breaker\n"
 "replayed), an ok the carrier only accepted \"in_progress\":true and \"txn\".\n"
 "Environment: SRQ_PROFILES (carrier profiles: how each account's carrier is\n"
 "  called; none: srq's own contract), SRQ_GATEWAY_TOKEN(_FILE) (the default\n"
@@ -244,6 +244,43 @@ gated(struct item *it, redisReply *rep)
 	}
 }
 
+/* With SRQ_WAIT_REPLICAS, a gate pass is on the replicas before its call
+ * goes out: a master that fails over cannot forget a call that was made, and
+ * let the card be called again inside its interval. Passes the replicas did
+ * not confirm (or Redis lost meanwhile) are not sent: answered "retry",
+ * class unreplicated, which gives the card its interval back. -1: Redis failed. */
+static int
+replicated(struct item **order, int n)
+{
+	int rc = 0;
+
+	/* order holds each account's items together: one WAIT on the account's
+	 * master for all its passes. */
+	for (int k = 0, end; k < n; k = end) {
+		char key[SR_KEY_MAX];
+		int held = 0, w = 0;
+
+		for (end = k; end < n && order[end]->edge == order[k]->edge; end++)
+			held += order[end]->state == IT_HOLD;
+		if (!held)
+			continue;
+		if (rc == 0 && (w = sr_redis_wait_for(&rds, &cfg,
+		    sr_key_account(key, cfg.prefix, order[k]->t.carrier, "edge"))) < 0)
+			rc = -1;
+		if (w == 0 && rc == 0)
+			continue;
+		for (int j = k; j < end; j++) {
+			if (order[j]->state != IT_HOLD)
+				continue;
+			order[j]->edge->held--;
+			nheld--;
+			order[j]->call.class = "unreplicated";
+			emit_result(order[j], "retry", rds.errstr);
+		}
+	}
+	return rc;
+}
+
 /* Ask the gate for a slot for each item, one script call per account's
  * items (up to GATE_BATCH): its state is read and written once for them
  * all. Items that pass are held until their slot. -1: Redis failed. */
@@ -314,6 +351,8 @@ gate(struct item **batch, int n)
 			    rep->element[j] : rep);
 		freeReplyObject(rep);
 	}
+	if (cfg.wait_replicas > 0 && replicated(order, norder) < 0)
+		rc = -1;
 	free(order);
 	free(group);
 	free(taken);

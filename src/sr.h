@@ -244,6 +244,9 @@ int sr_redis_backend_error(const char *err);
  * (errstr says so: the writes stand on the master but could be lost with
  * it), -1 if the connection failed. */
 int sr_redis_wait_replicas(struct sr_redis *r, const struct sr_config *cfg);
+/* The same for the master of one key only (on one server: the server), when
+ * it was written since its last WAIT; 0 otherwise. */
+int sr_redis_wait_for(struct sr_redis *r, const struct sr_config *cfg, const char *key);
 /* Redis was lost mid-run: say so on stderr once (the records say it per
  * line too) and clear *up. */
 void sr_redis_lost(struct sr_redis *r, int *up, const char *answer);

@@ -689,41 +689,57 @@ sr_redis_open_filter(struct sr_redis *r, const struct sr_config *cfg, const char
 	return rc == 0;
 }
 
-int
-sr_redis_wait_replicas(struct sr_redis *r, const struct sr_config *cfg)
+/* WAIT on node i for what was written there. 0, 1 short, -1 connection failed. */
+static int
+wait_node(struct sr_redis *r, const struct sr_config *cfg, int i)
 {
 	char n[24], ms[24];
 	const char *argv[] = { "WAIT", n, ms };
+	redisReply *rep;
+	int rc = 0;
+
+	if (!r->node[i].wrote)
+		return 0;
+	snprintf(n, sizeof n, "%ld", cfg->wait_replicas);
+	snprintf(ms, sizeof ms, "%ld", cfg->wait_timeout_ms);
+	append(r, -1, i, 3, 3, argv, NULL);
+	r->node[i].wrote = 0;
+	if (!(rep = sr_redis_reply(r)))
+		return -1;
+	if (rep->type != REDIS_REPLY_INTEGER || rep->integer < cfg->wait_replicas) {
+		if (rep->type == REDIS_REPLY_INTEGER)
+			snprintf(r->errstr, sizeof r->errstr, "written on the master, but only %lld of %ld "
+			    "replicas confirmed it within %ld ms (SRQ_WAIT_REPLICAS): send it again",
+			    rep->integer, cfg->wait_replicas, cfg->wait_timeout_ms);
+		else
+			snprintf(r->errstr, sizeof r->errstr, "WAIT failed: %s",
+			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+		rc = 1;
+	}
+	freeReplyObject(rep);
+	return rc;
+}
+
+int
+sr_redis_wait_replicas(struct sr_redis *r, const struct sr_config *cfg)
+{
 	int rc = 0;
 
 	if (cfg->wait_replicas <= 0)
 		return 0;
-	snprintf(n, sizeof n, "%ld", cfg->wait_replicas);
-	snprintf(ms, sizeof ms, "%ld", cfg->wait_timeout_ms);
 	/* Each node written to since the last WAIT (on a cluster, the masters
 	 * of the accounts written), one after the other. */
-	for (int i = 0; i < r->nnodes && rc <= 0; i++) {
-		redisReply *rep;
-
-		if (!r->node[i].wrote)
-			continue;
-		append(r, -1, i, 3, 3, argv, NULL);
-		r->node[i].wrote = 0;
-		if (!(rep = sr_redis_reply(r)))
-			return -1;
-		if (rep->type != REDIS_REPLY_INTEGER || rep->integer < cfg->wait_replicas) {
-			if (rep->type == REDIS_REPLY_INTEGER)
-				snprintf(r->errstr, sizeof r->errstr, "written on the master, but only %lld "
-				    "of %ld replicas confirmed it within %ld ms (SRQ_WAIT_REPLICAS): send it again",
-				    rep->integer, cfg->wait_replicas, cfg->wait_timeout_ms);
-			else
-				snprintf(r->errstr, sizeof r->errstr, "WAIT failed: %s",
-				    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-			rc = 1;
-		}
-		freeReplyObject(rep);
-	}
+	for (int i = 0; i < r->nnodes && rc == 0; i++)
+		rc = wait_node(r, cfg, i);
 	return rc;
+}
+
+int
+sr_redis_wait_for(struct sr_redis *r, const struct sr_config *cfg, const char *key)
+{
+	if (cfg->wait_replicas <= 0)
+		return 0;
+	return wait_node(r, cfg, route(r, key, strlen(key)));
 }
 
 void

@@ -18,6 +18,7 @@ setup() {
 }
 
 teardown() {
+	gwsim_stop
 	for d in "$T/m" "$T/r"; do
 		[ -f "$d/redis.pid" ] && kill "$(cat "$d/redis.pid")" 2>/dev/null
 	done
@@ -81,4 +82,28 @@ req() {
 	unset SRQ_WAIT_REPLICAS
 	run -0 sr-enqueue < <(req R6)
 	assert_output --partial '"status":"queued"'
+}
+
+@test "with SRQ_WAIT_REPLICAS=1 no call goes out before its gate pass is on a replica: unreplicated, then called once one follows" {
+	gwsim_start
+	req R1 | sr-enqueue >/dev/null # written before the setting: no replica needed
+	export SRQ_WAIT_REPLICAS=1 SRQ_WAIT_TIMEOUT_MS=200
+	run -0 --separate-stderr sh -c 'sr-claim | sr-exec'
+	assert_equal "$(echo "$output" | jq -r '"\(.outcome) \(.class)"')" "retry unreplicated"
+	assert_output --partial 'only 0 of 1 replicas confirmed it'
+	# The carrier saw nothing.
+	assert_equal "$(jq -s length "$T/gw.log")" 0
+	# The result gives the card its interval back and costs it no failure.
+	echo "$output" | sr-confirm >/dev/null
+	assert_equal "$(redis-cli -s "$T/m/redis.sock" HGET 't:carrier:{c1}:card:R1' last_call)" ""
+	assert_equal "$(redis-cli -s "$T/m/redis.sock" HGET 't:carrier:{c1}:card:R1' fails)" ""
+
+	tcp_redis replica "$T/r" --replicaof 127.0.0.1 "$MPORT"
+	for i in $(seq 100); do
+		[ "$(redis-cli -s "$T/m/redis.sock" INFO replication | grep -c 'state=online')" = 1 ] && break
+		sleep 0.05
+	done
+	run -0 --separate-stderr sh -c 'sr-claim --until-empty --for 10 | sr-exec | sr-confirm'
+	assert_output --partial '"state":"done"'
+	assert_equal "$(jq -r 'select(.kind == "stop") | .card' "$T/gw.log")" R1
 }

@@ -69,7 +69,7 @@
       card, token, version, kind (call|query), outcome, http, error, observed,
       retry_after ms, jitter in [0,1000),
       blocked reason (gate: interval|lost|rate|paused|breaker|replayed),
-      class of a retry (throttled|too_frequent|refused|not_sent|auth) or '',
+      class of a retry (throttled|too_frequent|refused|not_sent|auth|unreplicated) or '',
       when the gate granted the call's slot (Redis ms; '' unknown),
       in_progress ('1' when the carrier only accepted the change)
   Output: one reply per result, in order (an error for a result that failed):
@@ -162,7 +162,9 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
   if outcome == 'unknown' or (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
     verdict = 'fail'
   end
-  if live then
+  -- A call held back because its gate pass did not reach the replicas says
+  -- nothing of the carrier.
+  if live and class ~= 'unreplicated' then
     local why = err ~= '' and err or ('HTTP ' .. http)
     local change = edgeResult(edgeKey, e, token, verdict, now, s, why, class == 'auth')
     if change == 'opened' then
@@ -302,9 +304,10 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
     end
   end
 
-  if (outcome == 'retry' and (class == 'throttled' or class == 'auth')) or
+  if (outcome == 'retry' and (class == 'throttled' or class == 'auth' or class == 'unreplicated')) or
       (accountDown and outcome ~= 'fail') then
-    -- The account's rate or the account itself, not the card: no failure.
+    -- The account's rate, the account itself, or Redis's replicas; not the
+    -- card: no failure.
     rcall('HSET', key, 'last_error', err ~= '' and err or ('HTTP ' .. http), 'last_http', http)
     local due = now + math.max(retryAfter, 1000 + jitter)
     if accountDown then

@@ -86,24 +86,32 @@ cluster_start() {
 			port=$((20000 + RANDOM % 30000))
 			(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
 			(exec 3<>"/dev/tcp/127.0.0.1/$((port + 10000))") 2>/dev/null && continue
-			redis-server --bind 127.0.0.1 --port "$port" --cluster-enabled yes \
-				--cluster-config-file "$T/cl/$i/nodes.conf" --cluster-node-timeout 2000 \
-				--save '' --appendonly no --daemonize yes --pidfile "$T/cl/$i/redis.pid" \
-				--dir "$T/cl/$i" --logfile "$T/cl/$i/redis.log" || continue
+			cluster_node_run "$T/cl/$i" "$port" || continue
 			for up in $(seq 40); do
 				redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break 2
 				sleep 0.05
 			done
 		done
+		echo "$port" >"$T/cl/$i/port"
 		CLUSTER_PORTS+=("$port")
 		addrs+=("127.0.0.1:$port")
 	done
 	redis-cli --cluster create "${addrs[@]}" --cluster-replicas "$replicas" --cluster-yes >"$T/cl/create.log" 2>&1 ||
 		{ cat "$T/cl/create.log" >&2; return 1; }
-	# Every node agrees the cluster is up before a test uses it.
+	# Every node agrees the cluster is up, and knows every other node's
+	# address and role, before a test uses it.
 	for port in "${CLUSTER_PORTS[@]}"; do
 		for i in $(seq 200); do
-			redis-cli -p "$port" CLUSTER INFO | grep -q '^cluster_state:ok' && break
+			redis-cli -p "$port" CLUSTER INFO | grep -q '^cluster_state:ok' &&
+				[ "$(redis-cli -p "$port" CLUSTER NODES | grep -v ':0@' | grep -vc 'handshake\|noaddr')" = "$n" ] &&
+				break
+			sleep 0.05
+		done
+	done
+	# Every master's replicas in sync (a WAIT would count them short).
+	for port in "${CLUSTER_PORTS[@]:0:$masters}"; do
+		for i in $(seq 200); do
+			[ "$(redis-cli -p "$port" INFO replication | grep -c 'state=online')" = "$replicas" ] && break
 			sleep 0.05
 		done
 	done
@@ -117,7 +125,39 @@ cluster_stop() {
 		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
 		rm -f "$f"
 	done
+	rm -rf "$T/cl" # a cluster started again is a new one
 	return 0
+}
+
+# cluster_node_run DIR PORT: one cluster node, its state (nodes.conf) in DIR.
+cluster_node_run() {
+	redis-server --bind 127.0.0.1 --port "$2" --cluster-enabled yes \
+		--cluster-config-file "$1/nodes.conf" --cluster-node-timeout 2000 \
+		--save '' --appendonly no --daemonize yes --pidfile "$1/redis.pid" \
+		--dir "$1" --logfile "$1/redis.log"
+}
+
+# cluster_restart PORT: start the node that listened on PORT again; it
+# rejoins the cluster (as a replica, if its slots were taken over).
+cluster_restart() {
+	local d i
+	for d in "$T"/cl/*/; do
+		[ "$(cat "$d/port" 2>/dev/null)" = "$1" ] || continue
+		cluster_node_run "${d%/}" "$1"
+		for i in $(seq 100); do redis-cli -p "$1" PING 2>/dev/null | grep -q PONG && return 0; sleep 0.05; done
+	done
+	return 1
+}
+
+# cluster_kill PORT: kill -9 the cluster node listening on PORT.
+cluster_kill() {
+	local d
+	for d in "$T"/cl/*/; do
+		if [ "$(cat "$d/port" 2>/dev/null)" = "$1" ] && [ -f "$d/redis.pid" ]; then
+			kill -9 "$(cat "$d/redis.pid")"
+			rm -f "$d/redis.pid"
+		fi
+	done
 }
 
 # ccli ARGS...: redis-cli on the cluster, following redirections.
