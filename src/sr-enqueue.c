@@ -337,13 +337,16 @@ append_read_facts(struct req *reqs, int n)
 			continue;
 		if (r->is_device) {
 			/* Does the mirror know the device? (Only asked when the
-			 * request brings no facts of its own.) */
+			 * request brings no facts of its own.) One key per EXISTS:
+			 * on a cluster the two live in different slots. */
 			char key2[SR_KEY_MAX];
-			const char *argv[] = { "EXISTS", sr_key_device_cards(key, cfg.prefix, r->device),
-				sr_key_device_facts(key2, cfg.prefix, r->device) };
+			const char *cards[] = { "EXISTS", sr_key_device_cards(key, cfg.prefix, r->device) };
+			const char *facts[] = { "EXISTS", sr_key_device_facts(key2, cfg.prefix, r->device) };
 
-			if (!r->facts)
-				sr_redis_append(&rds, 3, argv, NULL);
+			if (!r->facts) {
+				sr_redis_append(&rds, 2, cards, NULL);
+				sr_redis_append(&rds, 2, facts, NULL);
+			}
 			continue;
 		}
 		{
@@ -383,16 +386,30 @@ read_facts(struct batch *b)
 
 		if (r->st != ST_PENDING || (r->is_device && r->facts))
 			continue;
-		if (!(rep = sr_redis_reply(&rds)))
-			return -1;
 		if (r->is_device) {
+			long long known = 0;
+			int failed = 0;
+
+			for (int k = 0; k < 2; k++) {
+				if (!(rep = sr_redis_reply(&rds)))
+					return -1;
+				if (rep->type == REDIS_REPLY_INTEGER)
+					known += rep->integer;
+				else if (!failed++) {
+					r->st = ST_ERROR;
+					snprintf(r->error, sizeof r->error, "device not queued: %s",
+					    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+				}
+				freeReplyObject(rep);
+			}
 			/* Answered like an unknown card: nothing to evaluate. */
-			if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0)
+			if (!failed && known == 0)
 				reject(r, "no cards or facts known for this device: load them with sr-asset "
 				    "or send \"facts\"%s", "");
-			freeReplyObject(rep);
 			continue;
 		}
+		if (!(rep = sr_redis_reply(&rds)))
+			return -1;
 		sr_card_facts_load(&r->cf, rep);
 		freeReplyObject(rep);
 		if (r->dev_fetched) {

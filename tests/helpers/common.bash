@@ -46,7 +46,14 @@ srq_teardown() {
 	cluster_stop
 }
 
+# SRQ_TEST_REDIS=cluster (make test-cluster): each test's Redis is a local
+# 3-master cluster instead of one server; redis_start, redis_stop and rcli
+# choose, so the suites run unchanged on either.
 redis_start() {
+	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
+		cluster_start 3 0 "$@"
+		return
+	fi
 	local extra=("$@")
 	redis-server --port 0 --unixsocket "$T/redis.sock" --unixsocketperm 700 \
 		--save '' --appendonly no --daemonize yes --pidfile "$T/redis.pid" \
@@ -59,6 +66,10 @@ redis_start() {
 
 redis_stop() {
 	local pid i
+	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
+		cluster_stop
+		return 0
+	fi
 	[ -n "${T:-}" ] && [ -f "$T/redis.pid" ] || return 0
 	pid=$(cat "$T/redis.pid")
 	kill "$pid" 2>/dev/null
@@ -76,6 +87,8 @@ redis_stop() {
 # lists every node's port, masters first.
 cluster_start() {
 	local masters=$1 replicas=${2:-0} i n port tries up addrs=()
+	shift $(($# < 2 ? $# : 2))
+	CLUSTER_EXTRA=("$@") # options for every node (--requirepass ...)
 	n=$((masters * (1 + replicas)))
 	CLUSTER_PORTS=()
 	for i in $(seq "$n"); do
@@ -134,7 +147,7 @@ cluster_node_run() {
 	redis-server --bind 127.0.0.1 --port "$2" --cluster-enabled yes \
 		--cluster-config-file "$1/nodes.conf" --cluster-node-timeout 2000 \
 		--save '' --appendonly no --daemonize yes --pidfile "$1/redis.pid" \
-		--dir "$1" --logfile "$1/redis.log"
+		--dir "$1" --logfile "$1/redis.log" "${CLUSTER_EXTRA[@]}"
 }
 
 # cluster_restart PORT: start the node that listened on PORT again; it
@@ -166,7 +179,31 @@ ccli() {
 }
 
 rcli() {
+	local port
+	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
+		case "${1^^}" in
+		--SCAN | SCRIPT | FLUSHALL | FLUSHDB | CONFIG | INFO)
+			# Not about one key: every master, one after the other.
+			for port in $(cluster_masters); do
+				redis-cli -p "$port" ${REDISCLI_AUTH:+--no-auth-warning} "$@"
+			done
+			return ;;
+		DBSIZE)
+			for port in $(cluster_masters); do
+				redis-cli -p "$port" ${REDISCLI_AUTH:+--no-auth-warning} DBSIZE
+			done | awk '{ n += $1 } END { print n + 0 }'
+			return ;;
+		esac
+		redis-cli -c -p "${CLUSTER_PORTS[0]}" ${REDISCLI_AUTH:+--no-auth-warning} "$@"
+		return
+	fi
 	redis-cli -s "$T/redis.sock" ${REDISCLI_AUTH:+--no-auth-warning} "$@"
+}
+
+# The ports of the cluster's masters now.
+cluster_masters() {
+	redis-cli -p "${CLUSTER_PORTS[0]}" ${REDISCLI_AUTH:+--no-auth-warning} CLUSTER NODES |
+		awk '$3 ~ /master/ && $3 !~ /fail/ { sub(/@.*/, "", $2); sub(/.*:/, "", $2); print $2 }'
 }
 
 # gwsim_start [sr-gwsim options...]: log in $T/gw.log, URL in SRQ_GATEWAY.
