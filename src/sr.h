@@ -173,6 +173,7 @@ struct sr_node {
 	char path[512];       /* a unix socket instead of host and port */
 	unsigned long loads;  /* how many times the scripts were loaded on it */
 	int wrote;            /* sent commands since the last WAIT */
+	int waited;           /* what the last WAIT said: 0 confirmed, 1 short, -1 failed */
 	struct sr_ring owed;
 };
 
@@ -182,10 +183,19 @@ struct sr_node {
  * commands, whichever nodes ran them. errstr holds the last connection-level
  * error (Redis down, I/O); a script's own error reply is returned as a
  * REDIS_REPLY_ERROR reply instead. */
+struct sr_addr {
+	char host[256];
+	int port;
+};
+
 struct sr_redis {
 	const struct sr_config *cfg;
 	char errstr[256];
 	int cluster;
+	int sentinel;             /* redis+sentinel://: the master is whom the sentinels name */
+	struct sr_addr *sentinels;
+	int nsentinels;
+	char master_name[128];
 	int db;                   /* one server: SELECT it */
 	struct sr_node *node;     /* node[0]: the server; on a cluster, every node met */
 	int nnodes;
@@ -271,8 +281,20 @@ int sr_cluster_refresh(struct sr_redis *r);
 int sr_cluster_redirect(struct sr_redis *r, int from, const char *err, int *ask);
 /* The index of node host:port, added (not connected) when new. */
 int sr_cluster_node(struct sr_redis *r, const char *host, int port);
+/* host:port, host may be [IPv6] or empty. 0 or -1. */
+int sr_parse_hostport(const char *s, size_t n, char *host, size_t hostlen, int *port);
 /* Connect to one node (AUTH, SELECT, scripts loaded): sr_redis.c. */
 int sr_redis_node_connect(struct sr_redis *r, struct sr_node *n, int scripts);
+
+/* ------------------------------------------------------------- sr_sentinel.c */
+
+/* Parse redis+sentinel://host:port[,host:port...]/MASTERNAME into r. 0, -1
+ * not such a URL, -2 credentials in it. */
+int sr_sentinel_parse(struct sr_redis *r, const char *url);
+/* Ask the sentinels for the master's address (the first that answers) and
+ * make it r's master, once it says it is one (ROLE): a failover may be
+ * under way, so it asks again for up to a few seconds. 0, or -1 with errstr. */
+int sr_sentinel_resolve(struct sr_redis *r);
 
 /* ----------------------------------------------------------------- sr_keys.c */
 

@@ -59,8 +59,8 @@ sr_cluster_node(struct sr_redis *r, const char *host, int port)
 }
 
 /* host:port, host may be [IPv6] or empty (":6381": the node that said it). 0 or -1. */
-static int
-parse_hostport(const char *s, size_t n, char *host, size_t hostlen, int *port)
+int
+sr_parse_hostport(const char *s, size_t n, char *host, size_t hostlen, int *port)
 {
 	const char *colon;
 	char num[8];
@@ -116,7 +116,7 @@ sr_cluster_parse(struct sr_redis *r, const char *url)
 		char host[256];
 		int port;
 
-		if (parse_hostport(p, n, host, sizeof host, &port) < 0 || !host[0])
+		if (sr_parse_hostport(p, n, host, sizeof host, &port) < 0 || !host[0])
 			return -1;
 		sr_cluster_node(r, host, port);
 		p += n;
@@ -234,7 +234,7 @@ sr_cluster_redirect(struct sr_redis *r, int from, const char *err, int *ask)
 	if (!(p = strchr(err, ' ')) || !(p = strchr(p + 1, ' ')))
 		return -1;
 	p++;
-	if (parse_hostport(p, strlen(p), host, sizeof host, &port) < 0)
+	if (sr_parse_hostport(p, strlen(p), host, sizeof host, &port) < 0)
 		return -1;
 	if (!host[0])
 		snprintf(host, sizeof host, "%s", r->node[from].host);

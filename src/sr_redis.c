@@ -268,6 +268,23 @@ sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg)
 	memset(r, 0, sizeof *r);
 	r->cfg = cfg;
 	r->pq.size = sizeof(struct pend);
+	if (strncmp(cfg->redis_url, "redis+sentinel://", 17) == 0) {
+		r->sentinel = 1;
+		if ((rc = sr_sentinel_parse(r, cfg->redis_url)) < 0) {
+			if (rc == -2)
+				snprintf(r->errstr, sizeof r->errstr, "%s: put the password in "
+				    "SRQ_REDIS_PASSWORD or SRQ_REDIS_PASSWORD_FILE, not in the URL",
+				    cfg->redis_from);
+			else
+				snprintf(r->errstr, sizeof r->errstr,
+				    "%s: not redis+sentinel://host:port[,host:port...]/MASTERNAME",
+				    cfg->redis_from);
+			return -2;
+		}
+		if (sr_sentinel_resolve(r) < 0)
+			return -1;
+		return node_ready(r, r->master[0]);
+	}
 	if (strncmp(cfg->redis_url, "redis+cluster://", 16) == 0) {
 		r->cluster = 1;
 		if ((rc = sr_cluster_parse(r, cfg->redis_url)) < 0) {
@@ -334,6 +351,8 @@ sr_redis_close(struct sr_redis *r)
 	free(r->node);
 	free(r->master);
 	free(r->slot);
+	free(r->sentinels);
+	r->sentinels = NULL;
 	r->node = NULL;
 	r->master = r->slot = NULL;
 	r->nnodes = r->nmasters = 0;
@@ -359,6 +378,11 @@ route(struct sr_redis *r, const char *key, size_t len)
 {
 	int n;
 
+	if (r->sentinel) {
+		if (r->stale)
+			sr_sentinel_resolve(r); /* on failure the address stays as it was */
+		return r->master[0];
+	}
 	if (!r->cluster)
 		return 0;
 	if (r->stale)
@@ -392,7 +416,7 @@ pend_send(struct sr_redis *r, unsigned long long seq, int i, int ask, int argc, 
 	p->have = 0;
 	if (node_ready(r, i) < 0) {
 		pend_settle(p, NULL);
-		if (r->cluster)
+		if (r->cluster || r->sentinel)
 			r->stale = 1;
 		return;
 	}
@@ -425,8 +449,9 @@ append(struct sr_redis *r, int script, int at, int key, int argc, const char **a
 	if (at < 0)
 		at = key < argc ? route(r, argv[key], lens ? lens[key] : strlen(argv[key])) : route(r, NULL, 0);
 	/* Kept to send again: a script (NOSCRIPT), anything on a cluster
-	 * (MOVED, ASK). One server's plain commands go as they are. */
-	if (script >= 0 || r->cluster) {
+	 * (MOVED, ASK) or behind sentinels (READONLY from a demoted master).
+	 * One server's plain commands go as they are. */
+	if (script >= 0 || r->cluster || r->sentinel) {
 		size_t *flen = NULL;
 
 		if (!lens) {
@@ -518,7 +543,7 @@ read_owed(struct sr_redis *r, int i)
 			if (seq != OWED_ASKING)
 				pend_settle(pend_at(r, seq), NULL);
 		}
-		if (r->cluster)
+		if (r->cluster || r->sentinel)
 			r->stale = 1;
 		return -1;
 	}
@@ -578,6 +603,18 @@ sr_redis_reply(struct sr_redis *r)
 			if (is_error(rep, "CLUSTERDOWN"))
 				r->stale = 1;
 			to = p->node;
+			ask = 0;
+		} else if (r->sentinel && is_error(rep, "READONLY")) {
+			/* The master was demoted by a failover: the sentinels name
+			 * the new one (after a pause, if they have not yet). */
+			if (p->tries)
+				pause_ms(200);
+			if (sr_sentinel_resolve(r) < 0) {
+				freeReplyObject(rep);
+				rep = NULL;
+				break;
+			}
+			to = r->master[0];
 			ask = 0;
 		} else if (p->script >= 0 && is_error(rep, "NOSCRIPT")) {
 			struct sr_node *n = &r->node[p->node];
@@ -689,7 +726,9 @@ sr_redis_open_filter(struct sr_redis *r, const struct sr_config *cfg, const char
 	return rc == 0;
 }
 
-/* WAIT on node i for what was written there. 0, 1 short, -1 connection failed. */
+/* WAIT on node i for what was written there. 0, 1 short, -1 connection
+ * failed. Nothing written since the last WAIT: that WAIT's answer, which
+ * covers it all (the same node is asked for several accounts in turn). */
 static int
 wait_node(struct sr_redis *r, const struct sr_config *cfg, int i)
 {
@@ -699,13 +738,13 @@ wait_node(struct sr_redis *r, const struct sr_config *cfg, int i)
 	int rc = 0;
 
 	if (!r->node[i].wrote)
-		return 0;
+		return r->node[i].waited;
 	snprintf(n, sizeof n, "%ld", cfg->wait_replicas);
 	snprintf(ms, sizeof ms, "%ld", cfg->wait_timeout_ms);
 	append(r, -1, i, 3, 3, argv, NULL);
 	r->node[i].wrote = 0;
 	if (!(rep = sr_redis_reply(r)))
-		return -1;
+		return r->node[i].waited = -1;
 	if (rep->type != REDIS_REPLY_INTEGER || rep->integer < cfg->wait_replicas) {
 		if (rep->type == REDIS_REPLY_INTEGER)
 			snprintf(r->errstr, sizeof r->errstr, "written on the master, but only %lld of %ld "
@@ -717,7 +756,7 @@ wait_node(struct sr_redis *r, const struct sr_config *cfg, int i)
 		rc = 1;
 	}
 	freeReplyObject(rep);
-	return rc;
+	return r->node[i].waited = rc;
 }
 
 int
