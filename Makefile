@@ -2,6 +2,7 @@
 #   make            build bin/
 #   make deps       install the Debian packages srq needs (when missing)
 #   make test       unit tests under ASan+UBSan, a fuzz smoke, then every bats suite
+#   make test-cluster  every bats suite again, on a local 3-master Redis Cluster
 #   make fuzz       the libFuzzer targets, each for FUZZ_SECONDS (60)
 #   make demo       a local Redis, sr-gwsim and a sample of cards, end to end
 #   make bench      benchmarks (bench/): each figure and its ratio to a yardstick
@@ -158,6 +159,11 @@ test: deps
 	$(MAKE) all
 	SRQ_BIN="$(CURDIR)/build/san/bin" tests/run
 
+# The whole suite again, each test's Redis a local 3-master cluster instead
+# of one server (tests/helpers/common.bash, SRQ_TEST_REDIS).
+test-cluster: all
+	SRQ_TEST_REDIS=cluster tests/run
+
 # Man pages: each tool's --help (scripts/man-help reshapes it), so a page
 # never says something the tool does not. The NAME line is the summary on
 # the first line of the tool's source.
@@ -206,5 +212,5 @@ bench: all
 clean:
 	rm -rf build bin src/sr_lua_gen.c src/sr_lua_gen.h src/sr_profile_gen.c
 
-.PHONY: all deps unit fuzz fuzz-bin fuzz-smoke test man install demo bench clean
+.PHONY: all deps unit fuzz fuzz-bin fuzz-smoke test test-cluster man install demo bench clean
 .SECONDARY:

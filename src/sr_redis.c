@@ -536,8 +536,8 @@ read_owed(struct sr_redis *r, int i)
 			snprintf(r->errstr, sizeof r->errstr, "Redis connection failed: %s",
 			    n->c && n->c->errstr[0] ? n->c->errstr : "unknown error");
 		else
-			snprintf(r->errstr, sizeof r->errstr, "Redis connection to %s port %d failed: %s",
-			    n->host, n->port, n->c && n->c->errstr[0] ? n->c->errstr : "unknown error");
+			snprintf(r->errstr, sizeof r->errstr, "Redis connection failed: %s (%s port %d)",
+			    n->c && n->c->errstr[0] ? n->c->errstr : "unknown error", n->host, n->port);
 		while (n->owed.len) {
 			ring_pop(&n->owed, &seq);
 			if (seq != OWED_ASKING)

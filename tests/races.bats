@@ -36,7 +36,7 @@ stop_in_flight() {
 	{ sr-claim --until-empty --for 20 | sr-exec | sr-confirm >"$T/finals"; } 3>&- &
 	pid=$!
 	for _ in $(seq 100); do
-		[ -n "$(redis-cli -s "$T/redis.sock" HGET "$K" called)" ] && return 0
+		[ -n "$(rcli HGET "$K" called)" ] && return 0
 		sleep 0.02
 	done
 	echo "C1's stop never passed the gate" >&2
@@ -76,7 +76,7 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 	sr-enqueue <"$T/requests.fifo" >"$T/ack" 3>&- & # connected, waiting for the renewal
 	enqueue_pid=$!
 	exec 6>"$T/requests.fifo"
-	redis-cli -s "$T/redis.sock" MONITOR >"$T/mon" 3>&- 6>&- &
+	rcli_at "t:carrier:{c1}:card:$card" MONITOR >"$T/mon" 3>&- 6>&- &
 	mon_pid=$!
 	# The renewal is sent the moment Redis runs the first card's finish,
 	# while the rest of sr-confirm's batch (and whatever it writes after its
@@ -104,7 +104,7 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 	run -0 drain 10
 	assert_equal "$(last_state C1)" stopped
 	# The card's facts were rolled back by a stale feed: they say active.
-	redis-cli -s "$T/redis.sock" HSET t:card:C1:facts status active >/dev/null
+	rcli HSET t:card:C1:facts status active >/dev/null
 	run -0 sr-enqueue < <(renew C1)
 	assert_equal "$(jq -r '.status + " " + .action' <<<"$output")" "queued resume"
 	run -0 drain 10
@@ -116,14 +116,14 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 	expire C1 | sr-enqueue >/dev/null
 	stop_in_flight
 	# Meanwhile an operator stops it by hand at the carrier; the mirror says so.
-	redis-cli -s "$T/redis.sock" HSET t:card:C1:facts status stopped stopped_by manual >/dev/null
+	rcli HSET t:card:C1:facts status stopped stopped_by manual >/dev/null
 	run -0 sr-enqueue < <(renew C1)
 	refute_output --partial '"action":"resume"'
 	wait "$pid"
 	run -0 drain 10
 	# No resume ever went, and the hand's stopped_by survived srq's stop.
 	assert_equal "$(jq -r 'select(.card == "C1") | .kind' "$T/gw.log" | tr '\n' ' ')" "stop "
-	assert_equal "$(redis-cli -s "$T/redis.sock" HGET t:card:C1:facts stopped_by)" manual
+	assert_equal "$(rcli HGET t:card:C1:facts stopped_by)" manual
 	run -0 sr-enqueue < <(renew C1)
 	assert_equal "$(jq -r .status <<<"$output")" noop
 }
@@ -134,7 +134,7 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 	run -0 drain 10
 	assert_equal "$(last_state C1)" stopped
 	# An operator marks the stop as theirs (a customer dispute).
-	redis-cli -s "$T/redis.sock" HSET t:card:C1:facts stopped_by manual >/dev/null
+	rcli HSET t:card:C1:facts stopped_by manual >/dev/null
 	run -0 sr-enqueue < <(renew C1)
 	assert_equal "$(jq -r .status <<<"$output")" noop
 	run -0 sr-claim --max 10
@@ -148,7 +148,7 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 		"$FUTURE" | sr-enqueue >/dev/null
 	run -0 drain 10
 	assert_equal "$(last_state C1)" active
-	redis-cli -s "$T/redis.sock" HSET t:card:C1:facts status stopped >/dev/null
+	rcli HSET t:card:C1:facts status stopped >/dev/null
 	gwsim_stop
 	# Its package expires: srq's own view (active) queues the stop, and the
 	# carrier refuses it for good: frozen, with an alert.
@@ -156,7 +156,7 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 	run -0 sr-enqueue < <(expire C1 | jq -c 'del(.facts.status)')
 	assert_equal "$(jq -r '.status + " " + .action' <<<"$output")" "queued stop"
 	run -0 drain 10
-	assert_equal "$(redis-cli -s "$T/redis.sock" ZRANGE 't:carrier:{c1}:frozen' 0 -1)" C1
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1)" C1
 	# The operator drops it; the next expiry scan does not queue it again
 	# (what srq saw before the refusal is in doubt): no call every 10 minutes.
 	sr-admin drop C1 --reason 'carrier says no' >/dev/null

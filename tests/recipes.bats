@@ -127,7 +127,7 @@ stop() { # stop CARD...: queue a stop of each card on account c17
 	gwsim_stop
 	# The help's lines, with the tests' prefix and Redis socket.
 	recipe_help() {
-		sr-admin --help | grep -F -- "$1" | sed "s/^  //; s/'polling:/'t:/; s|^redis-cli |redis-cli -s $T/redis.sock |"
+		sr-admin --help | grep -F -- "$1" | sed "s/^  //; s/'polling:/'t:/; s|^redis-cli |$(rcli_line) |"
 	}
 	line=$(recipe_help "sr-admin alerts | jq")
 	run -0 --separate-stderr sh -c "$line"

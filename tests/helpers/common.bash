@@ -89,6 +89,14 @@ cluster_start() {
 	local masters=$1 replicas=${2:-0} i n port tries up addrs=()
 	shift $(($# < 2 ? $# : 2))
 	CLUSTER_EXTRA=("$@") # options for every node (--requirepass ...)
+	# A password for the nodes is the helpers' password too.
+	for ((i = 1; i < $#; i++)); do
+		if [ "${!i}" = --requirepass ]; then
+			up=$((i + 1))
+			local REDISCLI_AUTH=${!up}
+			export REDISCLI_AUTH
+		fi
+	done
 	n=$((masters * (1 + replicas)))
 	CLUSTER_PORTS=()
 	for i in $(seq "$n"); do
@@ -198,6 +206,31 @@ rcli() {
 		return
 	fi
 	redis-cli -s "$T/redis.sock" ${REDISCLI_AUTH:+--no-auth-warning} "$@"
+}
+
+# rcli_at KEY ARGS...: redis-cli on the server holding KEY (one server: the
+# server), for what must run there itself (MONITOR).
+rcli_at() {
+	local key=$1 slot port
+	shift
+	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
+		slot=$(redis-cli -p "${CLUSTER_PORTS[0]}" CLUSTER KEYSLOT "$key")
+		port=$(redis-cli -p "${CLUSTER_PORTS[0]}" CLUSTER SHARDS | tr -d '\r' |
+			awk -v s="$slot" '/^slots$/ { getline a; getline b; inslot = (s >= a && s <= b); next }
+				inslot && /^port$/ { getline p } inslot && /^role$/ { getline r; if (r == "master") { print p; exit } }')
+		redis-cli -p "$port" ${REDISCLI_AUTH:+--no-auth-warning} "$@"
+		return
+	fi
+	redis-cli -s "$T/redis.sock" ${REDISCLI_AUTH:+--no-auth-warning} "$@"
+}
+
+# The command line of redis-cli for this test's Redis (for recipes run by sh).
+rcli_line() {
+	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
+		echo "redis-cli -c -p ${CLUSTER_PORTS[0]}"
+	else
+		echo "redis-cli -s $T/redis.sock"
+	fi
 }
 
 # The ports of the cluster's masters now.
