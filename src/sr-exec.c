@@ -246,30 +246,25 @@ gated(struct item *it, redisReply *rep)
 
 /* With SRQ_WAIT_REPLICAS, a gate pass is on the replicas before its call
  * goes out: a master that fails over cannot forget a call that was made, and
- * let the card be called again inside its interval. Passes the replicas did
- * not confirm (or Redis lost meanwhile) are not sent: answered "retry",
- * class unreplicated, which gives the card its interval back. -1: Redis failed. */
-static int
-replicated(struct item **order, int n)
+ * let the card be called again inside its interval. The WAIT runs where the
+ * pass was written (the node, and the connection, that answered the gate
+ * call). Passes the replicas did not confirm (or whose master was lost
+ * meanwhile) are not sent: answered "retry", class unreplicated, which gives
+ * the card its interval back. Group g is items order[k..k+group[g]). */
+static void
+replicated(struct item **order, const int *group, const int *node, const unsigned *gen,
+    int ngroups, int lost)
 {
-	int rc = 0;
+	for (int g = 0, k = 0; g < ngroups; k += group[g++]) {
+		int held = 0, w;
 
-	/* order holds each account's items together: one WAIT on the account's
-	 * master for all its passes. */
-	for (int k = 0, end; k < n; k = end) {
-		char key[SR_KEY_MAX];
-		int held = 0, w = 0;
-
-		for (end = k; end < n && order[end]->edge == order[k]->edge; end++)
-			held += order[end]->state == IT_HOLD;
-		if (!held)
+		for (int j = k; j < k + group[g]; j++)
+			held += order[j]->state == IT_HOLD;
+		if (!held || (!lost && (w = sr_redis_wait_on(&rds, &cfg, node[g], gen[g])) == 0))
 			continue;
-		if (rc == 0 && (w = sr_redis_wait_for(&rds, &cfg,
-		    sr_key_account(key, cfg.prefix, order[k]->t.carrier, "edge"))) < 0)
-			rc = -1;
-		if (w == 0 && rc == 0)
-			continue;
-		for (int j = k; j < end; j++) {
+		if (lost || w < 0)
+			lost = 1; /* no more WAITs: what is left is not confirmed either */
+		for (int j = k; j < k + group[g]; j++) {
 			if (order[j]->state != IT_HOLD)
 				continue;
 			order[j]->edge->held--;
@@ -278,7 +273,6 @@ replicated(struct item **order, int n)
 			emit_result(order[j], "retry", rds.errstr);
 		}
 	}
-	return rc;
 }
 
 /* Ask the gate for a slot for each item, one script call per account's
@@ -298,6 +292,8 @@ gate(struct item **batch, int n)
 	static const char *argv[12 + 6 * GATE_BATCH];
 	struct item **order = sr_malloc((size_t)n * sizeof *order);
 	int *group = sr_malloc((size_t)(n + 1) * sizeof *group), ngroups = 0, norder = 0;
+	int *gnode = sr_malloc((size_t)(n + 1) * sizeof *gnode);
+	unsigned *ggen = sr_malloc((size_t)(n + 1) * sizeof *ggen);
 	char *taken = sr_malloc((size_t)n), ahead[24];
 	int rc = 0;
 
@@ -343,18 +339,24 @@ gate(struct item **batch, int n)
 		redisReply *rep = sr_redis_reply(&rds);
 
 		if (!rep) {
+			/* The rest of this round's replies are not waited for: a
+			 * WAIT must not read them as its own. */
+			sr_redis_discard(&rds);
 			rc = -1;
 			break;
 		}
+		sr_redis_reply_from(&rds, &gnode[g], &ggen[g]);
 		for (int j = 0; j < group[g]; j++, k++)
 			gated(order[k], rep->type == REDIS_REPLY_ARRAY && (size_t)j < rep->elements ?
 			    rep->element[j] : rep);
 		freeReplyObject(rep);
 	}
-	if (cfg.wait_replicas > 0 && replicated(order, norder) < 0)
-		rc = -1;
+	if (cfg.wait_replicas > 0)
+		replicated(order, group, gnode, ggen, ngroups, rc < 0);
 	free(order);
 	free(group);
+	free(gnode);
+	free(ggen);
 	free(taken);
 	return rc;
 }

@@ -174,6 +174,7 @@ struct sr_node {
 	unsigned long loads;  /* how many times the scripts were loaded on it */
 	int wrote;            /* sent commands since the last WAIT */
 	int waited;           /* what the last WAIT said: 0 confirmed, 1 short, -1 failed */
+	unsigned gen;         /* connections made so far: a WAIT speaks for its own */
 	struct sr_ring owed;
 };
 
@@ -204,6 +205,10 @@ struct sr_redis {
 	int *slot;                /* cluster: slot -> node index, -1 while unknown */
 	int stale;                /* cluster: read the slot map again before routing */
 	struct sr_ring pq;        /* the commands awaiting replies, in caller order (pq.len: how many) */
+	int last_node;            /* where the last reply came from, on which connection */
+	unsigned last_gen;
+	long long retry_at;       /* a failed map or master lookup: not again before (ms) */
+	int discarding;           /* sr_redis_discard: replies dropped, nothing sent again */
 	unsigned long long seq0;  /* the sequence number of pq's first */
 };
 
@@ -254,9 +259,13 @@ int sr_redis_backend_error(const char *err);
  * (errstr says so: the writes stand on the master but could be lost with
  * it), -1 if the connection failed. */
 int sr_redis_wait_replicas(struct sr_redis *r, const struct sr_config *cfg);
-/* The same for the master of one key only (on one server: the server), when
- * it was written since its last WAIT; 0 otherwise. */
-int sr_redis_wait_for(struct sr_redis *r, const struct sr_config *cfg, const char *key);
+/* Where the last reply sr_redis_reply returned came from: a node and its
+ * connection. */
+void sr_redis_reply_from(struct sr_redis *r, int *node, unsigned *gen);
+/* The same WAIT, on that node for what was written there, on that very
+ * connection: 1 (short, errstr set) if it was lost and made again since,
+ * for a new connection's WAIT would not speak for the old one's writes. */
+int sr_redis_wait_on(struct sr_redis *r, const struct sr_config *cfg, int node, unsigned gen);
 /* Redis was lost mid-run: say so on stderr once (the records say it per
  * line too) and clear *up. */
 void sr_redis_lost(struct sr_redis *r, int *up, const char *answer);

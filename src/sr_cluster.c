@@ -132,46 +132,64 @@ cmp_int(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
-/* Apply a CLUSTER SLOTS reply from node `from`. 0, or -1 when it is not one. */
+/* A CLUSTER SLOTS entry's master: host (NIL, "" or "?": the node asked) and
+ * port, in range. 0, or -1 when the entry is not one. */
+static int
+entry_master(const struct sr_redis *r, const redisReply *e, int from, char *host, size_t hostlen,
+    int *port, int *lo, int *hi)
+{
+	const redisReply *m, *h;
+
+	if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+	    e->element[0]->type != REDIS_REPLY_INTEGER || e->element[1]->type != REDIS_REPLY_INTEGER ||
+	    (m = e->element[2])->type != REDIS_REPLY_ARRAY || m->elements < 2 ||
+	    m->element[1]->type != REDIS_REPLY_INTEGER)
+		return -1;
+	h = m->element[0];
+	if (h->type != REDIS_REPLY_STRING && h->type != REDIS_REPLY_NIL)
+		return -1;
+	if (e->element[0]->integer < 0 || e->element[1]->integer >= SR_CLUSTER_SLOTS ||
+	    e->element[0]->integer > e->element[1]->integer ||
+	    m->element[1]->integer < 1 || m->element[1]->integer > 65535)
+		return -1;
+	snprintf(host, hostlen, "%s", h->type == REDIS_REPLY_STRING && h->len && strcmp(h->str, "?") ?
+	    h->str : r->node[from].host);
+	*port = (int)m->element[1]->integer;
+	*lo = (int)e->element[0]->integer;
+	*hi = (int)e->element[1]->integer;
+	return 0;
+}
+
+/* Apply a CLUSTER SLOTS reply from node `from`, once all of it reads: a
+ * reply that does not leaves the map as it was. 0, or -1. */
 static int
 apply_slots(struct sr_redis *r, const redisReply *rep, int from)
 {
+	char host[256];
+	int port, lo, hi;
+
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements == 0)
 		return -1;
+	for (size_t i = 0; i < rep->elements; i++)
+		if (entry_master(r, rep->element[i], from, host, sizeof host, &port, &lo, &hi) < 0)
+			return -1;
 	for (int s = 0; s < SR_CLUSTER_SLOTS; s++)
 		r->slot[s] = -1;
 	r->nmasters = 0;
 	for (size_t i = 0; i < rep->elements; i++) {
-		const redisReply *e = rep->element[i], *m;
-		char host[256];
-		int n;
+		int n, known = 0;
 
-		if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
-		    e->element[0]->type != REDIS_REPLY_INTEGER ||
-		    e->element[1]->type != REDIS_REPLY_INTEGER ||
-		    (m = e->element[2])->type != REDIS_REPLY_ARRAY || m->elements < 2 ||
-		    m->element[0]->type != REDIS_REPLY_STRING ||
-		    m->element[1]->type != REDIS_REPLY_INTEGER)
-			return -1;
-		/* An empty or "?" host: the one that was asked. */
-		snprintf(host, sizeof host, "%s",
-		    m->element[0]->len && strcmp(m->element[0]->str, "?") ? m->element[0]->str
-									 : r->node[from].host);
-		n = sr_cluster_node(r, host, (int)m->element[1]->integer);
-		for (long long s = e->element[0]->integer; s <= e->element[1]->integer; s++)
-			if (s >= 0 && s < SR_CLUSTER_SLOTS)
-				r->slot[s] = n;
-		{
-			int known = 0;
-
-			for (int k = 0; k < r->nmasters; k++)
-				known |= r->master[k] == n;
-			if (!known) {
-				r->master = realloc(r->master, (size_t)(r->nmasters + 1) * sizeof *r->master);
-				if (!r->master)
-					sr_die(SR_EX_BACKEND, "out of memory");
-				r->master[r->nmasters++] = n;
-			}
+		entry_master(r, rep->element[i], from, host, sizeof host, &port, &lo, &hi);
+		n = sr_cluster_node(r, host, port);
+		for (int s = lo; s <= hi; s++)
+			r->slot[s] = n;
+		for (int k = 0; k < r->nmasters; k++)
+			known |= r->master[k] == n;
+		if (!known) {
+			r->master = realloc(r->master, (size_t)(r->nmasters + 1) * sizeof *r->master);
+			if (!r->master)
+				sr_die(SR_EX_BACKEND, "out of memory");
+			r->master[r->nmasters++] = n;
 		}
 	}
 	/* The same order whatever the reply's: node indexes only grow. */

@@ -41,6 +41,7 @@ struct pend {
 	redisReply *reply;    /* read ahead, while reading an earlier command's */
 	int have;             /* reply is its reply (NULL: the connection failed) */
 	int tries;            /* times sent again */
+	int asked;            /* sent with ASKING: the slot is moving to its node */
 };
 
 /* In a node's owed list: the reply to an ASKING, dropped when read. */
@@ -251,8 +252,11 @@ node_ready(struct sr_redis *r, int i)
 	if (n->c)
 		redisFree(n->c);
 	n->c = NULL;
-	if (sr_redis_node_connect(r, n, 1) == 0)
+	if (sr_redis_node_connect(r, n, 1) == 0) {
+		n->gen++;
+		n->wrote = 1; /* nothing confirmed on this connection yet */
 		return 0;
+	}
 	if (n->c)
 		redisFree(n->c);
 	n->c = NULL;
@@ -372,6 +376,22 @@ keyless(const char *cmd)
 	return 0;
 }
 
+/* Read the slot map, or ask the sentinels, again; after a failure not
+ * before a second has passed: a batch of commands appended while the map is
+ * stale must not pay for a lookup each. 0, or -1. */
+static int
+relook(struct sr_redis *r)
+{
+	int64_t now = sr_mono_ms();
+	int rc;
+
+	if (now < r->retry_at)
+		return -1;
+	rc = r->sentinel ? sr_sentinel_resolve(r) : sr_cluster_refresh(r);
+	r->retry_at = rc < 0 ? now + 1000 : 0;
+	return rc;
+}
+
 /* The node that serves a key now (on one server: that server). */
 static int
 route(struct sr_redis *r, const char *key, size_t len)
@@ -380,16 +400,19 @@ route(struct sr_redis *r, const char *key, size_t len)
 
 	if (r->sentinel) {
 		if (r->stale)
-			sr_sentinel_resolve(r); /* on failure the address stays as it was */
+			relook(r); /* on failure the address stays as it was */
 		return r->master[0];
 	}
 	if (!r->cluster)
 		return 0;
 	if (r->stale)
-		sr_cluster_refresh(r); /* on failure the map stays as it was */
+		relook(r); /* on failure the map stays as it was */
 	n = key ? r->slot[sr_key_slot(key, len)] : -1;
-	if (n < 0 && key && sr_cluster_refresh(r) == 0)
-		n = r->slot[sr_key_slot(key, len)];
+	if (n < 0 && key) {
+		r->stale = 1;
+		if (relook(r) == 0)
+			n = r->slot[sr_key_slot(key, len)];
+	}
 	return n >= 0 ? n : r->master[0];
 }
 
@@ -414,6 +437,7 @@ pend_send(struct sr_redis *r, unsigned long long seq, int i, int ask, int argc, 
 
 	p->node = i;
 	p->have = 0;
+	p->asked = ask;
 	if (node_ready(r, i) < 0) {
 		pend_settle(p, NULL);
 		if (r->cluster || r->sentinel)
@@ -443,7 +467,7 @@ static void
 append(struct sr_redis *r, int script, int at, int key, int argc, const char **argv,
     const size_t *lens)
 {
-	struct pend p = { script, 0, NULL, 0, 0, NULL, 0, 0 };
+	struct pend p = { script, 0, NULL, 0, 0, NULL, 0, 0, 0 };
 	unsigned long long seq = r->seq0 + r->pq.len;
 
 	if (at < 0)
@@ -590,7 +614,8 @@ sr_redis_reply(struct sr_redis *r)
 				break;
 		rep = p->reply;
 		p->reply = NULL;
-		if (!rep || rep->type != REDIS_REPLY_ERROR || p->tries >= 8 || !p->cmd)
+		/* Discarded: answered already, never sent again. */
+		if (!rep || rep->type != REDIS_REPLY_ERROR || p->tries >= 8 || !p->cmd || r->discarding)
 			break;
 		if (r->cluster && (to = sr_cluster_redirect(r, p->node, rep->str, &ask)) >= 0) {
 			/* The slot is served elsewhere: for good (MOVED, the map is
@@ -603,7 +628,7 @@ sr_redis_reply(struct sr_redis *r)
 			if (is_error(rep, "CLUSTERDOWN"))
 				r->stale = 1;
 			to = p->node;
-			ask = 0;
+			ask = p->asked;
 		} else if (r->sentinel && is_error(rep, "READONLY")) {
 			/* The master was demoted by a failover: the sentinels name
 			 * the new one (after a pause, if they have not yet). */
@@ -620,7 +645,7 @@ sr_redis_reply(struct sr_redis *r)
 			struct sr_node *n = &r->node[p->node];
 
 			to = p->node;
-			ask = 0;
+			ask = p->asked;
 			if (p->loads == n->loads) {
 				/* Not loaded since it was sent: read what the node
 				 * still owes (kept with its commands), then load. */
@@ -642,6 +667,8 @@ sr_redis_reply(struct sr_redis *r)
 	}
 	ring_pop(&r->pq, &done);
 	r->seq0++;
+	r->last_node = done.node;
+	r->last_gen = r->node[done.node].gen;
 	pend_free(&done);
 	return rep;
 }
@@ -649,12 +676,14 @@ sr_redis_reply(struct sr_redis *r)
 void
 sr_redis_discard(struct sr_redis *r)
 {
+	r->discarding = 1;
 	while (r->pq.len) {
 		redisReply *rep = sr_redis_reply(r);
 
 		if (rep)
 			freeReplyObject(rep);
 	}
+	r->discarding = 0;
 }
 
 redisReply *
@@ -668,7 +697,7 @@ int
 sr_redis_masters(struct sr_redis *r)
 {
 	if (r->cluster && r->stale)
-		sr_cluster_refresh(r);
+		relook(r);
 	return r->nmasters;
 }
 
@@ -743,7 +772,19 @@ wait_node(struct sr_redis *r, const struct sr_config *cfg, int i)
 	snprintf(ms, sizeof ms, "%ld", cfg->wait_timeout_ms);
 	append(r, -1, i, 3, 3, argv, NULL);
 	r->node[i].wrote = 0;
-	if (!(rep = sr_redis_reply(r)))
+	/* WAIT may take its whole timeout: the read must wait longer. */
+	if (cfg->wait_timeout_ms > 10000 && r->node[i].c) {
+		struct timeval tv = { (cfg->wait_timeout_ms + 5000) / 1000, 0 };
+
+		redisSetTimeout(r->node[i].c, tv);
+	}
+	rep = sr_redis_reply(r);
+	if (cfg->wait_timeout_ms > 10000 && r->node[i].c && !r->node[i].c->err) {
+		struct timeval tv = { 15, 0 };
+
+		redisSetTimeout(r->node[i].c, tv);
+	}
+	if (!rep)
 		return r->node[i].waited = -1;
 	if (rep->type != REDIS_REPLY_INTEGER || rep->integer < cfg->wait_replicas) {
 		if (rep->type == REDIS_REPLY_INTEGER)
@@ -769,16 +810,31 @@ sr_redis_wait_replicas(struct sr_redis *r, const struct sr_config *cfg)
 	/* Each node written to since the last WAIT (on a cluster, the masters
 	 * of the accounts written), one after the other. */
 	for (int i = 0; i < r->nnodes && rc == 0; i++)
-		rc = wait_node(r, cfg, i);
+		if (r->node[i].wrote)
+			rc = wait_node(r, cfg, i);
 	return rc;
 }
 
-int
-sr_redis_wait_for(struct sr_redis *r, const struct sr_config *cfg, const char *key)
+void
+sr_redis_reply_from(struct sr_redis *r, int *node, unsigned *gen)
 {
+	*node = r->last_node;
+	*gen = r->last_gen;
+}
+
+int
+sr_redis_wait_on(struct sr_redis *r, const struct sr_config *cfg, int node, unsigned gen)
+{
+	struct sr_node *n = &r->node[node];
+
 	if (cfg->wait_replicas <= 0)
 		return 0;
-	return wait_node(r, cfg, route(r, key, strlen(key)));
+	if (n->gen != gen || !n->c || n->c->err) {
+		snprintf(r->errstr, sizeof r->errstr, "the connection to the master that took it was "
+		    "lost: not known to be on %ld replicas (SRQ_WAIT_REPLICAS)", cfg->wait_replicas);
+		return 1;
+	}
+	return wait_node(r, cfg, node);
 }
 
 void

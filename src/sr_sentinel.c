@@ -116,16 +116,17 @@ sr_sentinel_resolve(struct sr_redis *r)
 {
 	char why[256] = "no sentinel";
 	struct timespec pause = { 0, 200 * 1000000L };
+	int64_t until = sr_mono_ms() + 5000;
 
-	/* Up to about 5 s: a failover takes the sentinels a moment. */
-	for (int round = 0; round < 25; round++) {
+	/* For up to about 5 s: a failover takes the sentinels a moment. */
+	while (sr_mono_ms() < until) {
 		for (int i = 0; i < r->nsentinels; i++) {
 			struct sr_addr m;
 
 			if (ask(&r->sentinels[i], r->master_name, &m, why, sizeof why) < 0)
 				continue;
 			if (is_master(r, &m, why, sizeof why) < 0)
-				break; /* named, not yet a master: ask again after a pause */
+				continue; /* named, not (yet) a master: ask the next one */
 			if (!r->master && !(r->master = malloc(sizeof *r->master)))
 				sr_die(SR_EX_BACKEND, "out of memory");
 			r->master[0] = sr_cluster_node(r, m.host, m.port);

@@ -44,7 +44,7 @@ teardown() {
 	assert_equal "$(rcli SMEMBERS t:device:D2:cards)" M1
 	# Within one batch too: the last row wins and no stale membership is left.
 	printf '{"card":"M2","carrier":"c1","device":"D3"}\n{"card":"M2","carrier":"c1","device":"D4"}\n' | sr-asset >/dev/null
-	assert_equal "$(rcli EXISTS t:device:D1:cards t:device:D3:cards)" 0
+	assert_equal "$(rcli EXISTS t:device:D1:cards)$(rcli EXISTS t:device:D3:cards)" 00
 	assert_equal "$(rcli SMEMBERS t:device:D4:cards)" M2
 }
 
