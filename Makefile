@@ -205,6 +205,7 @@ bench: all
 	./bench/core.sh | tee build/bench-core.jsonl
 	@bench/table <build/bench-core.jsonl
 	./bench/layout.sh
+	./bench/cluster.sh
 	./bench/asset.sh
 	./bench/rate.sh
 	SRQ_RATE_WINDOW_MS=1000 ./bench/rate.sh
