@@ -45,7 +45,8 @@ sr_sentinel_parse(struct sr_redis *r, const char *url)
 	return r->nsentinels ? 0 : -1;
 }
 
-/* The master's address by one sentinel. 0, or -1 with why set. */
+/* The master's address by one sentinel. 0; -2 it monitors no master of that
+ * name (an answer, not a failure); -1 with why set. */
 static int
 ask(const struct sr_addr *s, const char *name, struct sr_addr *m, char *why, size_t whylen)
 {
@@ -61,6 +62,11 @@ ask(const struct sr_addr *s, const char *name, struct sr_addr *m, char *why, siz
 	}
 	redisSetTimeout(c, tv);
 	rep = redisCommand(c, "SENTINEL get-master-addr-by-name %s", name);
+	if (rep && rep->type == REDIS_REPLY_NIL) {
+		snprintf(why, whylen, "sentinel %s port %d does not know that master", s->host, s->port);
+		rc = -2;
+		goto out;
+	}
 	if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
 	    rep->element[0]->type != REDIS_REPLY_STRING || rep->element[1]->type != REDIS_REPLY_STRING) {
 		snprintf(why, whylen, "sentinel %s port %d: %s", s->host, s->port,
@@ -120,10 +126,14 @@ sr_sentinel_resolve(struct sr_redis *r)
 
 	/* For up to about 5 s: a failover takes the sentinels a moment. */
 	while (sr_mono_ms() < until) {
+		int unknown = 0;
+
 		for (int i = 0; i < r->nsentinels; i++) {
 			struct sr_addr m;
+			int rc = ask(&r->sentinels[i], r->master_name, &m, why, sizeof why);
 
-			if (ask(&r->sentinels[i], r->master_name, &m, why, sizeof why) < 0)
+			unknown += rc == -2;
+			if (rc < 0)
 				continue;
 			if (is_master(r, &m, why, sizeof why) < 0)
 				continue; /* named, not (yet) a master: ask the next one */
@@ -134,6 +144,8 @@ sr_sentinel_resolve(struct sr_redis *r)
 			r->stale = 0;
 			return 0;
 		}
+		if (unknown == r->nsentinels)
+			break; /* none of them monitors it: no use asking again */
 		nanosleep(&pause, NULL);
 	}
 	snprintf(r->errstr, sizeof r->errstr, "no master '%s' from the sentinels: %s", r->master_name,
