@@ -263,6 +263,20 @@ node_ready(struct sr_redis *r, int i)
 	return -1;
 }
 
+/* A URL that cannot be used (rc -2: it holds credentials): errstr says so,
+ * naming the form it should have, never echoing it (a URL we cannot read
+ * may still hold a secret). Returns -2, what sr_redis_connect returns. */
+static int
+url_refused(struct sr_redis *r, int rc, const char *form)
+{
+	if (rc == -2)
+		snprintf(r->errstr, sizeof r->errstr, "%s: put the password in "
+		    "SRQ_REDIS_PASSWORD or SRQ_REDIS_PASSWORD_FILE, not in the URL", r->cfg->redis_from);
+	else
+		snprintf(r->errstr, sizeof r->errstr, "%s: not %s", r->cfg->redis_from, form);
+	return -2;
+}
+
 int
 sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg)
 {
@@ -274,33 +288,16 @@ sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg)
 	r->pq.size = sizeof(struct pend);
 	if (strncmp(cfg->redis_url, "redis+sentinel://", 17) == 0) {
 		r->sentinel = 1;
-		if ((rc = sr_sentinel_parse(r, cfg->redis_url)) < 0) {
-			if (rc == -2)
-				snprintf(r->errstr, sizeof r->errstr, "%s: put the password in "
-				    "SRQ_REDIS_PASSWORD or SRQ_REDIS_PASSWORD_FILE, not in the URL",
-				    cfg->redis_from);
-			else
-				snprintf(r->errstr, sizeof r->errstr,
-				    "%s: not redis+sentinel://host:port[,host:port...]/MASTERNAME",
-				    cfg->redis_from);
-			return -2;
-		}
+		if ((rc = sr_sentinel_parse(r, cfg->redis_url)) < 0)
+			return url_refused(r, rc, "redis+sentinel://host:port[,host:port...]/MASTERNAME");
 		if (sr_sentinel_resolve(r) < 0)
 			return -1;
 		return node_ready(r, r->master[0]);
 	}
 	if (strncmp(cfg->redis_url, "redis+cluster://", 16) == 0) {
 		r->cluster = 1;
-		if ((rc = sr_cluster_parse(r, cfg->redis_url)) < 0) {
-			if (rc == -2)
-				snprintf(r->errstr, sizeof r->errstr, "%s: put the password in "
-				    "SRQ_REDIS_PASSWORD or SRQ_REDIS_PASSWORD_FILE, not in the URL",
-				    cfg->redis_from);
-			else
-				snprintf(r->errstr, sizeof r->errstr,
-				    "%s: not redis+cluster://host:port[,host:port...]", cfg->redis_from);
-			return -2;
-		}
+		if ((rc = sr_cluster_parse(r, cfg->redis_url)) < 0)
+			return url_refused(r, rc, "redis+cluster://host:port[,host:port...]");
 		if (sr_cluster_refresh(r) < 0)
 			return -1;
 		/* Every master now: an unreachable one is said at once, not at
@@ -311,14 +308,11 @@ sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg)
 		return 0;
 	}
 	if ((rc = parse_url(cfg->redis_url, host, sizeof host, &port, path, sizeof path, &r->db)) < 0) {
-		if (rc == -2)
-			snprintf(r->errstr, sizeof r->errstr, "%s: put the password in "
-			    "SRQ_REDIS_PASSWORD or SRQ_REDIS_PASSWORD_FILE, not in the URL", cfg->redis_from);
-		else
-			/* Not echoed: a URL we cannot read may still hold a secret. */
-			snprintf(r->errstr, sizeof r->errstr, "%s: not redis://host[:port][/db] nor "
-			    "unix:///path[?db=N] (db 0 to %d)", cfg->redis_from, INT_MAX);
-		return -2;
+		char form[96];
+
+		snprintf(form, sizeof form, "redis://host[:port][/db] nor unix:///path[?db=N] (db 0 to %d)",
+		    INT_MAX);
+		return url_refused(r, rc, form);
 	}
 	sr_cluster_node(r, host, port);
 	snprintf(r->node[0].path, sizeof r->node[0].path, "%s", path);
