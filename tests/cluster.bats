@@ -18,16 +18,9 @@ teardown() {
 	srq_teardown
 }
 
-# requests N ACCOUNTS: N stop requests for expired packages, cards C0.., over
-# ACCOUNTS accounts a0.. (round robin); their starting states in $T/init.jsonl.
-requests() {
-	awk -v n="$1" -v a="$2" -v past="$PAST" 'BEGIN { for (i = 0; i < n; i++)
-		printf "{\"card\":\"C%d\",\"carrier\":\"a%d\",\"scene\":\"package_expired\",\"facts\":{\"pkg_expires_at\":%d,\"status\":\"active\"}}\n", i, i % a, past }'
-}
-
 @test "a drain on a 3-master cluster: every account's keys on one master, all masters used, each card called once" {
 	gwsim_start
-	requests 600 30 >"$T/req.jsonl"
+	stop_requests 600 30 >"$T/req.jsonl"
 	run -0 --separate-stderr sr-enqueue <"$T/req.jsonl"
 	assert_equal "$(echo "$output" | jq -r .status | sort | uniq -c | awk '{ print $1, $2 }')" "600 queued"
 	# The accounts spread over the masters; each account on one of them.
@@ -49,12 +42,10 @@ requests() {
 
 @test "an account's slot moves to another master in the middle of a drain: nothing lost, no card called twice" {
 	gwsim_start --latency-ms 100 # 16 calls in flight: 2.5 s of calls, the move lands mid-drain
-	requests 400 2 >"$T/req.jsonl"
+	stop_requests 400 2 >"$T/req.jsonl"
 	sr-enqueue <"$T/req.jsonl" >/dev/null
 	slot=$(ccli CLUSTER KEYSLOT a0)
-	src=$(redis-cli -p "${CLUSTER_PORTS[0]}" CLUSTER NODES | awk -v s="$slot" '$3 ~ /master/ {
-		for (i = 9; i <= NF; i++) { split($i, r, "-"); if (s >= r[1] && s <= (r[2] == "" ? r[1] : r[2])) print $2 } }' |
-		sed 's/@.*//; s/.*://')
+	src=$(master_of a0)
 	for port in "${CLUSTER_PORTS[@]}"; do [ "$port" != "$src" ] && dst=$port && break; done
 	src_id=$(redis-cli -p "$src" CLUSTER MYID)
 	dst_id=$(redis-cli -p "$dst" CLUSTER MYID)
@@ -91,7 +82,7 @@ requests() {
 }
 
 @test "sr-sweep walks every master of a cluster" {
-	requests 12 6 >"$T/req.jsonl"
+	stop_requests 12 6 >"$T/req.jsonl"
 	sr-enqueue <"$T/req.jsonl" >/dev/null
 	# Six accounts' queue entries lost, on whichever masters they live.
 	for a in 0 1 2 3 4 5; do ccli DEL "t:carrier:{a$a}:stop_resume" >/dev/null; done
@@ -105,7 +96,7 @@ requests() {
 @test "the first node named is down: the next one gives the slot map" {
 	gwsim_start
 	export SRQ_REDIS="redis+cluster://127.0.0.1:1,127.0.0.1:${CLUSTER_PORTS[1]}"
-	requests 30 3 | sr-enqueue >/dev/null
+	stop_requests 30 3 | sr-enqueue >/dev/null
 	run -0 --separate-stderr drain 30
 	assert_equal "$(echo "$output" | jq -r .state | sort | uniq -c | awk '{ print $1, $2 }')" "30 done"
 }
@@ -148,25 +139,11 @@ cluster_ok() {
 	return 1
 }
 
-# Drain until nothing is queued or claimed (claims lost with a master expire
-# after SRQ_LEASE_MS and are claimed again), at most 12 rounds.
-drain_until_empty() {
-	local round left
-	for round in $(seq 12); do
-		sr-claim --until-empty --for 20 | sr-exec --concurrency 16 | sr-confirm >>"$T/finals.jsonl" 2>>"$T/drain.err" || true
-		left=$(sr-stat 2>/dev/null | jq -s 'map(select(.carrier == "*"))[0] | .queued + .confirming')
-		[ "$left" = 0 ] && return 0
-		sleep 1
-	done
-	echo "still queued or confirming: $left" >&2
-	return 1
-}
-
 @test "a master fails over by hand (CLUSTER FAILOVER) in the middle of a drain: every card done, none called twice" {
 	cluster_stop
 	cluster_start 3 1
 	gwsim_start --latency-ms 100
-	requests 400 4 >"$T/req.jsonl"
+	stop_requests 400 4 >"$T/req.jsonl"
 	sr-enqueue <"$T/req.jsonl" >/dev/null
 	old=$(master_of a0)
 	new=$(replica_of "$old")
@@ -192,7 +169,7 @@ drain_until_empty() {
 	cluster_start 3 1
 	export SRQ_WAIT_REPLICAS=1
 	gwsim_start --latency-ms 50
-	requests 600 6 >"$T/req.jsonl"
+	stop_requests 600 6 >"$T/req.jsonl"
 	head -n 300 "$T/req.jsonl" | sr-enqueue >"$T/acks1.jsonl"
 	assert_equal "$(jq -r .status "$T/acks1.jsonl" | sort | uniq -c | awk '{ print $1, $2 }')" "300 queued"
 	victim=$(master_of a0)

@@ -69,12 +69,6 @@ server() {
 	return 1
 }
 
-# requests N ACCOUNTS: N stop requests for expired packages over ACCOUNTS accounts.
-requests() {
-	awk -v n="$1" -v a="$2" -v past="$PAST" 'BEGIN { for (i = 0; i < n; i++)
-		printf "{\"card\":\"C%d\",\"carrier\":\"a%d\",\"scene\":\"package_expired\",\"facts\":{\"pkg_expires_at\":%d,\"status\":\"active\"}}\n", i, i % a, past }'
-}
-
 # The port of the master, by the sentinels.
 master_port() {
 	redis-cli -p "${SPORTS[0]}" SENTINEL get-master-addr-by-name srq | tail -1
@@ -83,7 +77,7 @@ master_port() {
 @test "srq finds the master through the sentinels; a sentinel that is down is skipped" {
 	gwsim_start
 	export SRQ_REDIS="redis+sentinel://127.0.0.1:1,127.0.0.1:${SPORTS[1]}/srq"
-	requests 40 2 | sr-enqueue >/dev/null
+	stop_requests 40 2 | sr-enqueue >/dev/null
 	assert_equal "$(redis-cli -p "$MPORT" EXISTS 't:carrier:{a0}:card:C0')" 1
 	run -0 --separate-stderr drain 30
 	assert_equal "$(echo "$output" | jq -r .state | sort | uniq -c | awk '{ print $1, $2 }')" "40 done"
@@ -102,7 +96,7 @@ master_port() {
 @test "a failover in the middle of a drain: srq follows the new master and the drain converges, no card called twice" {
 	export SRQ_WAIT_REPLICAS=1
 	gwsim_start --latency-ms 100
-	requests 300 3 | sr-enqueue >"$T/acks.jsonl"
+	stop_requests 300 3 | sr-enqueue >"$T/acks.jsonl"
 	assert_equal "$(jq -r .status "$T/acks.jsonl" | sort -u)" queued
 
 	sr-claim --until-empty --for 20 | sr-exec --concurrency 16 | sr-confirm >"$T/finals.jsonl" 2>"$T/drain.err" &
@@ -124,13 +118,7 @@ master_port() {
 	done
 
 	# Cron runs the drain again: whatever the failover interrupted converges.
-	for round in $(seq 10); do
-		sr-claim --until-empty --for 20 | sr-exec --concurrency 16 | sr-confirm >>"$T/finals.jsonl" 2>>"$T/drain.err" || true
-		left=$(sr-stat | jq 'select(.carrier == "*") | .queued + .confirming')
-		[ "$left" = 0 ] && break
-		sleep 1
-	done
-	assert_equal "$left" 0
+	drain_until_empty
 	assert_equal "$(jq -r 'select(.state == "done") | .card' "$T/finals.jsonl" | sort -u | wc -l)" 300
 	# From the gateway's side: each card stopped once, none inside its interval.
 	assert_equal "$(jq -r 'select(.kind == "stop") | .card' "$T/gw.log" | sort | uniq -d)" ""

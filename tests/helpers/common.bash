@@ -292,6 +292,29 @@ gw_set() {
 	curl -fsS -X POST "$SRQ_GATEWAY/_sim/set?$q" >/dev/null
 }
 
+# stop_requests N ACCOUNTS: N stop requests for expired packages, cards C0..,
+# over ACCOUNTS accounts a0.. (round robin), the cards active at the carrier.
+stop_requests() {
+	awk -v n="$1" -v a="$2" -v past="$PAST" 'BEGIN { for (i = 0; i < n; i++)
+		printf "{\"card\":\"C%d\",\"carrier\":\"a%d\",\"scene\":\"package_expired\",\"facts\":{\"pkg_expires_at\":%d,\"status\":\"active\"}}\n", i, i % a, past }'
+}
+
+# drain_until_empty: the pipeline again and again, as cron runs it, until
+# nothing is queued or confirming (claims lost with a failed master expire
+# after SRQ_LEASE_MS and are claimed again); at most 12 rounds. Finals are
+# appended to $T/finals.jsonl.
+drain_until_empty() {
+	local round left
+	for round in $(seq 12); do
+		sr-claim --until-empty --for 20 | sr-exec --concurrency 16 | sr-confirm >>"$T/finals.jsonl" 2>>"$T/drain.err" || true
+		left=$(sr-stat 2>/dev/null | jq -s 'map(select(.carrier == "*"))[0] | .queued + .confirming')
+		[ "$left" = 0 ] && return 0
+		sleep 1
+	done
+	echo "still queued or confirming: $left" >&2
+	return 1
+}
+
 # drain [seconds]: the documented pipeline, until nothing is queued.
 drain() {
 	sr-claim --until-empty --for "${1:-60}" | sr-exec | sr-confirm
