@@ -1202,9 +1202,11 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 }
 
 /* A TCP connection: when it was accepted, and whether a request of it has
- * arrived yet (MHD's socket context). */
+ * arrived yet (MHD's socket context). The monotonic clock, to the
+ * nanosecond: a handshake measured in whole wall-clock milliseconds could
+ * end up to a millisecond early, or far off when the wall clock is set. */
 struct sock {
-	int64_t accepted;
+	struct timespec accepted;
 	int served;
 };
 
@@ -1218,7 +1220,7 @@ on_connection(void *cls, struct MHD_Connection *con, void **sock_ctx,
 	(void)con;
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		s = sr_malloc(sizeof *s);
-		s->accepted = now_ms();
+		clock_gettime(CLOCK_MONOTONIC, &s->accepted);
 		s->served = 0;
 		*sock_ctx = s;
 	} else {
@@ -1238,20 +1240,29 @@ arrive(struct MHD_Connection *con)
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct sock *s = ci ? ci->socket_context : NULL;
-	int64_t wait = 0;
+	int64_t jitter = 0;
 
-	if (s && !s->served && conn_delay_ms > 0)
-		wait = s->accepted + conn_delay_ms - now_ms();
-	if (wait < 0) /* the handshake is long over */
-		wait = 0;
+	if (s && !s->served && conn_delay_ms > 0) {
+		/* An absolute deadline: a handshake long over costs nothing. */
+		struct timespec until = s->accepted;
+
+		until.tv_sec += conn_delay_ms / 1000;
+		until.tv_nsec += (conn_delay_ms % 1000) * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+			;
+	}
 	if (s)
 		s->served = 1;
 	if (jitter_ms > 0) {
 		pthread_mutex_lock(&mu);
-		wait += rand_r(&jitter_seed) % (jitter_ms + 1);
+		jitter = rand_r(&jitter_seed) % (jitter_ms + 1);
 		pthread_mutex_unlock(&mu);
 	}
-	sr_sleep_ms(wait);
+	sr_sleep_ms(jitter);
 }
 
 static enum MHD_Result
