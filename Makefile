@@ -152,17 +152,21 @@ deps:
 	./scripts/deps.sh
 
 # The whole suite: unit tests, a short run of each fuzz target (about 40 s)
-# and the bats suites, all on sanitizer builds.
+# and the bats suites, on one Redis server and then on a Redis Cluster, all
+# on sanitizer builds.
 test: deps
 	$(MAKE) SAN=1 unit all
 	$(MAKE) fuzz-smoke
 	$(MAKE) all
 	SRQ_BIN="$(CURDIR)/build/san/bin" tests/run
+	$(MAKE) test-cluster
 
-# The whole suite again, each test's Redis a local 3-master cluster instead
-# of one server (tests/helpers/common.bash, SRQ_TEST_REDIS).
-test-cluster: all
-	SRQ_TEST_REDIS=cluster tests/run
+# The bats suites again, each test's Redis a local 3-master cluster instead
+# of one server (tests/helpers/common.bash, SRQ_TEST_REDIS); the files
+# tagged own-redis start their own Redis either way and run once, above.
+test-cluster:
+	$(MAKE) SAN=1 all
+	SRQ_BIN="$(CURDIR)/build/san/bin" SRQ_TEST_REDIS=cluster tests/run --filter-tags '!own-redis' tests
 
 # Man pages: each tool's --help (scripts/man-help reshapes it), so a page
 # never says something the tool does not. The NAME line is the summary on

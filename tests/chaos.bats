@@ -45,8 +45,9 @@
 # kill. Each trial prints its seed; replay one with
 #   CHAOS_SEED=<seed> CHAOS_TRIALS=1 bats tests/chaos.bats
 # (timings differ from run to run, so a replay is a close repeat, not an
-# exact one). CHAOS_TRIALS (default 9) sets the number of trials;
-# CHAOS_STAGE (one of the stages below) kills that stage in every trial.
+# exact one). CHAOS_TRIALS (default 6: each stage once) sets the number of
+# trials; CHAOS_STAGE (one of the stages below) kills that stage in every
+# trial.
 # `bats --no-tempdir-cleanup` keeps each trial's files (logs, acks, the
 # gateway's log, Redis's AOF) under trial-SEED/ for a look after a failure.
 
@@ -432,7 +433,7 @@ check() {
 	# Its Redis is one server with an AOF, restarted after its kill -9; a
 	# cluster master's kill -9 and failover is tests/cluster.bats.
 	[ "${SRQ_TEST_REDIS:-}" != cluster ] || skip "one server's AOF across kill -9; a cluster's is tests/cluster.bats"
-	local seed0=${CHAOS_SEED:-$((RANDOM * 32768 + RANDOM))} trials=${CHAOS_TRIALS:-9} i
+	local seed0=${CHAOS_SEED:-$((RANDOM * 32768 + RANDOM))} trials=${CHAOS_TRIALS:-6} i
 	echo "CHAOS_SEED=$seed0 CHAOS_TRIALS=$trials"
 	echo "# CHAOS_SEED=$seed0 CHAOS_TRIALS=$trials" >&3
 	for i in $(seq 0 $((trials - 1))); do

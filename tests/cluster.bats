@@ -6,10 +6,13 @@
 
 bats_require_minimum_version 1.5.0
 
+# The same whatever SRQ_TEST_REDIS says: these tests start the Redis they
+# need (or none), so make test-cluster leaves them to make test.
+# bats file_tags=own-redis
+
 setup() {
 	load helpers/common
-	srq_setup
-	redis_stop # the single server srq_setup starts is not used here
+	test_vars
 	cluster_start 3
 	export SRQ_QPS=0 SRQ_MAX_RUNNING=0 SRQ_UNLIMITED=1
 }

@@ -10,7 +10,7 @@ setup() {
 }
 
 teardown() {
-	redis_stop
+	srq_teardown
 }
 
 @test "every tool: --help, --version, and exit 2 on a bad flag" {

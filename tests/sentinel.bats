@@ -5,11 +5,13 @@
 
 bats_require_minimum_version 1.5.0
 
+# The same whatever SRQ_TEST_REDIS says: these tests start the Redis they
+# need (or none), so make test-cluster leaves them to make test.
+# bats file_tags=own-redis
+
 setup() {
 	load helpers/common
-	T="$BATS_TEST_TMPDIR"
-	NOW=$(date +%s)
-	PAST=$((NOW - 60))
+	test_vars
 	SERVERS=()
 	server master "$T/m"
 	MPORT=$PORT

@@ -4,6 +4,10 @@
 
 bats_require_minimum_version 1.5.0
 
+# The same whatever SRQ_TEST_REDIS says: these tests start the Redis they
+# need (or none), so make test-cluster leaves them to make test.
+# bats file_tags=own-redis
+
 # The simulator needs no Redis: only the per-test directory (as help.bats),
 # which keeps this suite fast.
 setup() {

@@ -32,26 +32,50 @@ export SRQ_PREFIX=t
 export SRQ_CONFIG=
 
 srq_setup() {
+	test_vars
+	redis_start
+}
+
+# test_vars: $T, the test's directory, and package expiry times around now
+# (expired a minute ago, valid for a day).
+test_vars() {
 	T="$BATS_TEST_TMPDIR"
-	# Package expiry times around now: expired a minute ago, valid for a day.
 	NOW=$(date +%s)
 	FUTURE=$((NOW + 86400))
 	PAST=$((NOW - 60))
-	redis_start
 }
 
 srq_teardown() {
 	gwsim_stop
-	redis_stop
+	redis_done
 	cluster_stop
 }
 
 # SRQ_TEST_REDIS=cluster (make test-cluster): each test's Redis is a local
 # 3-master cluster instead of one server; redis_start, redis_stop and rcli
 # choose, so the suites run unchanged on either.
+#
+# A cluster takes about 3 s to form, longer than most tests, so one cluster
+# (under $SHARED_CLUSTER, stopped by tests/setup_suite.bash) serves test
+# after test, flushed in between. A test is given it only as it was made:
+# its nodes up, masters and slots where they were, and no client connected
+# (a process of an earlier test could still write); otherwise, after a
+# failed test, and after redis_stop, the next test gets a new one. A test
+# that asks for options (--requirepass) gets a cluster of its own. The
+# sharing assumes one test at a time, as tests/run runs them.
+SHARED_CLUSTER="$BATS_RUN_TMPDIR/cluster"
+
 redis_start() {
 	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
-		cluster_start 3 0 "$@"
+		if [ $# -gt 0 ]; then
+			cluster_start 3 0 "$@"
+			return
+		fi
+		shared_cluster_take && return
+		shared_cluster_stop
+		cluster_make "$SHARED_CLUSTER" 3 0 || return
+		cluster_layout >"$SHARED_CLUSTER/layout"
+		SHARED_TAKEN=1
 		return
 	fi
 	local extra=("$@")
@@ -64,9 +88,12 @@ redis_start() {
 	export SRQ_REDIS="unix://$T/redis.sock"
 }
 
+# redis_stop: the test's Redis is gone ("Redis is down" is true after it).
 redis_stop() {
 	local pid i
 	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
+		[ -n "${SHARED_TAKEN:-}" ] && shared_cluster_stop
+		SHARED_TAKEN=
 		cluster_stop
 		return 0
 	fi
@@ -81,14 +108,64 @@ redis_stop() {
 	return 0
 }
 
-# cluster_start MASTERS [REPLICAS]: a local Redis Cluster of MASTERS masters
-# (with REPLICAS replicas each) on free loopback ports, nodes under $T/cl/N;
-# SRQ_REDIS names two of its masters (the second a fallback), CLUSTER_PORTS
-# lists every node's port, masters first.
+# redis_done: the test is over. A shared cluster that served a passing
+# test is left for the next one (which checks it); otherwise Redis stops.
+redis_done() {
+	if [ -n "${SHARED_TAKEN:-}" ] && [ -n "${BATS_TEST_COMPLETED:-}" ]; then
+		return 0
+	fi
+	redis_stop
+}
+
+# shared_cluster_take: the shared cluster, flushed, for this test, if it is
+# as it was made and nobody else is connected to it.
+shared_cluster_take() {
+	local port
+	[ -f "$SHARED_CLUSTER/layout" ] || return 1
+	read -ra CLUSTER_PORTS <"$SHARED_CLUSTER/ports"
+	[ "$(cluster_layout)" = "$(cat "$SHARED_CLUSTER/layout")" ] || return 1
+	for port in "${CLUSTER_PORTS[@]}"; do
+		[ "$(redis-cli -p "$port" CLIENT LIST TYPE normal | wc -l)" = 1 ] || return 1
+	done
+	for port in "${CLUSTER_PORTS[@]}"; do
+		redis-cli -p "$port" FLUSHALL SYNC >/dev/null &&
+			redis-cli -p "$port" SCRIPT FLUSH SYNC >/dev/null &&
+			redis-cli -p "$port" CONFIG RESETSTAT >/dev/null &&
+			redis-cli -p "$port" CONFIG SET maxmemory 0 >/dev/null || return 1
+	done
+	SHARED_TAKEN=1
+	export SRQ_REDIS="redis+cluster://127.0.0.1:${CLUSTER_PORTS[0]},127.0.0.1:${CLUSTER_PORTS[1]}"
+}
+
+shared_cluster_stop() {
+	cluster_kill_dir "$SHARED_CLUSTER"
+}
+
+# cluster_layout: the cluster's nodes as the first node sees them, without
+# what changes by itself (pings, pongs): a node down, a failover or a slot
+# moved changes it.
+cluster_layout() {
+	redis-cli -p "${CLUSTER_PORTS[0]}" CLUSTER INFO 2>/dev/null | grep '^cluster_state:'
+	redis-cli -p "${CLUSTER_PORTS[0]}" CLUSTER NODES 2>/dev/null |
+		awk '{ sub(/myself,/, "", $3); $5 = $6 = ""; print }' | sort
+}
+
+# cluster_start MASTERS [REPLICAS] [OPTIONS...]: the test's own local Redis
+# Cluster of MASTERS masters (with REPLICAS replicas each), nodes under
+# $T/cl/N; see cluster_make.
 cluster_start() {
-	local masters=$1 replicas=${2:-0} i n port tries up addrs=()
-	shift $(($# < 2 ? $# : 2))
-	CLUSTER_EXTRA=("$@") # options for every node (--requirepass ...)
+	cluster_make "$T/cl" "$@"
+}
+
+# cluster_make DIR MASTERS [REPLICAS] [OPTIONS...]: a local Redis Cluster on
+# free loopback ports, nodes under DIR/N, OPTIONS for every node
+# (--requirepass ...). SRQ_REDIS names two of its masters (the second a
+# fallback), CLUSTER_PORTS (and DIR/ports) lists every node's port, masters
+# first.
+cluster_make() {
+	local dir=$1 masters=$2 replicas=${3:-0} i n port tries up addrs=()
+	shift $(($# < 3 ? $# : 3))
+	CLUSTER_EXTRA=("$@")
 	# A password for the nodes is the helpers' password too.
 	for ((i = 1; i < $#; i++)); do
 		if [ "${!i}" = --requirepass ]; then
@@ -100,25 +177,26 @@ cluster_start() {
 	n=$((masters * (1 + replicas)))
 	CLUSTER_PORTS=()
 	for i in $(seq "$n"); do
-		mkdir -p "$T/cl/$i"
+		mkdir -p "$dir/$i"
 		for tries in $(seq 20); do
 			# A port with its bus (port + 10000) below 65536, free of listeners;
 			# another if this one is taken by the time the server binds it.
 			port=$((20000 + RANDOM % 30000))
 			(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
 			(exec 3<>"/dev/tcp/127.0.0.1/$((port + 10000))") 2>/dev/null && continue
-			cluster_node_run "$T/cl/$i" "$port" || continue
+			cluster_node_run "$dir/$i" "$port" || continue
 			for up in $(seq 40); do
 				redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break 2
 				sleep 0.05
 			done
 		done
-		echo "$port" >"$T/cl/$i/port"
+		echo "$port" >"$dir/$i/port"
 		CLUSTER_PORTS+=("$port")
 		addrs+=("127.0.0.1:$port")
 	done
-	redis-cli --cluster create "${addrs[@]}" --cluster-replicas "$replicas" --cluster-yes >"$T/cl/create.log" 2>&1 ||
-		{ cat "$T/cl/create.log" >&2; return 1; }
+	echo "${CLUSTER_PORTS[*]}" >"$dir/ports"
+	redis-cli --cluster create "${addrs[@]}" --cluster-replicas "$replicas" --cluster-yes >"$dir/create.log" 2>&1 ||
+		{ cat "$dir/create.log" >&2; return 1; }
 	# Every node agrees the cluster is up, and knows every other node's
 	# address and role, before a test uses it.
 	for port in "${CLUSTER_PORTS[@]}"; do
@@ -139,14 +217,20 @@ cluster_start() {
 	export SRQ_REDIS="redis+cluster://${addrs[0]},${addrs[1]}"
 }
 
+# cluster_stop: the test's own cluster (cluster_start) killed.
 cluster_stop() {
+	[ -n "${T:-}" ] && cluster_kill_dir "$T/cl"
+	return 0
+}
+
+cluster_kill_dir() {
 	local f
-	[ -n "${T:-}" ] && [ -d "$T/cl" ] || return 0
-	for f in "$T"/cl/*/redis.pid; do
+	[ -d "$1" ] || return 0
+	for f in "$1"/*/redis.pid; do
 		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
 		rm -f "$f"
 	done
-	rm -rf "$T/cl" # a cluster started again is a new one
+	rm -rf "$1" # a cluster started again is a new one
 	return 0
 }
 

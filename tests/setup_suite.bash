@@ -1,0 +1,15 @@
+# setup_suite.bash - what a whole bats run shares: with SRQ_TEST_REDIS=cluster
+# the Redis Cluster that serves test after test (tests/helpers/common.bash),
+# killed once the run is over.
+
+setup_suite() {
+	:
+}
+
+teardown_suite() {
+	local f
+	for f in "$BATS_RUN_TMPDIR"/cluster/*/redis.pid; do
+		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+	done
+	return 0
+}
