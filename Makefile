@@ -1,8 +1,9 @@
 # srq - the stop/resume queue toolkit.
 #   make            build bin/
 #   make deps       install the Debian packages srq needs (when missing)
-#   make test       unit tests under ASan+UBSan, a fuzz smoke, then every bats suite
-#   make test-cluster  every bats suite again, on a local 3-master Redis Cluster
+#   make test       unit tests under ASan+UBSan, a fuzz smoke, then every bats
+#                   suite on one Redis server and again on a Redis Cluster
+#   make test-cluster  the bats suites on a local 3-master Redis Cluster only
 #   make fuzz       the libFuzzer targets, each for FUZZ_SECONDS (60)
 #   make demo       a local Redis, sr-gwsim and a sample of cards, end to end
 #   make bench      benchmarks (bench/): each figure and its ratio to a yardstick
