@@ -61,21 +61,22 @@ srq_teardown() {
 # its nodes up, masters and slots where they were, and no client connected
 # (a process of an earlier test could still write); otherwise, after a
 # failed test, and after redis_stop, the next test gets a new one. A test
-# that asks for options (--requirepass) gets a cluster of its own. The
-# sharing assumes one test at a time, as tests/run runs them.
+# that asks for options (--requirepass), or that finds the shared one in
+# use by another (bats --jobs), gets a cluster of its own.
 SHARED_CLUSTER="$BATS_RUN_TMPDIR/cluster"
 
 redis_start() {
 	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
-		if [ $# -gt 0 ]; then
+		# Options, or the shared cluster in use (bats --jobs): one's own.
+		if [ $# -gt 0 ] || ! mkdir "$SHARED_CLUSTER.lock" 2>/dev/null; then
 			cluster_start 3 0 "$@"
 			return
 		fi
+		SHARED_TAKEN=1 # from here redis_stop releases it, made or not
 		shared_cluster_take && return
 		shared_cluster_stop
 		cluster_make "$SHARED_CLUSTER" 3 0 || return
 		cluster_layout >"$SHARED_CLUSTER/layout"
-		SHARED_TAKEN=1
 		return
 	fi
 	local extra=("$@")
@@ -92,7 +93,10 @@ redis_start() {
 redis_stop() {
 	local pid i
 	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
-		[ -n "${SHARED_TAKEN:-}" ] && shared_cluster_stop
+		if [ -n "${SHARED_TAKEN:-}" ]; then
+			shared_cluster_stop
+			rmdir "$SHARED_CLUSTER.lock"
+		fi
 		SHARED_TAKEN=
 		cluster_stop
 		return 0
@@ -112,6 +116,7 @@ redis_stop() {
 # test is left for the next one (which checks it); otherwise Redis stops.
 redis_done() {
 	if [ -n "${SHARED_TAKEN:-}" ] && [ -n "${BATS_TEST_COMPLETED:-}" ]; then
+		rmdir "$SHARED_CLUSTER.lock"
 		return 0
 	fi
 	redis_stop
@@ -133,7 +138,6 @@ shared_cluster_take() {
 			redis-cli -p "$port" CONFIG RESETSTAT >/dev/null &&
 			redis-cli -p "$port" CONFIG SET maxmemory 0 >/dev/null || return 1
 	done
-	SHARED_TAKEN=1
 	export SRQ_REDIS="redis+cluster://127.0.0.1:${CLUSTER_PORTS[0]},127.0.0.1:${CLUSTER_PORTS[1]}"
 }
 
