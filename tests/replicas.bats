@@ -14,39 +14,14 @@ setup() {
 	load helpers/common
 	test_vars
 	# The master listens on TCP too: a replica can only follow host:port.
-	tcp_redis master "$T/m"
+	tcp_redis "$T/m" --unixsocket "$T/m/redis.sock"
 	MPORT=$PORT
 	export SRQ_REDIS="unix://$T/m/redis.sock"
 }
 
 teardown() {
 	gwsim_stop
-	for d in "$T/m" "$T/r"; do
-		[ -f "$d/redis.pid" ] && kill "$(cat "$d/redis.pid")" 2>/dev/null
-	done
-	return 0
-}
-
-# tcp_redis NAME DIR [ARGS...]: a redis-server on a free loopback port (in
-# $PORT) and a unix socket in DIR.
-tcp_redis() {
-	local dir=$2 try
-	shift 2
-	mkdir -p "$dir"
-	for try in $(seq 20); do
-		PORT=$((20000 + RANDOM % 30000))
-		rm -f "$dir/redis.log"
-		redis-server --port "$PORT" --bind 127.0.0.1 --unixsocket "$dir/redis.sock" --save '' \
-			--appendonly no --daemonize yes --pidfile "$dir/redis.pid" --dir "$dir" \
-			--logfile "$dir/redis.log" "$@"
-		for i in $(seq 100); do
-			grep -q 'Ready to accept' "$dir/redis.log" 2>/dev/null && return 0
-			grep -q 'Address already in use' "$dir/redis.log" 2>/dev/null && break
-			sleep 0.05
-		done
-	done
-	echo "no free port for redis-server" >&2
-	return 1
+	tcp_redis_stop
 }
 
 req() {
@@ -55,7 +30,7 @@ req() {
 
 @test "with SRQ_WAIT_REPLICAS=1 an ack means the replica has the write; without a replica it is an error" {
 	export SRQ_WAIT_REPLICAS=1 SRQ_WAIT_TIMEOUT_MS=300
-	tcp_redis replica "$T/r" --replicaof 127.0.0.1 "$MPORT"
+	tcp_redis "$T/r" --unixsocket "$T/r/redis.sock" --replicaof 127.0.0.1 "$MPORT"
 	for i in $(seq 100); do
 		[ "$(redis-cli -s "$T/r/redis.sock" INFO replication | tr -d '\r' | sed -n 's/^master_link_status://p')" = up ] && break
 		sleep 0.05
@@ -100,7 +75,7 @@ req() {
 	assert_equal "$(redis-cli -s "$T/m/redis.sock" HGET 't:carrier:{c1}:card:R1' last_call)" ""
 	assert_equal "$(redis-cli -s "$T/m/redis.sock" HGET 't:carrier:{c1}:card:R1' fails)" ""
 
-	tcp_redis replica "$T/r" --replicaof 127.0.0.1 "$MPORT"
+	tcp_redis "$T/r" --unixsocket "$T/r/redis.sock" --replicaof 127.0.0.1 "$MPORT"
 	for i in $(seq 100); do
 		[ "$(redis-cli -s "$T/m/redis.sock" INFO replication | grep -c 'state=online')" = 1 ] && break
 		sleep 0.05

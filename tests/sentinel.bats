@@ -13,16 +13,16 @@ setup() {
 	load helpers/common
 	test_vars
 	SERVERS=()
-	server master "$T/m"
+	server "$T/m"
 	MPORT=$PORT
-	server replica "$T/r" --replicaof 127.0.0.1 "$MPORT"
+	server "$T/r" --replicaof 127.0.0.1 "$MPORT"
 	RPORT=$PORT
 	for i in 1 2 3; do
 		mkdir -p "$T/s$i"
 		printf '%s\n' "sentinel monitor srq 127.0.0.1 $MPORT 2" \
 			"sentinel down-after-milliseconds srq 1000" "sentinel failover-timeout srq 5000" \
 			>"$T/s$i/sentinel.conf"
-		server "sentinel$i" "$T/s$i" --sentinel
+		server "$T/s$i" --sentinel
 	done
 	SPORTS=("${SERVERS[@]:2}")
 	# The replica in sync, and the sentinels know it and each other, before
@@ -42,33 +42,12 @@ setup() {
 
 teardown() {
 	gwsim_stop
-	local d
-	for d in "$T"/*/; do
-		[ -f "$d/redis.pid" ] && kill -9 "$(cat "$d/redis.pid")" 2>/dev/null
-	done
-	return 0
+	tcp_redis_stop
 }
 
-# server NAME DIR [ARGS...]: a redis-server (or sentinel, with its config in
-# DIR/sentinel.conf) on a free loopback port, in $PORT and SERVERS.
+# server DIR [ARGS...]: tcp_redis, its port added to SERVERS.
 server() {
-	local dir=$2 conf=() try i
-	shift 2
-	mkdir -p "$dir"
-	[ -f "$dir/sentinel.conf" ] && conf=("$dir/sentinel.conf")
-	for try in $(seq 20); do
-		PORT=$((20000 + RANDOM % 30000))
-		rm -f "$dir/redis.log"
-		redis-server "${conf[@]}" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
-			--daemonize yes --pidfile "$dir/redis.pid" --dir "$dir" --logfile "$dir/redis.log" "$@"
-		for i in $(seq 100); do
-			redis-cli -p "$PORT" PING 2>/dev/null | grep -q PONG && SERVERS+=("$PORT") && return 0
-			grep -q 'Address already in use' "$dir/redis.log" 2>/dev/null && break
-			sleep 0.05
-		done
-	done
-	echo "no free port for $dir" >&2
-	return 1
+	tcp_redis "$@" && SERVERS+=("$PORT")
 }
 
 # The port of the master, by the sentinels.

@@ -71,6 +71,16 @@ refused() {
 	done
 }
 
+@test "the Redis URL: an IPv6 address in brackets is reached, and its db is the one used" {
+	grep -q '^0\{31\}1 ' /proc/net/if_inet6 2>/dev/null || skip "no IPv6 loopback (::1) here"
+	tcp_redis "$T/v6" --bind ::1
+	export SRQ_REDIS="redis://[::1]:$PORT/2"
+	run -0 sr-enqueue <<<"{\"card\":\"V1\",\"carrier\":\"c1\",\"scene\":\"package_expired\",\"facts\":{\"pkg_expires_at\":$PAST}}"
+	assert_equal "$(echo "$output" | jq -r .status)" queued
+	assert_equal "$(redis-cli -h ::1 -p "$PORT" -n 2 EXISTS 't:carrier:{c1}:card:V1')" 1
+	assert_equal "$(redis-cli -h ::1 -p "$PORT" -n 0 DBSIZE)" 0
+}
+
 @test "account limits out of range or malformed are refused naming the limit, and change nothing" {
 	printf '{"card":"C1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" |
 		sr-enqueue >/dev/null

@@ -49,6 +49,7 @@ srq_teardown() {
 	gwsim_stop
 	redis_done
 	cluster_stop
+	tcp_redis_stop
 }
 
 # SRQ_TEST_REDIS=cluster (make test-cluster): each test's Redis is a local
@@ -325,6 +326,42 @@ rcli_line() {
 cluster_masters() {
 	redis-cli -p "${CLUSTER_PORTS[0]}" ${REDISCLI_AUTH:+--no-auth-warning} CLUSTER NODES |
 		awk '$3 ~ /master/ && $3 !~ /fail/ { sub(/@.*/, "", $2); sub(/.*:/, "", $2); print $2 }'
+}
+
+# tcp_redis DIR [ARGS...]: a redis-server on a free loopback port (in
+# $PORT), its files in DIR (a sentinel.conf there makes it a sentinel), ARGS
+# after the defaults (--unixsocket, --replicaof, --bind ::1, ...).
+tcp_redis() {
+	local dir=$1 conf=() try i
+	shift
+	mkdir -p "$dir"
+	[ -f "$dir/sentinel.conf" ] && conf=("$dir/sentinel.conf")
+	for try in $(seq 20); do
+		PORT=$((20000 + RANDOM % 30000))
+		rm -f "$dir/redis.log"
+		redis-server "${conf[@]}" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
+			--daemonize yes --pidfile "$dir/redis.pid" --dir "$dir" --logfile "$dir/redis.log" "$@"
+		for i in $(seq 100); do
+			# (a sentinel never says it is ready: it answers)
+			grep -q 'Ready to accept' "$dir/redis.log" 2>/dev/null && return 0
+			redis-cli -p "$PORT" PING 2>/dev/null | grep -q PONG && return 0
+			grep -q 'Could not create server TCP listening socket' "$dir/redis.log" 2>/dev/null && break
+			sleep 0.05
+		done
+	done
+	echo "no free port for a redis-server in $dir" >&2
+	cat "$dir/redis.log" >&2
+	return 1
+}
+
+# tcp_redis_stop: every server tcp_redis started for this test, killed.
+tcp_redis_stop() {
+	local f
+	for f in "$T"/*/redis.pid; do
+		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+		rm -f "$f"
+	done
+	return 0
 }
 
 # gwsim_start [sr-gwsim options...]: log in $T/gw.log, URL in SRQ_GATEWAY.
