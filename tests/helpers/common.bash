@@ -139,6 +139,12 @@ shared_cluster_take() {
 			redis-cli -p "$port" CONFIG RESETSTAT >/dev/null &&
 			redis-cli -p "$port" CONFIG SET maxmemory 0 >/dev/null || return 1
 	done
+	cluster_url
+}
+
+# cluster_url: SRQ_REDIS names two of the cluster's nodes (the second a
+# fallback).
+cluster_url() {
 	export SRQ_REDIS="redis+cluster://127.0.0.1:${CLUSTER_PORTS[0]},127.0.0.1:${CLUSTER_PORTS[1]}"
 }
 
@@ -164,11 +170,10 @@ cluster_start() {
 
 # cluster_make DIR MASTERS [REPLICAS] [OPTIONS...]: a local Redis Cluster on
 # free loopback ports, nodes under DIR/N, OPTIONS for every node
-# (--requirepass ...). SRQ_REDIS names two of its masters (the second a
-# fallback), CLUSTER_PORTS (and DIR/ports) lists every node's port, masters
-# first.
+# (--requirepass ...). CLUSTER_PORTS (and DIR/ports) lists every node's
+# port, masters first; SRQ_REDIS names the cluster (cluster_url).
 cluster_make() {
-	local dir=$1 masters=$2 replicas=${3:-0} i n port tries up addrs=()
+	local dir=$1 masters=$2 replicas=${3:-0} i n port up addrs=()
 	shift $(($# < 3 ? $# : 3))
 	CLUSTER_EXTRA=("$@")
 	# A password for the nodes is the helpers' password too.
@@ -182,22 +187,12 @@ cluster_make() {
 	n=$((masters * (1 + replicas)))
 	CLUSTER_PORTS=()
 	for i in $(seq "$n"); do
-		mkdir -p "$dir/$i"
-		for tries in $(seq 20); do
-			# A port with its bus (port + 10000) below 65536, free of listeners;
-			# another if this one is taken by the time the server binds it.
-			port=$((20000 + RANDOM % 30000))
-			(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
-			(exec 3<>"/dev/tcp/127.0.0.1/$((port + 10000))") 2>/dev/null && continue
-			cluster_node_run "$dir/$i" "$port" || continue
-			for up in $(seq 40); do
-				redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break 2
-				sleep 0.05
-			done
-		done
-		echo "$port" >"$dir/$i/port"
-		CLUSTER_PORTS+=("$port")
-		addrs+=("127.0.0.1:$port")
+		# (tcp_redis's ports leave the bus, port + 10000, below 65536)
+		cluster_node_opts "$dir/$i"
+		tcp_redis "$dir/$i" "${NODE_OPTS[@]}" || return
+		echo "$PORT" >"$dir/$i/port"
+		CLUSTER_PORTS+=("$PORT")
+		addrs+=("127.0.0.1:$PORT")
 	done
 	echo "${CLUSTER_PORTS[*]}" >"$dir/ports"
 	redis-cli --cluster create "${addrs[@]}" --cluster-replicas "$replicas" --cluster-yes >"$dir/create.log" 2>&1 ||
@@ -219,7 +214,7 @@ cluster_make() {
 			sleep 0.05
 		done
 	done
-	export SRQ_REDIS="redis+cluster://${addrs[0]},${addrs[1]}"
+	cluster_url
 }
 
 # cluster_stop: the test's own cluster (cluster_start) killed.
@@ -239,22 +234,23 @@ cluster_kill_dir() {
 	return 0
 }
 
-# cluster_node_run DIR PORT: one cluster node, its state (nodes.conf) in DIR.
-cluster_node_run() {
-	redis-server --bind 127.0.0.1 --port "$2" --cluster-enabled yes \
-		--cluster-config-file "$1/nodes.conf" --cluster-node-timeout 2000 \
-		--save '' --appendonly no --daemonize yes --pidfile "$1/redis.pid" \
-		--dir "$1" --logfile "$1/redis.log" "${CLUSTER_EXTRA[@]}"
+# cluster_node_opts DIR: in NODE_OPTS, a cluster node's options, its state
+# (nodes.conf) in DIR.
+cluster_node_opts() {
+	NODE_OPTS=(--cluster-enabled yes --cluster-config-file "$1/nodes.conf" --cluster-node-timeout 2000
+		"${CLUSTER_EXTRA[@]}")
 }
 
 # cluster_restart PORT: start the node that listened on PORT again; it
 # rejoins the cluster (as a replica, if its slots were taken over).
 cluster_restart() {
-	local d i
+	local d
 	for d in "$T"/cl/*/; do
+		d=${d%/}
 		[ "$(cat "$d/port" 2>/dev/null)" = "$1" ] || continue
-		cluster_node_run "${d%/}" "$1"
-		for i in $(seq 100); do redis-cli -p "$1" PING 2>/dev/null | grep -q PONG && return 0; sleep 0.05; done
+		cluster_node_opts "$d"
+		redis_run "$d" "$1" "${NODE_OPTS[@]}"
+		return
 	done
 	return 1
 }
@@ -332,25 +328,37 @@ cluster_masters() {
 # $PORT), its files in DIR (a sentinel.conf there makes it a sentinel), ARGS
 # after the defaults (--unixsocket, --replicaof, --bind ::1, ...).
 tcp_redis() {
-	local dir=$1 conf=() try i
+	local dir=$1 try rc
 	shift
-	mkdir -p "$dir"
-	[ -f "$dir/sentinel.conf" ] && conf=("$dir/sentinel.conf")
 	for try in $(seq 20); do
 		PORT=$((20000 + RANDOM % 30000))
-		rm -f "$dir/redis.log"
-		redis-server "${conf[@]}" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
-			--daemonize yes --pidfile "$dir/redis.pid" --dir "$dir" --logfile "$dir/redis.log" "$@"
-		for i in $(seq 100); do
-			# (a sentinel never says it is ready: it answers)
-			grep -q 'Ready to accept' "$dir/redis.log" 2>/dev/null && return 0
-			redis-cli -p "$PORT" PING 2>/dev/null | grep -q PONG && return 0
-			grep -q 'Could not create server TCP listening socket' "$dir/redis.log" 2>/dev/null && break
-			sleep 0.05
-		done
+		redis_run "$dir" "$PORT" "$@" && return 0
+		rc=$?
+		[ "$rc" = 2 ] && continue # the port is taken: another
+		break
 	done
-	echo "no free port for a redis-server in $dir" >&2
+	echo "no redis-server in $dir" >&2
 	cat "$dir/redis.log" >&2
+	return 1
+}
+
+# redis_run DIR PORT [ARGS...]: tcp_redis on PORT, until it answers: 0; 2
+# when it cannot listen there; 1 when it never answers.
+redis_run() {
+	local dir=$1 port=$2 conf=() i
+	shift 2
+	mkdir -p "$dir"
+	[ -f "$dir/sentinel.conf" ] && conf=("$dir/sentinel.conf")
+	rm -f "$dir/redis.log"
+	redis-server "${conf[@]}" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+		--daemonize yes --pidfile "$dir/redis.pid" --dir "$dir" --logfile "$dir/redis.log" "$@"
+	for i in $(seq 100); do
+		# (a sentinel never says it is ready: it answers)
+		grep -q 'Ready to accept' "$dir/redis.log" 2>/dev/null && return 0
+		redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && return 0
+		grep -q 'Could not create server TCP listening socket' "$dir/redis.log" 2>/dev/null && return 2
+		sleep 0.05
+	done
 	return 1
 }
 
