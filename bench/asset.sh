@@ -14,7 +14,7 @@ awk -v n="$N" 'BEGIN { for (i = 0; i < n; i++)
   awk -v n="$N" 'BEGIN { for (i = 0; i < n; i++) printf "8986%016d,c%d,D%d,1800000000,active\n", i, i % 8, i / 2 }'; } >"$T/rows.csv"
 
 base=$(redis-benchmark -s "$T/redis.sock" -n "$N" -P 16 -r 100000000 -q \
-	HSET 'bk:card:__rand_int__:facts' carrier c1 device D1 pkg_expires_at 1800000000 status active x 1 |
+	HSET 'bk:card:__rand_int__:facts' cr c1 dv D1 pe 1800000000 st active x 1 |
 	tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1 | cut -d' ' -f1 | cut -d. -f1)
 R FLUSHALL >/dev/null
 for fmt in jsonl csv; do

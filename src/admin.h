@@ -1,5 +1,6 @@
 /* admin.h - what the files of sr-admin share (sr-admin.c: cards, alerts,
- * audit, the sweep; admin_account.c: the accounts). */
+ * audit; admin_account.c: the accounts; admin_list.c: list and bulk retry;
+ * admin_migrate.c: the layout of older releases). */
 #ifndef ADMIN_H
 #define ADMIN_H
 #include "sr.h"
@@ -46,4 +47,8 @@ int admin_list(int argc, char **argv);
 /* retry --account A: every command of A in --state (frozen) matching
  * --error-class, one atomic retry each; --dry-run only lists them. */
 int admin_retry_account(const char *account);
+
+/* admin_migrate.c */
+/* migrate: the data of older releases into this release's layout. */
+int admin_migrate(int argc, char **argv);
 #endif

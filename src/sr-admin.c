@@ -6,6 +6,7 @@
  *   switch on|off|show
  *   alerts [--since TIME] [--ack ID]
  *   audit CARD | --account A [--since TIME]
+ *   migrate                      an older release's layout into this one's
  *
  * Every mutation is one script per card (admin_card.lua; the card's account
  * keys share one hash tag) with its entry in the account's audit stream:
@@ -59,6 +60,9 @@ static const char usage[] =
 "  alerts [--since TIME] [--carrier A] [--ack ID]\n"
 "                       list alerts (with \"open\"), or acknowledge one\n"
 "  audit CARD | --account A [--since TIME]  audit entries, oldest first\n"
+"  migrate              after an upgrade from 0.1: renames the long fields of every\n"
+"                       facts hash to the short ones (\"status\" to \"st\"); safe beside\n"
+"                       a running pipeline and to run again; one record of counts\n"
 "  (the inspection sweep is its own tool: sr-sweep)\n"
 "\n"
 "Options:\n"
@@ -175,15 +179,18 @@ static char *
 card_carrier(const char *card)
 {
 	char key[SR_KEY_MAX];
-	const char *argv[] = { "HGET", sr_key_card_facts(key, cfg.prefix, card), "carrier" };
+	const char *argv[] = { "HMGET", sr_key_card_facts(key, cfg.prefix, card), sr_fact_field("carrier"),
+		"carrier" };
 	redisReply *rep;
 	char *c = NULL;
 
 	if (carrier_opt)
 		return sr_strdup(carrier_opt);
-	rep = cmd(3, argv);
-	if (rep->type == REDIS_REPLY_STRING)
-		c = sr_strdup(rep->str);
+	rep = cmd(4, argv);
+	/* The short field, else the legacy one (before sr-admin migrate). */
+	for (size_t i = 0; !c && rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
+		if (rep->element[i]->type == REDIS_REPLY_STRING)
+			c = sr_strdup(rep->element[i]->str);
 	freeReplyObject(rep);
 	return c;
 }
@@ -257,7 +264,7 @@ card_state(const char *card, const char *carrier, long long *now_ms, int history
 	{
 		const char *a[] = { "HGETALL", sr_key_card_facts(fkey, cfg.prefix, card) };
 
-		json_object_set_new(o, "facts", hash_obj(rep = cmd(2, a)));
+		json_object_set_new(o, "facts", sr_facts_json(rep = cmd(2, a), SR_FACTS_CARD));
 		freeReplyObject(rep);
 	}
 	for (int q = 0; q < 3; q++) {
@@ -718,6 +725,7 @@ static const struct command {
 	{ "switch", c_switch, 1, 1, "switch on|off|show [--reason TEXT]" },
 	{ "alerts", c_alerts, 0, 0, "alerts [--since TIME] [--carrier A] [--ack ID --reason TEXT]" },
 	{ "audit", c_audit, 0, 1, "audit CARD | --account A [--since TIME]" },
+	{ "migrate", admin_migrate, 0, 0, "migrate" },
 };
 static const struct command *running;
 

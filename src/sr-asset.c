@@ -147,7 +147,7 @@ append_hset(const char *key, json_t *o, const char *const *skip, const char *car
 	argv[argc++] = "HSET";
 	argv[argc++] = key;
 	if (carrier) {
-		argv[argc++] = "carrier";
+		argv[argc++] = sr_fact_field("carrier");
 		argv[argc++] = carrier;
 	}
 	json_object_foreach(o, name, v) {
@@ -158,7 +158,7 @@ append_hset(const char *key, json_t *o, const char *const *skip, const char *car
 		if (skipped || k == 12)
 			continue;
 		sr_fact_value(v, vals[k], sizeof vals[k]);
-		argv[argc++] = name;
+		argv[argc++] = sr_fact_field(name);
 		argv[argc++] = vals[k++];
 	}
 	if (argc <= 2)
@@ -195,9 +195,9 @@ process(struct row *rows, int n)
 	for (int i = 0; i < n; i++)
 		if (rows[i].st == ST_PENDING && rows[i].card) {
 			const char *argv[] = { "HMGET", sr_key_card_facts(key, cfg.prefix, rows[i].card),
-				"carrier", "device" };
+				sr_fact_field("carrier"), sr_fact_field("device"), "carrier", "device" };
 
-			sr_redis_append(&rds, 4, argv, NULL);
+			sr_redis_append(&rds, 6, argv, NULL);
 			rows[i].has_status = json_is_string(json_object_get(rows[i].obj, "status"));
 			if (as_of && rows[i].has_status) {
 				const char *seen[] = { "HMGET", sr_key_card(key2, cfg.prefix, rows[i].carrier,
@@ -213,11 +213,12 @@ process(struct row *rows, int n)
 			continue;
 		if (!(rep = sr_redis_reply(&rds)))
 			return -1;
-		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2) {
-			if (rep->element[0]->type == REDIS_REPLY_STRING)
-				snprintf(r->old_carrier, sizeof r->old_carrier, "%s", rep->element[0]->str);
-			if (rep->element[1]->type == REDIS_REPLY_STRING)
-				snprintf(r->old_device, sizeof r->old_device, "%s", rep->element[1]->str);
+		/* The short fields, else the legacy ones (before sr-admin migrate). */
+		for (int j = 1; rep->type == REDIS_REPLY_ARRAY && rep->elements == 4 && j >= 0; j--) {
+			if (rep->element[2 * j]->type == REDIS_REPLY_STRING)
+				snprintf(r->old_carrier, sizeof r->old_carrier, "%s", rep->element[2 * j]->str);
+			if (rep->element[2 * j + 1]->type == REDIS_REPLY_STRING)
+				snprintf(r->old_device, sizeof r->old_device, "%s", rep->element[2 * j + 1]->str);
 		}
 		freeReplyObject(rep);
 		if (as_of && r->has_status) {

@@ -117,19 +117,21 @@ append_status_update(struct res *r)
 		return 0;
 	sr_key_card_facts(key, cfg.prefix, r->t.card);
 	if (by) {
-		const char *argv[] = { "HSET", key, "status", state, "stopped_by", by };
+		const char *argv[] = { "HSET", key, sr_fact_field("status"), state, sr_fact_field("stopped_by"),
+			by };
 
 		sr_redis_append(&rds, 6, argv, NULL);
 		return 1;
 	} else if (!strcmp(state, "active")) {
-		const char *argv[] = { "HSET", key, "status", state };
-		const char *del[] = { "HDEL", key, "stopped_by" };
+		const char *argv[] = { "HSET", key, sr_fact_field("status"), state };
+		/* The legacy field too, or it would be read in its place. */
+		const char *del[] = { "HDEL", key, sr_fact_field("stopped_by"), "stopped_by" };
 
 		sr_redis_append(&rds, 4, argv, NULL);
-		sr_redis_append(&rds, 3, del, NULL);
+		sr_redis_append(&rds, 4, del, NULL);
 		return 2;
 	} else {
-		const char *argv[] = { "HSET", key, "status", state };
+		const char *argv[] = { "HSET", key, sr_fact_field("status"), state };
 
 		sr_redis_append(&rds, 4, argv, NULL);
 		return 1;

@@ -295,13 +295,13 @@ append_facts_write(struct req *r)
 
 	argv[argc++] = "HSET";
 	argv[argc++] = sr_key_card_facts(key, cfg.prefix, r->card);
-	argv[argc++] = "carrier";
+	argv[argc++] = sr_fact_field("carrier");
 	argv[argc++] = r->carrier;
 	json_object_foreach(r->facts, name, v) {
 		if (!strcmp(name, "carrier") || k == 10)
 			continue;
 		sr_fact_value(v, vals[k], sizeof vals[k]);
-		argv[argc++] = name;
+		argv[argc++] = sr_fact_field(name);
 		argv[argc++] = vals[k++];
 	}
 	sr_redis_append(&rds, argc, argv, NULL);
@@ -490,7 +490,7 @@ append_devices(struct batch *b)
 			if (k == 4)
 				break;
 			sr_fact_value(v, vals[k], sizeof vals[k]);
-			hset[hc++] = name;
+			hset[hc++] = sr_fact_field(name);
 			hset[hc++] = vals[k++];
 		}
 		if (hc > 2)
@@ -768,14 +768,16 @@ run_direct(struct batch *b, long long now)
 		}
 		if (d->ok) {
 			int stop = !strcmp(d->action, "stop");
-			const char *set[] = { "HSET", sr_key_card_facts(key, cfg.prefix, r->card), "status",
-				stop ? "stopped" : "active", "stopped_by", "auto" };
+			const char *set[] = { "HSET", sr_key_card_facts(key, cfg.prefix, r->card),
+				sr_fact_field("status"), stop ? "stopped" : "active", sr_fact_field("stopped_by"),
+				"auto" };
 
 			sr_redis_append(&rds, stop ? 6 : 4, set, NULL);
 			if (!stop) {
-				const char *del[] = { "HDEL", key, "stopped_by" };
+				/* The legacy field too, or it would be read in its place. */
+				const char *del[] = { "HDEL", key, sr_fact_field("stopped_by"), "stopped_by" };
 
-				sr_redis_append(&rds, 3, del, NULL);
+				sr_redis_append(&rds, 4, del, NULL);
 			}
 		} else
 			retry[nretry++] = &r->cmd;

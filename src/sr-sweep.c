@@ -53,36 +53,6 @@ accounts(void)
 	return sr_redis_must(&rds, 2, a);
 }
 
-/* Keys matching pattern, by SCAN (the sweep is the one low-frequency job
- * allowed to walk the keyspace), on every master of a cluster. Calls fn(key
- * suffix after skip chars). */
-static void
-scan_keys(const char *pattern, size_t skip, void (*fn)(const char *, void *), void *arg)
-{
-	for (int m = 0; m < sr_redis_masters(&rds); m++) {
-		char cursor[32] = "0";
-
-		do {
-			const char *a[] = { "SCAN", cursor, "MATCH", pattern, "COUNT", "1000" };
-			redisReply *rep = sr_redis_cmd_at(&rds, m, 6, a);
-
-			if (!rep)
-				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-			if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2)
-				sr_die(SR_EX_BACKEND, "SCAN: %s",
-				    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-			snprintf(cursor, sizeof cursor, "%s", rep->element[0]->str);
-			for (size_t i = 0; i < rep->element[1]->elements; i++) {
-				const char *k = rep->element[1]->element[i]->str;
-
-				if (strlen(k) > skip)
-					fn(k + skip, arg);
-			}
-			freeReplyObject(rep);
-		} while (strcmp(cursor, "0"));
-	}
-}
-
 struct sweep {
 	const char *carrier;
 	char **ids;
@@ -211,7 +181,7 @@ do_sweep(void)
 		/* Every command hash of the account, and every queue member. */
 		sr_key_account(prefix, cfg.prefix, w.carrier, "card:");
 		snprintf(pattern, sizeof pattern, "%s*", prefix);
-		scan_keys(pattern, strlen(prefix), collect_id, &w);
+		sr_redis_scan_must(&rds, pattern, strlen(prefix), collect_id, &w);
 		for (int q = 0; q < 3; q++) {
 			char qkey[SR_KEY_MAX];
 			const char *z[] = { "ZRANGE", sr_key_account(qkey, cfg.prefix, w.carrier, qs[q]), "0", "-1" };
@@ -231,7 +201,7 @@ do_sweep(void)
 
 		snprintf(prefix, sizeof prefix, "%s:device_eval:{d%d}:dev:", cfg.prefix, s);
 		snprintf(pattern, sizeof pattern, "%s*", prefix);
-		scan_keys(pattern, strlen(prefix), collect_id, &w);
+		sr_redis_scan_must(&rds, pattern, strlen(prefix), collect_id, &w);
 		sweep_ids(&w, 1, s);
 		total += w.findings;
 	}

@@ -250,6 +250,11 @@ redisReply *sr_redis_cmd_at(struct sr_redis *r, int master, int argc, const char
 /* The same, for tools that cannot go on without the answer: a lost
  * connection or an error reply ends the tool (exit 3), naming the command. */
 redisReply *sr_redis_must(struct sr_redis *r, int argc, const char **argv);
+/* The keys matching pattern, by SCAN on every master (for the low-frequency
+ * jobs allowed to walk the keyspace: the sweep, a migration): fn(key + skip,
+ * arg) for each key longer than skip. A failure ends the tool (exit 3). */
+void sr_redis_scan_must(struct sr_redis *r, const char *pattern, size_t skip,
+    void (*fn)(const char *, void *), void *arg);
 /* An error reply that says Redis cannot take the command now (out of
  * memory, a read-only replica, loading, busy...), rather than a refusal by a
  * script: 1. */
@@ -467,6 +472,15 @@ enum sr_fact_kind { SR_FACTS_CARD, SR_FACTS_DEVICE };
 /* Load facts from an HGETALL reply (array of field/value). */
 void sr_card_facts_load(struct sr_card_facts *f, const redisReply *hgetall);
 void sr_device_facts_load(struct sr_device_facts *f, const redisReply *hgetall);
+/* A fact's field in the facts hash ("st" for "status"); NULL for a name
+ * that is not a fact. */
+const char *sr_fact_field(const char *name);
+/* Every fact's old name and field, in pairs, into argv (at most max
+ * entries, for migrate_facts.lua). Returns how many. */
+int sr_facts_renames(const char **argv, int max);
+/* A facts hash (HGETALL's reply) as a JSON object under the facts' names,
+ * numbers as numbers: what an operator reads. */
+json_t *sr_facts_json(const redisReply *hgetall, enum sr_fact_kind kind);
 /* Lay a request's (checked) facts over the stored ones; its carrier is not
  * a fact's. */
 void sr_card_facts_merge(struct sr_card_facts *f, json_t *facts);

@@ -1,6 +1,8 @@
 /* sr_facts.c - the facts srq judges by, in one table: each fact's name (in
- * JSON, CSV and its Redis hash alike), whether a card or a device carries
- * it, the shape of its value, and where the judgment keeps it. Validation
+ * JSON and CSV), its field in the Redis facts hash (two letters: a card's
+ * facts hash is kept for every card of the platform, and long field names
+ * were a quarter of it), whether a card or a device carries it, the shape
+ * of its value, and where the judgment keeps it. Validation
  * (sr_check_facts), loading from Redis (sr_card_facts_load,
  * sr_device_facts_load), a request's facts laid over the stored ones
  * (sr_card_facts_merge), the list of numeric facts (CSV cells) and the
@@ -22,21 +24,22 @@ enum fact_type { F_ID, F_STATUS, F_STOPPED_BY, F_INT, F_FLAG };
 
 static const struct fact {
 	const char *name;
+	const char *field;     /* in the facts hash (README "Redis layout") */
 	unsigned on;           /* ON_CARD, ON_DEVICE */
 	enum fact_type type;
 	size_t card_off, card_size; /* where struct sr_card_facts keeps it */
 	size_t dev_off, dev_size;   /* where struct sr_device_facts keeps it */
 } facts[] = {
-	{ "carrier", ON_CARD, F_ID, CARD(carrier), NOT_KEPT },
-	{ "device", ON_CARD, F_ID, CARD(device), NOT_KEPT },
-	{ "status", ON_CARD, F_STATUS, CARD(status), NOT_KEPT },
-	{ "stopped_by", ON_CARD, F_STOPPED_BY, CARD(stopped_by), NOT_KEPT },
-	{ "pkg_expires_at", ON_CARD | ON_DEVICE, F_INT, CARD(pkg_expires_at), DEVICE(pkg_expires_at) },
-	{ "data_used_kb", ON_CARD, F_INT, CARD(data_used_kb), NOT_KEPT },
-	{ "data_quota_kb", ON_CARD, F_INT, CARD(data_quota_kb), NOT_KEPT },
-	{ "refunded", ON_CARD, F_FLAG, CARD(refunded), NOT_KEPT },
-	{ "polling_paused", ON_CARD, F_FLAG, NOT_KEPT, NOT_KEPT },
-	{ "disabled", ON_DEVICE, F_FLAG, NOT_KEPT, DEVICE(disabled) },
+	{ "carrier", "cr", ON_CARD, F_ID, CARD(carrier), NOT_KEPT },
+	{ "device", "dv", ON_CARD, F_ID, CARD(device), NOT_KEPT },
+	{ "status", "st", ON_CARD, F_STATUS, CARD(status), NOT_KEPT },
+	{ "stopped_by", "sb", ON_CARD, F_STOPPED_BY, CARD(stopped_by), NOT_KEPT },
+	{ "pkg_expires_at", "pe", ON_CARD | ON_DEVICE, F_INT, CARD(pkg_expires_at), DEVICE(pkg_expires_at) },
+	{ "data_used_kb", "du", ON_CARD, F_INT, CARD(data_used_kb), NOT_KEPT },
+	{ "data_quota_kb", "dq", ON_CARD, F_INT, CARD(data_quota_kb), NOT_KEPT },
+	{ "refunded", "rf", ON_CARD, F_FLAG, CARD(refunded), NOT_KEPT },
+	{ "polling_paused", "pp", ON_CARD, F_FLAG, NOT_KEPT, NOT_KEPT },
+	{ "disabled", "ds", ON_DEVICE, F_FLAG, NOT_KEPT, DEVICE(disabled) },
 };
 #define NFACTS (sizeof facts / sizeof facts[0])
 
@@ -78,22 +81,93 @@ keep(const struct fact *f, void *base, size_t off, size_t size, const char *str,
 	}
 }
 
-/* The fields of a facts hash (HGETALL's reply) into a struct. */
+/* The fact stored under field: its short field, or (legacy) its name, as
+ * releases before the short fields wrote it and `sr-admin migrate`
+ * renames. *legacy tells which. */
+static const struct fact *
+find_field(const char *field, unsigned on, int *legacy)
+{
+	for (size_t i = 0; i < NFACTS; i++)
+		if (facts[i].on & on) {
+			if (!strcmp(facts[i].field, field)) {
+				*legacy = 0;
+				return &facts[i];
+			}
+			if (!strcmp(facts[i].name, field)) {
+				*legacy = 1;
+				return &facts[i];
+			}
+		}
+	return NULL;
+}
+
+/* The fields of a facts hash (HGETALL's reply) into a struct. A legacy
+ * field is read first, so that the short one, written since, wins. */
 static void
 load(void *base, unsigned on, const redisReply *h)
 {
-	for (size_t i = 0; i + 1 < h->elements; i += 2) {
-		const char *k = h->element[i]->str;
-		const redisReply *v = h->element[i + 1];
-		const struct fact *f;
+	for (int pass = 1; pass >= 0; pass--)
+		for (size_t i = 0; i + 1 < h->elements; i += 2) {
+			const char *k = h->element[i]->str;
+			const redisReply *v = h->element[i + 1];
+			const struct fact *f;
+			int legacy;
 
-		if (!k || v->type != REDIS_REPLY_STRING || !(f = find(k, on)))
-			continue;
-		if (on == ON_CARD && f->card_off != (size_t)-1)
-			keep(f, base, f->card_off, f->card_size, v->str, v->len, atoll(v->str));
-		else if (on == ON_DEVICE && f->dev_off != (size_t)-1)
-			keep(f, base, f->dev_off, f->dev_size, v->str, v->len, atoll(v->str));
+			if (!k || v->type != REDIS_REPLY_STRING || !(f = find_field(k, on, &legacy)) ||
+			    legacy != pass)
+				continue;
+			if (on == ON_CARD && f->card_off != (size_t)-1)
+				keep(f, base, f->card_off, f->card_size, v->str, v->len, atoll(v->str));
+			else if (on == ON_DEVICE && f->dev_off != (size_t)-1)
+				keep(f, base, f->dev_off, f->dev_size, v->str, v->len, atoll(v->str));
+		}
+}
+
+int
+sr_facts_renames(const char **argv, int max)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < NFACTS && n + 2 <= max; i++) {
+		argv[n++] = facts[i].name;
+		argv[n++] = facts[i].field;
 	}
+	return n;
+}
+
+const char *
+sr_fact_field(const char *name)
+{
+	for (size_t i = 0; i < NFACTS; i++)
+		if (!strcmp(facts[i].name, name))
+			return facts[i].field;
+	return NULL;
+}
+
+json_t *
+sr_facts_json(const redisReply *h, enum sr_fact_kind kind)
+{
+	json_t *o = json_object();
+
+	if (!h || h->type != REDIS_REPLY_ARRAY)
+		return o;
+	for (int pass = 1; pass >= 0; pass--)
+		for (size_t i = 0; i + 1 < h->elements; i += 2) {
+			const char *k = h->element[i]->str;
+			const redisReply *v = h->element[i + 1];
+			const struct fact *f = k ? find_field(k, 1u << kind, &(int){ 0 }) : NULL;
+			int legacy = f && strcmp(f->field, k);
+
+			if (!k || v->type != REDIS_REPLY_STRING || legacy != pass)
+				continue;
+			if (!f) /* not a fact srq knows: shown as stored */
+				json_object_set_new(o, k, json_string(v->str));
+			else if (f->type == F_INT || f->type == F_FLAG)
+				json_object_set_new(o, f->name, json_integer(atoll(v->str)));
+			else
+				json_object_set_new(o, f->name, json_string(v->str));
+		}
+	return o;
 }
 
 void

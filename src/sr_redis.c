@@ -714,6 +714,34 @@ sr_redis_must(struct sr_redis *r, int argc, const char **argv)
 	return rep;
 }
 
+void
+sr_redis_scan_must(struct sr_redis *r, const char *pattern, size_t skip,
+    void (*fn)(const char *, void *), void *arg)
+{
+	for (int m = 0; m < sr_redis_masters(r); m++) {
+		char cursor[32] = "0";
+
+		do {
+			const char *a[] = { "SCAN", cursor, "MATCH", pattern, "COUNT", "1000" };
+			redisReply *rep = sr_redis_cmd_at(r, m, 6, a);
+
+			if (!rep)
+				sr_die(SR_EX_BACKEND, "%s", r->errstr);
+			if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2)
+				sr_die(SR_EX_BACKEND, "SCAN: %s",
+				    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+			snprintf(cursor, sizeof cursor, "%s", rep->element[0]->str);
+			for (size_t i = 0; i < rep->element[1]->elements; i++) {
+				const char *k = rep->element[1]->element[i]->str;
+
+				if (strlen(k) > skip)
+					fn(k + skip, arg);
+			}
+			freeReplyObject(rep);
+		} while (strcmp(cursor, "0"));
+	}
+}
+
 int64_t
 sr_redis_time_ms(struct sr_redis *r)
 {

@@ -183,8 +183,8 @@ acked() {
 # facts each one carries are there), e.g. requests that were written but
 # not acknowledged when sr-enqueue or Redis was killed.
 in_redis() {
-	jq -r 'if .card then "\(env.SRQ_PREFIX):card:\(.card):facts pkg_expires_at \(.facts.pkg_expires_at)"
-	       elif .facts then .device as $d | .facts | to_entries[0] | "\(env.SRQ_PREFIX):device:\($d):facts \(.key) \(.value)"
+	jq -r 'if .card then "\(env.SRQ_PREFIX):card:\(.card):facts pe \(.facts.pkg_expires_at)"
+	       elif .facts then .device as $d | .facts | to_entries[0] | "\(env.SRQ_PREFIX):device:\($d):facts \({pkg_expires_at: "pe", disabled: "ds"}[.key]) \(.value)"
 	       else empty end' "$1" >"$1.facts"
 	[ -s "$1.facts" ] || { echo 0; return; }
 	awk '{ print "HGET", $1, $2 }' "$1.facts" | rcli | paste -d' ' "$1.facts" - | awk '$3 == $4' | wc -l
@@ -388,8 +388,8 @@ check() {
 
 	# No acknowledged request lost. The facts each request carried (the
 	# last request of a card or device wins) are in Redis...
-	jq -r 'if .card then "\(.card) pkg_expires_at \(.facts.pkg_expires_at)"
-	       elif .facts then .device as $d | .facts | to_entries[] | "dev:\($d) \(.key) \(.value)"
+	jq -r 'if .card then "\(.card) pe \(.facts.pkg_expires_at)"
+	       elif .facts then .device as $d | .facts | to_entries[] | "dev:\($d) \({pkg_expires_at: "pe", disabled: "ds"}[.key]) \(.value)"
 	       else empty end' "$T/stream.jsonl" |
 		awk '{ last[$1 " " $2] = $3; if (!($1 " " $2 in seen)) { seen[$1 " " $2] = 1; order[++n] = $1 " " $2 } }
 		     END { for (i = 1; i <= n; i++) print order[i], last[order[i]] }' >"$T/facts.want"

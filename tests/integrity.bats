@@ -47,7 +47,7 @@ line() { # line TASK TOKEN OUTCOME [EXTRA-JSON]
 	run -0 sr-confirm <<<"$(line call forged ok)"
 	assert_output --partial '"state":"stale"'
 	assert_equal "$(snapshot)" "$before"
-	assert_equal "$(rcli HGET t:card:X1:facts status)" active
+	assert_equal "$(rcli HGET t:card:X1:facts st)" active
 	assert_equal "$(wc -l <"$T/gw.log")" 0
 }
 
@@ -63,7 +63,7 @@ line() { # line TASK TOKEN OUTCOME [EXTRA-JSON]
 	run -0 sr-confirm <<<"$(line call "$token" superseded)"
 	run -0 sr-confirm <<<"$(line call "$token" blocked ',"gate":"paused"')"
 	assert_equal "$(snapshot)" "$before"
-	assert_equal "$(rcli HGET t:card:X1:facts status)" active
+	assert_equal "$(rcli HGET t:card:X1:facts st)" active
 	# The real task still goes through and finishes it, once.
 	run -0 bash -c "sr-exec <'$T/task' | sr-confirm"
 	assert_output --partial '"state":"done"'
@@ -112,16 +112,16 @@ line() { # line TASK TOKEN OUTCOME [EXTRA-JSON]
 	sr-claim | sr-exec >"$T/v1" # version 1 stopped the card...
 	assert_equal "$(jq -r .outcome "$T/v1")" ok
 	sr-confirm <"$T/v1" >/dev/null
-	assert_equal "$(rcli HGET t:card:X1:facts status)" stopped
+	assert_equal "$(rcli HGET t:card:X1:facts st)" stopped
 	# ...the customer renewed (v2 resumes it, after the interval)...
 	req X1 "$FUTURE" order
 	run -0 drain 10
-	assert_equal "$(rcli HGET t:card:X1:facts status)" active
+	assert_equal "$(rcli HGET t:card:X1:facts st)" active
 	# ...and an old v1 result replayed now must not say "stopped" again: the
 	# next expiry would be judged a no-op and the card never stopped.
 	run -0 sr-confirm <"$T/v1"
 	assert_output --partial '"state":"stale"'
-	assert_equal "$(rcli HGET t:card:X1:facts status)" active
+	assert_equal "$(rcli HGET t:card:X1:facts st)" active
 	req X1 "$PAST"
 	assert_equal "$(rcli HGET "$K" action)" stop
 }

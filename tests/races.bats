@@ -104,7 +104,7 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 	run -0 drain 10
 	assert_equal "$(last_state C1)" stopped
 	# The card's facts were rolled back by a stale feed: they say active.
-	rcli HSET t:card:C1:facts status active >/dev/null
+	rcli HSET t:card:C1:facts st active >/dev/null
 	run -0 sr-enqueue < <(renew C1)
 	assert_equal "$(jq -r '.status + " " + .action' <<<"$output")" "queued resume"
 	run -0 drain 10
@@ -116,14 +116,14 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 	expire C1 | sr-enqueue >/dev/null
 	stop_in_flight
 	# Meanwhile an operator stops it by hand at the carrier; the mirror says so.
-	rcli HSET t:card:C1:facts status stopped stopped_by manual >/dev/null
+	rcli HSET t:card:C1:facts st stopped sb manual >/dev/null
 	run -0 sr-enqueue < <(renew C1)
 	refute_output --partial '"action":"resume"'
 	wait "$pid"
 	run -0 drain 10
 	# No resume ever went, and the hand's stopped_by survived srq's stop.
 	assert_equal "$(jq -r 'select(.card == "C1") | .kind' "$T/gw.log" | tr '\n' ' ')" "stop "
-	assert_equal "$(rcli HGET t:card:C1:facts stopped_by)" manual
+	assert_equal "$(rcli HGET t:card:C1:facts sb)" manual
 	run -0 sr-enqueue < <(renew C1)
 	assert_equal "$(jq -r .status <<<"$output")" noop
 }
@@ -134,7 +134,7 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 	run -0 drain 10
 	assert_equal "$(last_state C1)" stopped
 	# An operator marks the stop as theirs (a customer dispute).
-	rcli HSET t:card:C1:facts stopped_by manual >/dev/null
+	rcli HSET t:card:C1:facts sb manual >/dev/null
 	run -0 sr-enqueue < <(renew C1)
 	assert_equal "$(jq -r .status <<<"$output")" noop
 	run -0 sr-claim --max 10
@@ -148,7 +148,7 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 		"$FUTURE" | sr-enqueue >/dev/null
 	run -0 drain 10
 	assert_equal "$(last_state C1)" active
-	rcli HSET t:card:C1:facts status stopped >/dev/null
+	rcli HSET t:card:C1:facts st stopped >/dev/null
 	gwsim_stop
 	# Its package expires: srq's own view (active) queues the stop, and the
 	# carrier refuses it for good: frozen, with an alert.

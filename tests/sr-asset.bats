@@ -29,9 +29,9 @@ teardown() {
 	[[ $stderr == *'line 4: fact "device" must be an id'* ]]
 	[[ $stderr == *'line 5: "pkg_expires_at" must be a non-negative integer'* ]]
 	[[ $stderr == *'line 9: row has 3 fields, the header 6'* ]]
-	assert_equal "$(rcli HGET t:card:A2:facts stopped_by)" manual
+	assert_equal "$(rcli HGET t:card:A2:facts sb)" manual
 	# An empty cell leaves the fact as it was.
-	assert_equal "$(rcli HGET t:card:A6:facts status)" active
+	assert_equal "$(rcli HGET t:card:A6:facts st)" active
 	assert_equal "$(rcli SMEMBERS t:device:D1:cards | sort | tr '\n' ' ')" "A1 A2 "
 }
 
@@ -59,7 +59,7 @@ teardown() {
 	assert_equal "$(echo "$output" | jq -r .status | tr '\n' ' ')" "loaded rejected loaded rejected rejected "
 	[[ $stderr == *'line 2: unknown device fact "colour"'* ]]
 	[[ $stderr == *"line 4: card belongs to carrier 'c1'"* ]]
-	assert_equal "$(rcli HGET t:device:D9:facts disabled)" 1
+	assert_equal "$(rcli HGET t:device:D9:facts ds)" 1
 	SRQ_REDIS="unix://$T/none.sock" run -3 sr-asset <<<'{"card":"X2","carrier":"c1"}'
 	assert_output --partial '"status":"error"'
 }
@@ -100,21 +100,21 @@ teardown() {
 	# srq learned later is kept, and the expiry scan costs no call.
 	run -0 sr-asset --as-of "$taken" <"$T/export.jsonl"
 	assert_equal "$(jq -r '"\(.status) \(.status_kept)"' <<<"$output" | sort -u)" "loaded true"
-	assert_equal "$(rcli HGET t:card:K1:facts status)" stopped
+	assert_equal "$(rcli HGET t:card:K1:facts st)" stopped
 	run -0 sr-enqueue < <(printf '{"card":"K%d","carrier":"c1","scene":"package_expired"}\n' 1 2 3)
 	assert_equal "$(jq -r .status <<<"$output" | sort -u)" noop
 	# Only the export can say a card was stopped by hand: stopped_by is
 	# always written, and a renewal then leaves the card alone.
 	printf '{"card":"K2","carrier":"c1","status":"active","stopped_by":"manual"}\n' |
 		sr-asset --as-of "$taken" >/dev/null
-	assert_equal "$(rcli HMGET t:card:K2:facts status stopped_by | tr '\n' ' ')" "stopped manual "
+	assert_equal "$(rcli HMGET t:card:K2:facts st sb | tr '\n' ' ')" "stopped manual "
 	run -0 sr-enqueue < <(printf '{"card":"K2","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' "$FUTURE")
 	assert_equal "$(jq -r .status <<<"$output")" noop
 	# An export taken after srq's change is news (the card was resumed at
 	# the carrier by someone else): it wins, and the stop is queued again.
 	run -0 sr-asset --as-of now <"$T/export.jsonl"
 	assert_equal "$(jq -r '.status_kept // false' <<<"$output" | sort -u)" false
-	assert_equal "$(rcli HGET t:card:K1:facts status)" active
+	assert_equal "$(rcli HGET t:card:K1:facts st)" active
 	run -0 sr-enqueue < <(printf '{"card":"K1","carrier":"c1","scene":"package_expired"}\n')
 	assert_equal "$(jq -r .status <<<"$output")" queued
 	# Without --as-of the export wins, as before.

@@ -21,7 +21,7 @@ stop_request() {
 @test "a call no longer wanted by fresh facts is superseded without touching the gateway" {
 	stop_request E1
 	# The package was renewed in the asset mirror, not through sr-enqueue.
-	rcli HSET t:card:E1:facts pkg_expires_at $((NOW + 86400)) >/dev/null
+	rcli HSET t:card:E1:facts pe $((NOW + 86400)) >/dev/null
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(jq -r .outcome "$T/results")" superseded
 	assert_output --partial '"state":"done"'
@@ -33,8 +33,8 @@ stop_request() {
 	stop_request E2
 	run -0 drain 10
 	assert_equal "$(jq -r .key "$T/gw.log")" E2-1-stop
-	assert_equal "$(rcli HGET t:card:E2:facts status)" stopped
-	assert_equal "$(rcli HGET t:card:E2:facts stopped_by)" auto
+	assert_equal "$(rcli HGET t:card:E2:facts st)" stopped
+	assert_equal "$(rcli HGET t:card:E2:facts sb)" auto
 }
 
 @test "gateway unreachable: outcome retry, requeued after the interval, nothing lost" {
@@ -70,7 +70,7 @@ stop_request() {
 	assert_output --partial '"state":"confirming"'
 	run -0 drain 20
 	assert_equal "$(jq -r .kind "$T/gw.log" | tr '\n' ' ')" "stop status "
-	assert_equal "$(rcli HGET t:card:E5:facts status)" stopped
+	assert_equal "$(rcli HGET t:card:E5:facts st)" stopped
 }
 
 @test "Retry-After from the carrier is honoured" {

@@ -34,7 +34,7 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	run -0 sr-enqueue < <(req P1 "$PAST")
 	assert_output --partial '"status":"direct_ok","action":"stop","reason":"package_expired"'
 	assert_output --partial '"tries":1'
-	assert_equal "$(rcli HGET t:card:P1:facts status)" stopped
+	assert_equal "$(rcli HGET t:card:P1:facts st)" stopped
 	assert_equal "$(jq -r '"\(.card) \(.kind) \(.code)"' "$T/gw.log")" "P1 stop OK"
 	# Renewed right away: the resume would be inside the card's interval, so
 	# it is not called; it fails and stays queued for when the switch is on.

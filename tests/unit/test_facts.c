@@ -52,10 +52,14 @@ main(void)
 {
 	struct sr_card_facts cf;
 	struct sr_device_facts df;
-	const char *card[] = { "carrier", "c17", "device", "D42", "status", "stopped", "stopped_by",
-		"manual", "pkg_expires_at", "1798675200", "data_used_kb", "900", "data_quota_kb",
-		"1000", "refunded", "1", "polling_paused", "1", "colour", "red", NULL };
-	const char *dev[] = { "pkg_expires_at", "0", "disabled", "1", NULL };
+	const char *card[] = { "cr", "c17", "dv", "D42", "st", "stopped", "sb", "manual", "pe",
+		"1798675200", "du", "900", "dq", "1000", "rf", "1", "pp", "1", "colour", "red", NULL };
+	const char *dev[] = { "pe", "0", "ds", "1", NULL };
+	/* As releases before the short fields wrote them, a later short one
+	 * beside (written since): it wins, whatever the order of the reply. */
+	const char *legacy[] = { "st", "active", "status", "stopped", "stopped_by", "manual",
+		"pkg_expires_at", "7", NULL };
+	json_t *shown;
 	json_t *req;
 
 	sr_card_facts_load(&cf, hash(card));
@@ -68,8 +72,25 @@ main(void)
 	CHECK(!cf.known && !cf.status[0] && cf.pkg_expires_at == 0, "no facts: unknown, zeros");
 	sr_device_facts_load(&df, hash(dev));
 	CHECK(!df.has_pkg && df.disabled, "a device package of 0 is none; disabled loaded");
-	sr_device_facts_load(&df, hash((const char *[]){ "pkg_expires_at", "5", NULL }));
+	sr_device_facts_load(&df, hash((const char *[]){ "pe", "5", NULL }));
 	CHECK(df.has_pkg && df.pkg_expires_at == 5 && !df.disabled, "a device package");
+
+	sr_card_facts_load(&cf, hash(legacy));
+	CHECK(!strcmp(cf.status, "active") && !strcmp(cf.stopped_by, "manual") && cf.pkg_expires_at == 7,
+	    "legacy fields read; a short field wins over its legacy one");
+	shown = sr_facts_json(hash(legacy), SR_FACTS_CARD);
+	CHECK(!strcmp(json_string_value(json_object_get(shown, "status")), "active") &&
+	    json_integer_value(json_object_get(shown, "pkg_expires_at")) == 7 &&
+	    json_object_size(shown) == 3, "shown under the facts' names, the short field winning");
+	json_decref(shown);
+	shown = sr_facts_json(hash(card), SR_FACTS_CARD);
+	CHECK(!strcmp(json_string_value(json_object_get(shown, "stopped_by")), "manual") &&
+	    json_integer_value(json_object_get(shown, "data_used_kb")) == 900 &&
+	    !strcmp(json_string_value(json_object_get(shown, "colour")), "red"),
+	    "a stored field that is no fact is shown as stored");
+	json_decref(shown);
+	CHECK(!strcmp(sr_fact_field("pkg_expires_at"), "pe") && !sr_fact_field("colour"),
+	    "each fact's field");
 
 	sr_card_facts_load(&cf, hash(card));
 	req = json_pack("{ss si sb ss}", "status", "active", "data_used_kb", 1000, "refunded", 0,
