@@ -242,6 +242,18 @@ audit_entries(const char *stream, const char *card, long limit)
 	}
 }
 
+/* A sleeping card's packed state (sr_key_idle) into o, as its hash's fields
+ * would be. */
+static void
+idle_fields(json_t *o, const char *packed)
+{
+	char v[128];
+
+	for (int i = 0; sr_idle_fields[i]; i++)
+		if (sr_idle_get(packed, i, v, sizeof v))
+			json_object_set_new(o, sr_idle_fields[i], field_value(sr_idle_fields[i], v));
+}
+
 /* Everything about one card, for show and why. */
 static json_t *
 card_state(const char *card, const char *carrier, long long *now_ms, int history)
@@ -259,6 +271,16 @@ card_state(const char *card, const char *carrier, long long *now_ms, int history
 		const char *a[] = { "HGETALL", sr_key_card(key, cfg.prefix, carrier, card) };
 
 		command = hash_obj(rep = cmd(2, a));
+		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 0) {
+			/* No hash: the card may be asleep (no command). */
+			const char *field = sr_key_idle(key, cfg.prefix, carrier, card);
+			const char *b[] = { "HGET", key, field };
+			redisReply *v = cmd(3, b);
+
+			if (v->type == REDIS_REPLY_STRING)
+				idle_fields(command, v->str);
+			freeReplyObject(v);
+		}
 		freeReplyObject(rep);
 	}
 	{

@@ -202,8 +202,11 @@ process(struct row *rows, int n)
 			if (as_of && rows[i].has_status) {
 				const char *seen[] = { "HMGET", sr_key_card(key2, cfg.prefix, rows[i].carrier,
 					rows[i].card), "seen", "seen_ms" };
+				const char *idle[] = { "HGET", key2, NULL };
 
 				sr_redis_append(&rds, 4, seen, NULL);
+				idle[2] = sr_key_idle(key2, cfg.prefix, rows[i].carrier, rows[i].card);
+				sr_redis_append(&rds, 3, idle, NULL);
 			}
 		}
 	for (int i = 0; i < n; i++) {
@@ -222,12 +225,30 @@ process(struct row *rows, int n)
 		}
 		freeReplyObject(rep);
 		if (as_of && r->has_status) {
+			redisReply *idle;
+			char seen[16] = "";
+			long long seen_ms = 0;
+
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
-			r->keep_status = rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
-			    rep->element[0]->type == REDIS_REPLY_STRING &&
-			    rep->element[1]->type == REDIS_REPLY_STRING && atoll(rep->element[1]->str) > as_of &&
-			    strcmp(rep->element[0]->str, json_string_value(json_object_get(r->obj, "status")));
+			if (!(idle = sr_redis_reply(&rds))) {
+				freeReplyObject(rep);
+				return -1;
+			}
+			/* What srq last saw: in the card's hash, or packed while it
+			 * sleeps (ver|last_call|seen|seen_ms|...). */
+			if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+			    rep->element[0]->type == REDIS_REPLY_STRING && rep->element[1]->type == REDIS_REPLY_STRING) {
+				snprintf(seen, sizeof seen, "%s", rep->element[0]->str);
+				seen_ms = atoll(rep->element[1]->str);
+			} else if (idle->type == REDIS_REPLY_STRING && sr_idle_get(idle->str, 2, seen, sizeof seen)) {
+				char ms[24];
+
+				seen_ms = sr_idle_get(idle->str, 3, ms, sizeof ms) ? atoll(ms) : 0;
+			}
+			r->keep_status = seen[0] && seen_ms > as_of &&
+			    strcmp(seen, json_string_value(json_object_get(r->obj, "status")));
+			freeReplyObject(idle);
 			freeReplyObject(rep);
 		}
 	}

@@ -715,10 +715,9 @@ run_direct(struct batch *b, long long now)
 		/* A fresh version: the request id (card-ver-action) of every
 		 * intent is unique, and a claim of an older one fails its gate. */
 		{
-			const char *argv[] = { "HINCRBY", sr_key_card(key, cfg.prefix, r->carrier, r->card),
-				"ver", "1" };
+			const char *argv[] = { sr_key_card(key, cfg.prefix, r->carrier, r->card) };
 
-			sr_redis_append(&rds, 4, argv, NULL);
+			sr_redis_append_script(&rds, SR_LUA_DIRECT_VERSION, 1, 1, argv, NULL);
 		}
 		r->direct = sr_malloc(sizeof *r->direct);
 		memset(r->direct, 0, sizeof *r->direct);

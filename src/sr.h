@@ -322,6 +322,14 @@ char *sr_key_account(char *buf, const char *prefix, const char *carrier, const c
 int sr_keys_account(char (*keys)[SR_KEY_MAX], const char **argv, const char *prefix,
     const char *carrier, const char *const *suffixes);
 char *sr_key_card(char *buf, const char *prefix, const char *carrier, const char *card);
+/* Where a card with no command sleeps (README "Redis layout"): its bucket
+ * hash into buf; returns its field (the id's last two characters). The
+ * packed value holds sr_idle_fields' values in order, '|' between them. */
+const char *sr_key_idle(char *buf, const char *prefix, const char *carrier, const char *card);
+extern const char *const sr_idle_fields[];
+/* The value of sr_idle_fields[i] in a packed state into out (n bytes);
+ * 0 when it is absent (or longer than out). */
+int sr_idle_get(const char *packed, int i, char *out, size_t n);
 char *sr_key_card_facts(char *buf, const char *prefix, const char *card);
 char *sr_key_device_facts(char *buf, const char *prefix, const char *device);
 char *sr_key_accounts(char *buf, const char *prefix);

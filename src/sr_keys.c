@@ -4,6 +4,8 @@
  * script touches a single slot and runs unchanged on Redis Cluster. Facts are
  * keyed by card or device alone: they are read and written by plain commands,
  * never inside a script together with command state. */
+#include <string.h>
+
 #include "sr.h"
 
 char *
@@ -29,6 +31,38 @@ sr_key_card(char *buf, const char *prefix, const char *carrier, const char *card
 {
 	snprintf(buf, SR_KEY_MAX, "%s:carrier:{%s}:card:%s", prefix, carrier, card);
 	return buf;
+}
+
+const char *
+sr_key_idle(char *buf, const char *prefix, const char *carrier, const char *card)
+{
+	size_t n = strlen(card), head = n > 2 ? n - 2 : 0;
+
+	snprintf(buf, SR_KEY_MAX, "%s:carrier:{%s}:idle:%.*s", prefix, carrier, (int)head, card);
+	return card + head;
+}
+
+/* In the order of the packed value: share/lua/includes/idle.lua's list. */
+const char *const sr_idle_fields[] = { "ver", "last_call", "seen", "seen_ms", "last_dir",
+	"dir_changes", "superseded", NULL };
+
+int
+sr_idle_get(const char *packed, int i, char *out, size_t n)
+{
+	const char *p = packed;
+
+	for (int k = 0; k < i; k++) {
+		if (!(p = strchr(p, '|')))
+			return 0;
+		p++;
+	}
+	size_t len = strcspn(p, "|");
+
+	if (len == 0 || len >= n)
+		return 0;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return 1;
 }
 
 char *

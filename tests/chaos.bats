@@ -397,15 +397,20 @@ check() {
 		"$T/facts.want" | rcli >"$T/facts.got"
 	run diff <(awk '{ print $3 }' "$T/facts.want") "$T/facts.got"
 	[ "$status" = 0 ] || { echo "trial $seed: facts of acknowledged requests missing:"; paste "$T/facts.want" "$T/facts.got" | awk '$3 != $4'; return 1; }
-	# ...every acknowledged version is still there (never went back)...
+	# ...every acknowledged version is still there (never went back): a
+	# card's in its hash, or packed first in its bucket while it sleeps...
 	rcli --scan --pattern "$SRQ_PREFIX:device_eval:*:dev:*" | grep -v ':scenes$' |
 		awk '{ d = $0; sub(/.*:dev:/, "", d); print d, $0 }' >"$T/devkeys"
 	cat "$T/acked.jsonl" "$T/resend-acks.jsonl" | jq -r 'select(.ver > 0) | "\(.card // "") \(.carrier // "") \(.device // "") \(.ver)"' |
 		awk -v p="$SRQ_PREFIX" 'FILENAME == ARGV[1] { dk[$1] = $2; next }
-		  NF == 3 { print $3, "HGET", p ":carrier:{" $2 "}:card:" $1, "ver"; next }
-		  NF == 2 { print $2, "HGET", dk[$1], "ver" }' "$T/devkeys" - >"$T/vers.want"
+		  NF == 3 { n = length($1); h = n > 2 ? n - 2 : 0
+		            print $3, "HGET", p ":carrier:{" $2 "}:card:" $1, "ver"
+		            print $3, "HGET", p ":carrier:{" $2 "}:idle:" substr($1, 1, h), substr($1, h + 1); next }
+		  NF == 2 { print $2, "HGET", dk[$1], "ver"; print $2, "ECHO", "-", "-" }' "$T/devkeys" - >"$T/vers.want"
 	cut -d' ' -f2- "$T/vers.want" | rcli >"$T/vers.got"
-	paste -d' ' "$T/vers.want" "$T/vers.got" | awk '$5 + 0 < $1 + 0' >"$T/vers.lost"
+	paste -d' ' "$T/vers.want" "$T/vers.got" |
+		awk 'NR % 2 { ack = $1; key = $3; v = $5; next }
+		     { if (v == "") { split($5, f, "|"); v = f[1] } if (v + 0 < ack + 0) print ack, key, v }' >"$T/vers.lost"
 	[ ! -s "$T/vers.lost" ] || { echo "trial $seed: acknowledged versions gone back (ack ver, key, now):"; cat "$T/vers.lost"; return 1; }
 	# ...and nothing is left: queued, claimed, confirming, frozen, devices.
 	run rcli --scan --pattern "$SRQ_PREFIX:carrier:*:stop_resume*"

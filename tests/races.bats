@@ -82,7 +82,7 @@ last_state() { # last_state CARD: the card's state after the carrier's last chan
 	# while the rest of sr-confirm's batch (and whatever it writes after its
 	# scripts) is still to come.
 	awk -v c="$card" -v f="$T/requests.fifo" -v line="$(renew "$card")" '
-	$0 ~ "\"HSET\" \"[^\"]*:card:" c "\" \"seen\"" { print line > f; close(f); exit }' \
+	$0 ~ "\"DEL\" \"[^\"]*:card:" c "\"" { print line > f; close(f); exit }' \
 		<"$T/mon" 6>&- &
 	awk_pid=$!
 	for _ in $(seq 100); do [ -s "$T/mon" ] && break; sleep 0.02; done # MONITOR is on

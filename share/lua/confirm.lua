@@ -224,10 +224,9 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
   if kind == 'query' and outcome == 'ok' and observed ~= target then finished = false end
 
   if finished then
-    cardFinish(key, queues, card, confirmingKey, anyOpen and openKey, prio, h[12] == '1')
     -- What srq now knows the card is at the carrier, written with the finish
     -- so that no judgment can run between them (enqueue.lua reads it).
-    local set = { 'seen', target, 'seen_ms', nowS }
+    local after = { seen = target, seen_ms = nowS }
     -- Flapping: the executed direction changed 3 or more times within an hour.
     if outcome == 'ok' or (kind == 'query' and observed == target) then
       if h[9] and h[9] ~= action then
@@ -236,15 +235,15 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
           if tonumber(t) > now - 3600000 then kept[#kept + 1] = t end
         end
         kept[#kept + 1] = nowS
-        set[#set + 1] = 'dir_changes'; set[#set + 1] = table.concat(kept, ' ')
+        after.dir_changes = table.concat(kept, ' ')
         if #kept >= 3 then
           rcall('ZADD', flappingKey, nowS, card)
           cardAlert('flapping', 0, #kept .. ' direction changes in an hour')
         end
       end
-      set[#set + 1] = 'last_dir'; set[#set + 1] = action
+      after.last_dir = action
     end
-    rcall('HSET', key, unpack(set))
+    cardFinish(key, queues, card, confirmingKey, anyOpen and openKey, prio, h[12] == '1', after)
     trimFlapping = true
     audit('done')
     return { 'done', tonumber(curVer), 1 }

@@ -5,7 +5,8 @@
   lowers the account's effective rate (AIMD), the breaker counts the result,
   and a call the carrier did not apply (throttled, refused, not sent, auth)
   gives the card's interval back. The state the answer says the card is now
-  in is recorded as the card's 'seen' (see enqueue.lua).
+  in is recorded as the card's 'seen' (see enqueue.lua). A card with no
+  command then goes back to sleep (idle.lua).
 
   Input:
     KEYS[1]  command hash of the card (last_call, prev_call)
@@ -25,6 +26,7 @@ local rcall = redis.call
 --- @include "now"
 --- @include "edge"
 --- @include "alert"
+--- @include "idle"
 local now = serverNow()
 local key, edgeKey, auditKey, alertKey, openKey = KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6]
 local s = cjson.decode(ARGV[1])
@@ -59,4 +61,11 @@ if outcome == 'retry' and class ~= 'too_frequent' and class ~= '' and kind == 'c
   if prev and prev ~= '' then rcall('HSET', key, 'last_call', prev) else rcall('HDEL', key, 'last_call') end
 end
 if ARGV[9] ~= '' then rcall('HSET', key, 'seen', ARGV[9], 'seen_ms', now) end
+-- A card with no command goes back to sleep (direct_version.lua woke it).
+local c = rcall('HMGET', key, 'action', 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir',
+  'dir_changes', 'superseded')
+if not c[1] then
+  cardSleep(key, { ver = c[2], last_call = c[3], seen = c[4], seen_ms = c[5], last_dir = c[6],
+    dir_changes = c[7], superseded = c[8] })
+end
 return 'ok'

@@ -32,7 +32,8 @@
     KEYS[6]     confirming commands (SET card)
     KEYS[7]     open alerts (HASH cause -> alert id): a cancelled command's
                 card alerts are resolved
-    KEYS[7+i]   command hash of card i (see README "Redis layout")
+    KEYS[7+i]   command hash of card i (see README "Redis layout"); an idle
+                card's bucket (idle.lua) is named after it
     ARGV[1]     min interval between state-change calls of a card, ms
     ARGV[2]     audit stream cap (approximate MAXLEN)
     then 8 ARGV per card i, in KEYS order:
@@ -68,6 +69,12 @@ for i = 1, #KEYS - 7 do
     tonumber(ARGV[a + 7]), ARGV[a + 8] == '1'
   local h = rcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'prio', 'frozen',
     'lease_until', 'called', 'seen')
+  local asleep
+  if not h[2] then
+    -- No version in a hash: the card is asleep (idle.lua), or new.
+    asleep = idleRead(key)
+    if asleep then h[2], h[4], h[9] = asleep.ver, asleep.last_call, asleep.seen end
+  end
   local action, ver = h[1], tonumber(h[2]) or 0
   local confirming, lastCall, called, seen = h[3] == '1', tonumber(h[4]) or 0, h[8], h[9]
 
@@ -102,8 +109,13 @@ for i = 1, #KEYS - 7 do
   else
     -- The version read above, one more (one write for the whole command).
     local nv = ver + 1
-    rcall('HSET', key, 'ver', nv, 'action', want, 'reason', reason, 'scene', scene,
-      'source', source, 'prio', prio)
+    local set = { 'ver', nv, 'action', want, 'reason', reason, 'scene', scene, 'source', source,
+      'prio', prio }
+    if asleep then
+      cardWake(key, set) -- its state back into its hash, with the command
+    else
+      rcall('HSET', key, unpack(set))
+    end
     local due = now
     if not confirming and lastCall + interval > due then due = lastCall + interval end
     if action then

@@ -116,10 +116,9 @@ local function gateOne(key, token, ver, kind, card, resendArg)
   if kind == 'judged' then
     -- Re-judged with fresh facts: the call is no longer wanted.
     audit(key, card, ver, 'call:superseded', 'done')
-    cardFinish(key, queues, card, confirmingKey, openKey)
-    -- Kept until the card's next command finishes: sr-admin why says so
-    -- without reading the audit.
-    rcall('HSET', key, 'superseded', h[2])
+    -- The superseded version is kept until the card's next command
+    -- finishes: sr-admin why says so without reading the audit.
+    cardFinish(key, queues, card, confirmingKey, openKey, nil, nil, { superseded = h[2] })
     rcall('ZREM', runningKey, token)
     count('out_superseded')
     count('finishes')

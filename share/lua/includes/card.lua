@@ -4,6 +4,7 @@
   append to the audit. The command hash and the account's keys share the
   account's hash tag.
 ]]
+--- @include "idle"
 
 -- Drop the claim `token` holds; keep 'called' only if another claim's call
 -- is pending (its result decides).
@@ -12,17 +13,22 @@ local function cardRelease(key, token, called)
   if called == token then redis.call('HDEL', key, 'called') end
 end
 
--- The command is done: its fields go (what counted it, too), its version
--- and last call stay (so versions never repeat and the interval still
--- holds); it leaves every queue, and its card's alerts are resolved. A
--- caller that read the command may pass its priority and its confirming
--- flag: a command sits only in its priority's queue (enqueue moves it when
--- that changes), and only a confirming one is in the confirming set, so the
--- others are spared. openKey nil: the account has no open alert to resolve.
-local function cardFinish(key, queues, card, confirmingKey, openKey, prio, confirming)
-  redis.call('HDEL', key, 'action', 'reason', 'scene', 'source', 'prio', 'fails', 'first_fail',
-    'last_error', 'last_http', 'confirming', 'frozen', 'claim', 'lease_until', 'attempt', 'called', 'queried',
-    'accepted', 'prev_call', 'frozen_who', 'frozen_why', 'superseded', 'counted_ver')
+-- The command is done: the card goes to sleep (see idle.lua) with what
+-- outlives its commands (its version and last call, so versions never
+-- repeat and the interval still holds; what srq saw; its directions), with
+-- the fields of `after` laid over them (the finish's `seen`, a superseded
+-- version); the rest goes, what counted it too. It leaves every queue, and
+-- its card's alerts are resolved. A caller that read the command may pass
+-- its priority and its confirming flag: a command sits only in its
+-- priority's queue (enqueue moves it when that changes), and only a
+-- confirming one is in the confirming set, so the others are spared.
+-- openKey nil: the account has no open alert to resolve.
+local function cardFinish(key, queues, card, confirmingKey, openKey, prio, confirming, after)
+  local h = redis.call('HMGET', key, 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir', 'dir_changes')
+  local state = { ver = h[1], last_call = h[2], seen = h[3], seen_ms = h[4], last_dir = h[5],
+    dir_changes = h[6] }
+  for k, v in pairs(after or {}) do state[k] = v end
+  cardSleep(key, state)
   if prio then
     redis.call('ZREM', queues[prio + 1], card)
   else

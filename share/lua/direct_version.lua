@@ -1,0 +1,16 @@
+#!lua
+--[[
+  direct_version - a fresh version for a direct-path call (global switch
+  off): the request id of every intent (card-ver-action) is unique, and a
+  claim of an older queued version fails its gate. A sleeping card (see
+  idle.lua) is woken first, so the version counts on from its last one and
+  direct_gate.lua finds its last call; direct_done.lua puts it back to sleep.
+
+  Input:
+    KEYS[1]  command hash of the card
+  Output:
+    the new version (integer)
+]]
+--- @include "idle"
+cardWake(KEYS[1])
+return redis.call('HINCRBY', KEYS[1], 'ver', 1)
