@@ -18,7 +18,8 @@
 #                  per stage (the stages run one after the other for it)
 #   queued_bytes   Redis bytes per queued command (facts excluded, its audit
 #                  entry, stats and queue entry included)
-#   idle_card      bytes of a card's hash once its command finished
+#   idle_card      bytes per card once its command finished (its share of
+#                  the bucket it sleeps in, README "Redis layout")
 #   facts_card     bytes of a card's facts hash with its 8 fields
 #   drain          sr-claim | sr-exec | sr-confirm through sr-gwsim (no limits,
 #                  no latency), commands/s, everything on this machine
@@ -125,7 +126,7 @@ drain_per_s=$(( done_n * 1000 / (t1 - t0) ))
 drain_us=$(us_per $(( c1 - c0 )) "$done_n")
 read -r all scripts <<<"$(redis_calls)"
 drain_calls=$(us_per "$all" "$done_n")
-idle=$(key_bytes 'bench:carrier:*:card:*')
+idle=$(keys_bytes_per "$done_n" 'bench:carrier:*:idle:*' 'bench:carrier:*:card:*')
 
 # The same again, one stage after the other, for each stage's Redis CPU.
 flush

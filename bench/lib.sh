@@ -50,6 +50,15 @@ key_bytes() {
 	R --scan --pattern "$1" | awk "NR <= 1000" | sed 's/^/MEMORY USAGE /' | R |
 		awk '{ s += $1; n++ } END { printf "%d", n ? s / n : 0 }'
 }
+# keys_bytes_per N PATTERN...: the bytes of every key matching the patterns
+# (MEMORY USAGE, summed) per N things they hold, e.g. cards packed into
+# buckets.
+keys_bytes_per() {
+	local n=$1
+	shift
+	for p in "$@"; do R --scan --pattern "$p"; done | sed 's/^/MEMORY USAGE /' | R |
+		awk -v n="$n" '{ s += $1 } END { printf "%d", n ? s / n : 0 }'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
 # The peer (bench/peer, BullMQ from npm at its pinned version) installed when
 # it is missing or older than its lock file. 1: no node or npm here.

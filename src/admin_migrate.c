@@ -1,10 +1,13 @@
 /* admin_migrate.c - sr-admin migrate: move a deployment's data to the
- * layout this release writes (README "Upgrading from 0.1"). Today that is
- * the facts hashes' short fields: every card's and device's facts hash is
- * walked (SCAN, on every master) and its old long-named fields renamed by
- * migrate_facts.lua, one hash at a time, pipelined. The readers understand
- * both layouts meanwhile, so it runs beside a live pipeline, and again
- * without harm: a hash already migrated is counted and left alone.
+ * layout this release writes (README "Upgrading from 0.1"):
+ *   - facts: every card's and device's facts hash has its long field names
+ *     renamed to the short ones (migrate_facts.lua);
+ *   - idle cards: every card's hash that no longer holds a command is put
+ *     to sleep in its idle bucket (migrate_card.lua).
+ * The keys are walked with SCAN on every master, one script per key,
+ * pipelined. The tools read both layouts meanwhile, so it runs beside a
+ * live pipeline, and again without harm: what is already migrated is
+ * counted and left alone.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +18,12 @@
 #define CHUNK 256
 
 struct walk {
+	enum sr_script script;
+	const char **args; /* the script's ARGV */
+	int nargs;
 	char *keys[CHUNK];
 	int n;
-	long scanned, migrated, fields, refused;
-	const char *renames[2 * 16];
-	int nrenames;
+	long scanned, changed, fields, refused;
 };
 
 /* Run the script over the keys collected so far. */
@@ -30,8 +34,9 @@ flush(struct walk *w)
 		const char *argv[1 + 2 * 16];
 
 		argv[0] = w->keys[i];
-		memcpy(argv + 1, w->renames, (size_t)w->nrenames * sizeof *argv);
-		sr_redis_append_script(&rds, SR_LUA_MIGRATE_FACTS, 1, 1 + w->nrenames, argv, NULL);
+		if (w->nargs)
+			memcpy(argv + 1, w->args, (size_t)w->nargs * sizeof *argv);
+		sr_redis_append_script(&rds, w->script, 1, 1 + w->nargs, argv, NULL);
 	}
 	for (int i = 0; i < w->n; i++) {
 		redisReply *rep = sr_redis_reply(&rds);
@@ -39,7 +44,7 @@ flush(struct walk *w)
 		if (!rep)
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 		if (rep->type == REDIS_REPLY_INTEGER) {
-			w->migrated += rep->integer > 0;
+			w->changed += rep->integer > 0;
 			w->fields += rep->integer;
 		} else {
 			fprintf(stderr, "%s: %s: not migrated: %s\n", sr_prog, w->keys[i],
@@ -63,24 +68,37 @@ collect(const char *key, void *arg)
 		flush(w);
 }
 
+/* Walk the keys of each pattern (after the prefix) with script; one record. */
+static long
+walk(const char *what, enum sr_script script, const char **args, int nargs,
+    const char *const *patterns)
+{
+	struct walk w = { .script = script, .args = args, .nargs = nargs };
+	char pattern[SR_KEY_MAX];
+
+	for (; *patterns; patterns++) {
+		snprintf(pattern, sizeof pattern, "%s:%s", cfg.prefix, *patterns);
+		sr_redis_scan_must(&rds, pattern, 0, collect, &w);
+	}
+	flush(&w);
+	sr_out(json_pack("{ss sI sI sI}", "migrated", what, "keys", (json_int_t)w.scanned, "changed",
+	    (json_int_t)w.changed, "refused", (json_int_t)w.refused));
+	return w.refused;
+}
+
 int
 admin_migrate(int argc, char **argv)
 {
-	static const char *const kinds[] = { "card", "device" };
-	struct walk w = { .n = 0 };
-	char pattern[SR_KEY_MAX];
+	static const char *const facts[] = { "card:*:facts", "device:*:facts", NULL };
+	static const char *const cards[] = { "carrier:*:card:*", NULL };
+	const char *renames[2 * 16];
+	int n = sr_facts_renames(renames, (int)(sizeof renames / sizeof renames[0]));
+	long refused;
 
 	(void)argv;
 	if (argc)
 		command_usage();
-	w.nrenames = sr_facts_renames(w.renames, (int)(sizeof w.renames / sizeof w.renames[0]));
-	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-		snprintf(pattern, sizeof pattern, "%s:%s:*:facts", cfg.prefix, kinds[k]);
-		sr_redis_scan_must(&rds, pattern, 0, collect, &w);
-	}
-	flush(&w);
-	sr_out(json_pack("{ss sI sI sI sI}", "migrated", "facts", "keys", (json_int_t)w.scanned,
-	    "changed", (json_int_t)w.migrated, "fields", (json_int_t)w.fields, "refused",
-	    (json_int_t)w.refused));
-	return w.refused ? SR_EX_REJECTED : SR_EX_OK;
+	refused = walk("facts", SR_LUA_MIGRATE_FACTS, renames, n, facts);
+	refused += walk("idle_cards", SR_LUA_MIGRATE_CARD, NULL, 0, cards);
+	return refused ? SR_EX_REJECTED : SR_EX_OK;
 }

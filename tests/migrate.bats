@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# migrate.bats - data written by 0.1 (long facts field names) is read as it
-# is, and `sr-admin migrate` moves it to this release's layout.
+# migrate.bats - data written by 0.1 (long facts field names, a hash for
+# every card that ever had a command) is read as it is, and `sr-admin
+# migrate` moves it to this release's layout.
 
 bats_require_minimum_version 1.5.0
 
@@ -36,7 +37,7 @@ old_facts() {
 @test "migrate: every facts hash in short fields, values kept, a newer short field wins; again, nothing to do" {
 	old_facts
 	run -0 sr-admin migrate
-	assert_equal "$(echo "$output" | jq -c 'del(.refused)')" '{"migrated":"facts","keys":4,"changed":4,"fields":11}'
+	assert_equal "$(echo "$output" | jq -c 'select(.migrated == "facts")')" '{"migrated":"facts","keys":4,"changed":4,"refused":0}'
 	assert_equal "$(rcli HGETALL t:card:L1:facts | paste -sd' ')" "cr c1 st stopped sb manual pe $FUTURE"
 	assert_equal "$(rcli HGETALL t:device:D1:facts | paste -sd' ')" "ds 1"
 	assert_equal "$(rcli HGETALL t:card:L3:facts | paste -sd' ' | tr ' ' '\n' | paste -d= - - | sort | paste -sd' ')" \
@@ -47,14 +48,35 @@ old_facts() {
 	run -0 sr-enqueue < <(printf '{"card":"L1","carrier":"c1","scene":"order"}\n')
 	assert_output --partial '"status":"noop"'
 	run -0 sr-admin migrate
-	assert_equal "$(echo "$output" | jq -c .)" '{"migrated":"facts","keys":4,"changed":0,"fields":0,"refused":0}'
+	assert_equal "$(echo "$output" | jq -c 'select(.migrated == "facts")')" '{"migrated":"facts","keys":4,"changed":0,"refused":0}'
+}
+
+@test "a card hash 0.1 left after its command: read as it is, then put to sleep by migrate; versions never repeat" {
+	# I1 finished a stop (version 4); Q1 has a command queued.
+	rcli HSET 't:carrier:{c1}:card:I1' ver 4 last_call $((NOW * 1000 - 5000)) seen stopped seen_ms $((NOW * 1000 - 4990)) last_dir stop >/dev/null
+	run -0 sr-enqueue < <(printf '{"card":"Q1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST")
+	# A 0.1 hash is judged as it is: its seen state says stopped, so a stop is nothing to do.
+	run -0 sr-enqueue < <(printf '{"card":"I1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"stopped"}}\n' "$PAST")
+	assert_output --partial '"status":"noop","action":"none","reason":"package_expired","ver":4'
+	run -0 sr-admin migrate
+	assert_equal "$(echo "$output" | jq -c 'select(.migrated == "idle_cards") | [.keys, .changed]')" '[2,1]'
+	assert_equal "$(rcli EXISTS 't:carrier:{c1}:card:I1')" 0
+	assert_equal "$(rcli HGET 't:carrier:{c1}:idle:' I1)" "4|$((NOW * 1000 - 5000))|stopped|$((NOW * 1000 - 4990))|stop"
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:Q1' action)" stop
+	run -0 sr-admin show I1
+	assert_equal "$(echo "$output" | jq -c '[.ver, .command.seen]')" '[4,"stopped"]'
+	# Asleep, the card wakes with its version: the next command is 5.
+	run -0 sr-enqueue < <(printf '{"card":"I1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' "$FUTURE")
+	assert_output --partial '"status":"queued","action":"resume","reason":"entitled","ver":5'
+	assert_equal "$(rcli HGET 't:carrier:{c1}:idle:' I1)" ''
+	assert_equal "$(rcli HMGET 't:carrier:{c1}:card:I1' ver last_dir | paste -sd' ')" '5 stop'
 }
 
 @test "migrate: a key shaped like a facts hash that is not one is reported, the rest migrated, exit 1" {
 	old_facts
 	rcli SET t:card:odd:facts x >/dev/null
 	run -1 --separate-stderr sr-admin migrate
-	assert_equal "$(echo "$output" | jq -c '[.keys, .changed, .refused]')" '[5,4,1]'
+	assert_equal "$(echo "$output" | jq -c 'select(.migrated == "facts") | [.keys, .changed, .refused]')" '[5,4,1]'
 	[[ $stderr == *"t:card:odd:facts: not migrated: WRONGTYPE"* ]]
 	assert_equal "$(rcli GET t:card:odd:facts)" x
 }

@@ -124,7 +124,10 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
 
   if outcome == 'blocked' or outcome == 'superseded' then
     -- The gate settled these itself. Say where the command stands.
-    if not action then return { 'done', tonumber(curVer) or 0, 0 } end
+    if not action then
+      if not curVer then curVer = (idleRead(key) or {}).ver end
+      return { 'done', tonumber(curVer) or 0, 0 }
+    end
     if curVer ~= ver or claim == token then return { 'stale', tonumber(curVer), 0 } end
     return { 'requeued', tonumber(curVer), 0 }
   end
@@ -206,7 +209,9 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
   end
 
   if not action then
-    return { 'stale', tonumber(curVer) or 0, 0 } -- finished or cancelled meanwhile
+    -- Finished or cancelled meanwhile: its version is where it sleeps.
+    if not curVer then curVer = (idleRead(key) or {}).ver end
+    return { 'stale', tonumber(curVer) or 0, 0 }
   end
   if not mine then
     return { 'stale', tonumber(curVer), 0 } -- not this claim's call: forged, replayed, or lost

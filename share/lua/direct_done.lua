@@ -30,6 +30,7 @@ local rcall = redis.call
 local now = serverNow()
 local key, edgeKey, auditKey, alertKey, openKey = KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6]
 local s = cjson.decode(ARGV[1])
+cardAwake(key) -- what it writes below lands on the card's whole state
 local outcome, class, gatedAt, err, http, account, kind =
   ARGV[2], ARGV[3], tonumber(ARGV[4]) or 0, ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 

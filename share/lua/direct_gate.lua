@@ -25,11 +25,13 @@
 local rcall = redis.call
 --- @include "now"
 --- @include "edge"
+--- @include "idle"
 local now = serverNow()
 local key, edgeKey = KEYS[1], KEYS[2]
 local s = cjson.decode(ARGV[1])
 local kind, ahead = ARGV[2], tonumber(ARGV[3])
 
+cardAwake(key) -- its last call is in its hash
 local lastCall = rcall('HGET', key, 'last_call')
 if kind == 'call' and (tonumber(lastCall) or 0) + s.interval > now then
   return { 'interval', tonumber(lastCall) + s.interval }

@@ -12,5 +12,5 @@
     the new version (integer)
 ]]
 --- @include "idle"
-cardWake(KEYS[1])
+cardAwake(KEYS[1])
 return redis.call('HINCRBY', KEYS[1], 'ver', 1)

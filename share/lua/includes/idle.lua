@@ -61,9 +61,18 @@ local function cardWake(key, set)
   return t
 end
 
+-- The card awake, whatever happened since the caller last looked: the
+-- direct path works on a card's hash between scripts, and a queued command
+-- of the same card may finish (and put it to sleep) in between.
+local function cardAwake(key)
+  if redis.call('HEXISTS', key, 'ver') == 0 then cardWake(key) end
+end
+
 -- Put a card whose command is done to sleep: its hash goes, and state
--- (field -> value; false or nil: absent) is packed into its bucket.
+-- (field -> value; false or nil: absent) is packed into its bucket. A
+-- state without a version is not a card's whole state: left as it is.
 local function cardSleep(key, state)
+  if not state.ver then return end
   local parts, last = {}, 0
   for i, k in ipairs(IDLE_FIELDS) do
     parts[i] = state[k] or ''
