@@ -404,13 +404,15 @@ check() {
 	cat "$T/acked.jsonl" "$T/resend-acks.jsonl" | jq -r 'select(.ver > 0) | "\(.card // "") \(.carrier // "") \(.device // "") \(.ver)"' |
 		awk -v p="$SRQ_PREFIX" 'FILENAME == ARGV[1] { dk[$1] = $2; next }
 		  NF == 3 { n = length($1); h = n > 2 ? n - 2 : 0
-		            print $3, "HGET", p ":carrier:{" $2 "}:card:" $1, "ver"
-		            print $3, "HGET", p ":carrier:{" $2 "}:idle:" substr($1, 1, h), substr($1, h + 1); next }
-		  NF == 2 { print $2, "HGET", dk[$1], "ver"; print $2, "ECHO", "-", "-" }' "$T/devkeys" - >"$T/vers.want"
-	cut -d' ' -f2- "$T/vers.want" | rcli >"$T/vers.got"
-	paste -d' ' "$T/vers.want" "$T/vers.got" |
-		awk 'NR % 2 { ack = $1; key = $3; v = $5; next }
-		     { if (v == "") { split($5, f, "|"); v = f[1] } if (v + 0 < ack + 0) print ack, key, v }' >"$T/vers.lost"
+		            print $3, p ":carrier:{" $2 "}:card:" $1, p ":carrier:{" $2 "}:idle:" substr($1, 1, h), substr($1, h + 1); next }
+		  NF == 2 { print $2, dk[$1], "-", "-" }' "$T/devkeys" - >"$T/vers.want" # ack, key, bucket, field
+	awk '{ print "HGET", $2, "ver"; if ($3 == "-") print "ECHO", "-"; else print "HGET", $3, $4 }' \
+		"$T/vers.want" | rcli >"$T/vers.got" # two replies per line of vers.want
+	awk 'NR == FNR { ack[NR] = $1; key[NR] = $2; n = NR; next }
+	     FNR % 2 { v[(FNR + 1) / 2] = $0; next }
+	     v[FNR / 2] == "" { split($0, f, "|"); v[FNR / 2] = f[1] }
+	     END { for (i = 1; i <= n; i++) if (v[i] + 0 < ack[i] + 0) print ack[i], key[i], v[i] }' \
+		"$T/vers.want" "$T/vers.got" >"$T/vers.lost"
 	[ ! -s "$T/vers.lost" ] || { echo "trial $seed: acknowledged versions gone back (ack ver, key, now):"; cat "$T/vers.lost"; return 1; }
 	# ...and nothing is left: queued, claimed, confirming, frozen, devices.
 	run rcli --scan --pattern "$SRQ_PREFIX:carrier:*:stop_resume*"
