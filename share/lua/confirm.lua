@@ -112,7 +112,7 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
   local retryAfter, jitter = tonumber(retryAfterArg) or 0, tonumber(jitterArg)
   local gatedAt, inProgress = tonumber(gatedAtArg), inProgressArg == '1'
   local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'prio', 'reason', 'scene', 'source',
-    'called', 'last_dir', 'dir_changes', 'queried', 'confirming')
+    'called', 'last_dir', 'dir_changes', 'queried', 'confirming', 'last_call', 'seen', 'seen_ms')
   local action, curVer, claim, prio = h[1], h[2], h[3], tonumber(h[4]) or 1
   -- What only a command that is not finished needs, read when it is not.
   local fails, lastCall, firstFail, prevCall, accepted
@@ -248,7 +248,9 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
       end
       after.last_dir = action
     end
-    cardFinish(key, queues, card, confirmingKey, anyOpen and openKey, prio, h[12] == '1', after)
+    cardFinish(key, queues, card, confirmingKey, anyOpen and openKey, prio, h[12] == '1', after,
+      { ver = h[2], last_call = h[13], seen = h[14], seen_ms = h[15], last_dir = h[9],
+        dir_changes = h[10] })
     trimFlapping = true
     audit('done')
     return { 'done', tonumber(curVer), 1 }

@@ -22,11 +22,16 @@ end
 -- its priority and its confirming flag: a command sits only in its
 -- priority's queue (enqueue moves it when that changes), and only a
 -- confirming one is in the confirming set, so the others are spared.
--- openKey nil: the account has no open alert to resolve.
-local function cardFinish(key, queues, card, confirmingKey, openKey, prio, confirming, after)
-  local h = redis.call('HMGET', key, 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir', 'dir_changes')
-  local state = { ver = h[1], last_call = h[2], seen = h[3], seen_ms = h[4], last_dir = h[5],
-    dir_changes = h[6] }
+-- openKey nil: the account has no open alert to resolve. A caller that
+-- read what outlives the command (ver last_call seen seen_ms last_dir
+-- dir_changes) passes it as `known`, and it is not read again.
+local function cardFinish(key, queues, card, confirmingKey, openKey, prio, confirming, after, known)
+  local state = known
+  if not state then
+    local h = redis.call('HMGET', key, 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir', 'dir_changes')
+    state = { ver = h[1], last_call = h[2], seen = h[3], seen_ms = h[4], last_dir = h[5],
+      dir_changes = h[6] }
+  end
   for k, v in pairs(after or {}) do state[k] = v end
   cardSleep(key, state)
   if prio then
