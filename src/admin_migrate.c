@@ -19,6 +19,7 @@
 
 struct walk {
 	enum sr_script script;
+	int with_bucket;   /* KEYS[2]: the card's idle bucket */
 	const char **args; /* the script's ARGV */
 	int nargs;
 	char *keys[CHUNK];
@@ -31,12 +32,18 @@ static void
 flush(struct walk *w)
 {
 	for (int i = 0; i < w->n; i++) {
-		const char *argv[1 + 2 * 16];
+		const char *argv[2 + 2 * 16];
+		char bucket[SR_KEY_MAX];
+		int nk = 1;
 
 		argv[0] = w->keys[i];
+		if (w->with_bucket) {
+			sr_key_idle_of(bucket, w->keys[i]); /* collect() kept card keys only */
+			argv[nk++] = bucket;
+		}
 		if (w->nargs)
-			memcpy(argv + 1, w->args, (size_t)w->nargs * sizeof *argv);
-		sr_redis_append_script(&rds, w->script, 1, 1 + w->nargs, argv, NULL);
+			memcpy(argv + nk, w->args, (size_t)w->nargs * sizeof *argv);
+		sr_redis_append_script(&rds, w->script, nk, nk + w->nargs, argv, NULL);
 	}
 	for (int i = 0; i < w->n; i++) {
 		redisReply *rep = sr_redis_reply(&rds);
@@ -61,7 +68,12 @@ static void
 collect(const char *key, void *arg)
 {
 	struct walk *w = arg;
+	char bucket[SR_KEY_MAX];
 
+	if (w->with_bucket && !sr_key_idle_of(bucket, key)) {
+		sr_warn("%s: not a card's key, left alone", key);
+		return;
+	}
 	w->scanned++;
 	w->keys[w->n++] = sr_strdup(key);
 	if (w->n == CHUNK)
@@ -73,7 +85,8 @@ static long
 walk(const char *what, enum sr_script script, const char **args, int nargs,
     const char *const *patterns)
 {
-	struct walk w = { .script = script, .args = args, .nargs = nargs };
+	struct walk w = { .script = script, .with_bucket = script == SR_LUA_MIGRATE_CARD, .args = args,
+		.nargs = nargs };
 	char pattern[SR_KEY_MAX];
 
 	for (; *patterns; patterns++) {

@@ -60,9 +60,11 @@ static const char usage[] =
 "  alerts [--since TIME] [--carrier A] [--ack ID]\n"
 "                       list alerts (with \"open\"), or acknowledge one\n"
 "  audit CARD | --account A [--since TIME]  audit entries, oldest first\n"
-"  migrate              after an upgrade from 0.1: renames the long fields of every\n"
-"                       facts hash to the short ones (\"status\" to \"st\"); safe beside\n"
-"                       a running pipeline and to run again; one record of counts\n"
+"  migrate              after an upgrade from 0.1 (every 0.1 tool stopped): renames\n"
+"                       the long fields of every facts hash to the short ones (\"status\"\n"
+"                       to \"st\"), and puts the hashes of cards with no command to sleep\n"
+"                       in their idle buckets; safe beside this release's pipeline and\n"
+"                       to run again; a record of counts for each\n"
 "  (the inspection sweep is its own tool: sr-sweep)\n"
 "\n"
 "Options:\n"
@@ -415,8 +417,8 @@ int
 card_mutate(const char *what, const char *card, const char *account)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char *carrier = account ? sr_strdup(account) : card_carrier(card), keys[8][SR_KEY_MAX], maxlen[24];
-	const char *argv[13];
+	char *carrier = account ? sr_strdup(account) : card_carrier(card), keys[9][SR_KEY_MAX], maxlen[24];
+	const char *argv[14];
 	redisReply *rep;
 	json_t *o;
 	int n = 0;
@@ -434,12 +436,14 @@ card_mutate(const char *what, const char *card, const char *account)
 	argv[n++] = sr_key_account(keys[5], cfg.prefix, carrier, "confirming");
 	argv[n++] = sr_key_account(keys[6], cfg.prefix, carrier, "audit");
 	argv[n++] = sr_key_account(keys[7], cfg.prefix, carrier, "alerts_open");
+	sr_key_idle(keys[8], cfg.prefix, carrier, card);
+	argv[n++] = keys[8];
 	argv[n++] = what;
 	argv[n++] = card;
 	argv[n++] = who;
 	argv[n++] = reason;
 	argv[n++] = maxlen;
-	sr_redis_append_script(&rds, SR_LUA_ADMIN_CARD, 8, n, argv, NULL);
+	sr_redis_append_script(&rds, SR_LUA_ADMIN_CARD, 9, n, argv, NULL);
 	if (!(rep = sr_redis_reply(&rds)))
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 	if (rep->type == REDIS_REPLY_ERROR) {

@@ -158,10 +158,13 @@ append_confirm(struct res *rs, const int *idx, int m, struct res_args *ra,
 	for (int k = 0; k < m; k++) {
 		struct res *r = &rs[idx[k]];
 
-		argv[nk++] = sr_key_card(keys[12 + k], cfg.prefix, carrier, r->t.card);
+		/* its card's command hash and idle bucket */
+		argv[nk++] = sr_key_card(keys[12 + 2 * k], cfg.prefix, carrier, r->t.card);
+		sr_key_idle(keys[13 + 2 * k], cfg.prefix, carrier, r->t.card);
+		argv[nk++] = keys[13 + 2 * k];
 	}
 	argv[nk + 0] = sr_account(&cfg, carrier)->settings;
-	argv[nk + 1] = sr_key_account(keys[12 + m], cfg.prefix, carrier, "stats:");
+	argv[nk + 1] = sr_key_account(keys[12 + 2 * m], cfg.prefix, carrier, "stats:");
 	argv[nk + 2] = carrier;
 	for (int k = 0; k < m; k++) {
 		struct res *r = &rs[idx[k]];
@@ -218,8 +221,8 @@ process(struct res *rs, int n)
 {
 	static int idx[BATCH], group[BATCH + 1];
 	static struct res_args ra[BATCH];
-	static char keys[13 + BATCH][SR_KEY_MAX];
-	static const char *argv[15 + 15 * BATCH];
+	static char keys[13 + 2 * BATCH][SR_KEY_MAX];
+	static const char *argv[15 + 16 * BATCH];
 	char taken[BATCH] = { 0 };
 	int nupdates = 0, ngroups = 0, nidx = 0;
 

@@ -288,8 +288,8 @@ gate(struct item **batch, int n)
 		NULL };
 	/* The keys and arguments of one script call; each call is formatted
 	 * when appended, so the next reuses them. */
-	static char keys[10 + GATE_BATCH][SR_KEY_MAX], vers[GATE_BATCH][24];
-	static const char *argv[12 + 6 * GATE_BATCH];
+	static char keys[10 + 2 * GATE_BATCH][SR_KEY_MAX], vers[GATE_BATCH][24];
+	static const char *argv[12 + 7 * GATE_BATCH];
 	struct item **order = sr_malloc((size_t)n * sizeof *order);
 	int *group = sr_malloc((size_t)(n + 1) * sizeof *group), ngroups = 0, norder = 0;
 	int *gnode = sr_malloc((size_t)(n + 1) * sizeof *gnode);
@@ -314,11 +314,14 @@ gate(struct item **batch, int n)
 				continue;
 			taken[k] = 1;
 			order[norder++] = batch[k];
-			argv[nk++] = sr_key_card(keys[9 + m], cfg.prefix, tk->carrier, tk->card);
+			/* its card's command hash and idle bucket */
+			argv[nk++] = sr_key_card(keys[9 + 2 * m], cfg.prefix, tk->carrier, tk->card);
+			sr_key_idle(keys[10 + 2 * m], cfg.prefix, tk->carrier, tk->card);
+			argv[nk++] = keys[10 + 2 * m];
 			m++;
 		}
 		argv[nk + 0] = batch[i]->edge->acct->settings;
-		argv[nk + 1] = sr_key_account(keys[9 + m], cfg.prefix, t->carrier, "stats:");
+		argv[nk + 1] = sr_key_account(keys[9 + 2 * m], cfg.prefix, t->carrier, "stats:");
 		argv[nk + 2] = ahead;
 		for (int k = norder - m; k < norder; k++) {
 			struct item *it = order[k];

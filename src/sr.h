@@ -326,6 +326,8 @@ char *sr_key_card(char *buf, const char *prefix, const char *carrier, const char
  * hash into buf; returns its field (the id's last two characters). The
  * packed value holds sr_idle_fields' values in order, '|' between them. */
 const char *sr_key_idle(char *buf, const char *prefix, const char *carrier, const char *card);
+/* The same from a card's command hash key; NULL if card_key is not one. */
+const char *sr_key_idle_of(char *buf, const char *card_key);
 extern const char *const sr_idle_fields[];
 /* The value of sr_idle_fields[i] in a packed state into out (n bytes);
  * 0 when it is absent (or longer than out). */
@@ -832,6 +834,8 @@ struct sr_direct {
 	int state, queries, query_next, locked, reauthed, resend;
 	const char *kind;   /* of the call in flight: call, query, resend */
 	long long gated;    /* when its slot was granted (Redis ms) */
+	long long slot;     /* the slot: the card's last call while it is in flight */
+	char prev_call[24]; /* the card's last call before it ('' if none) */
 	int64_t wake, started;
 	char token[SR_TOKEN_MAX];
 	struct sr_call call;

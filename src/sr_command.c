@@ -50,7 +50,7 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
 	struct sr_cmd_calls *c = sr_malloc(sizeof *c);
 	char interval[24], maxlen[24];
-	char (*keys)[SR_KEY_MAX] = sr_malloc((7 + SR_CMD_GROUP) * sizeof *keys);
+	char (*keys)[SR_KEY_MAX] = sr_malloc((7 + 2 * SR_CMD_GROUP) * sizeof *keys);
 	char (*prio)[4] = sr_malloc((size_t)(n + 1) * sizeof *prio);
 	char *taken = sr_malloc((size_t)n + 1);
 	int norder = 0;
@@ -78,7 +78,7 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 
 		while (e < norder && e - s < SR_CMD_GROUP && !strcmp(c->order[e]->carrier, carrier))
 			e++;
-		nk = 7 + (e - s);
+		nk = 7 + 2 * (e - s); /* each card's command hash and idle bucket */
 		argv = sr_malloc((size_t)(nk + 2 + 8 * (e - s)) * sizeof *argv);
 		for (int q = 0; q < 3; q++)
 			argv[argc++] = sr_key_account(keys[q], cfg->prefix, carrier, qs[q]);
@@ -86,8 +86,13 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 		argv[argc++] = sr_key_account(keys[4], cfg->prefix, carrier, "audit");
 		argv[argc++] = sr_key_account(keys[5], cfg->prefix, carrier, "confirming");
 		argv[argc++] = sr_key_account(keys[6], cfg->prefix, carrier, "alerts_open");
-		for (int k = s; k < e; k++)
-			argv[argc++] = sr_key_card(keys[7 + k - s], cfg->prefix, carrier, c->order[k]->card);
+		for (int k = s; k < e; k++) {
+			const char *card = c->order[k]->card;
+
+			argv[argc++] = sr_key_card(keys[7 + 2 * (k - s)], cfg->prefix, carrier, card);
+			sr_key_idle(keys[8 + 2 * (k - s)], cfg->prefix, carrier, card);
+			argv[argc++] = keys[8 + 2 * (k - s)];
+		}
 		/* the account's interval: its profile's, or the environment's */
 		snprintf(interval, sizeof interval, "%ld", sr_account(cfg, carrier)->interval_ms);
 		argv[argc++] = interval;

@@ -44,8 +44,8 @@ static int
 gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, struct sr_direct *d)
 {
 	struct sr_edge *e = sr_gateway_edge(gw, d->carrier);
-	char keys[3][SR_KEY_MAX];
-	const char *argv[6];
+	char keys[4][SR_KEY_MAX];
+	const char *argv[7];
 	redisReply *rep;
 	int query = d->query_next, ready;
 
@@ -60,10 +60,12 @@ gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, str
 	argv[0] = sr_key_card(keys[0], cfg->prefix, d->carrier, d->card);
 	argv[1] = sr_key_account(keys[1], cfg->prefix, d->carrier, "edge");
 	argv[2] = sr_key_account(keys[2], cfg->prefix, d->carrier, "limits");
-	argv[3] = e->acct->settings;
-	argv[4] = query ? "query" : d->resend ? "resend" : "call";
-	argv[5] = "200";
-	sr_redis_append_script(r, SR_LUA_DIRECT_GATE, 3, 6, argv, NULL);
+	sr_key_idle(keys[3], cfg->prefix, d->carrier, d->card);
+	argv[3] = keys[3];
+	argv[4] = e->acct->settings;
+	argv[5] = query ? "query" : d->resend ? "resend" : "call";
+	argv[6] = "200";
+	sr_redis_append_script(r, SR_LUA_DIRECT_GATE, 4, 7, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1) {
@@ -83,6 +85,11 @@ gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, str
 		d->state = D_HOLD;
 		d->wake = sr_mono_ms() + (rep->element[1]->integer - rep->element[2]->integer);
 		d->gated = rep->element[2]->integer;
+		/* What direct_done.lua gives back if the carrier refuses the call
+		 * without applying it. */
+		d->slot = rep->element[1]->integer;
+		snprintf(d->prev_call, sizeof d->prev_call, "%s",
+		    rep->elements > 3 && rep->element[3]->type == REDIS_REPLY_STRING ? rep->element[3]->str : "");
 		e->held++;
 	} else if (!strcmp(rep->element[0]->str, "rate")) {
 		d->wake = sr_mono_ms() + rep->element[1]->integer;
@@ -109,8 +116,8 @@ static int
 done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 {
 	struct sr_call *c = &d->call;
-	char keys[6][SR_KEY_MAX], gated[24], http[24];
-	const char *argv[15], *seen = "";
+	char keys[7][SR_KEY_MAX], gated[24], http[24], slot[24];
+	const char *argv[18], *seen = "";
 	redisReply *rep;
 
 	snprintf(gated, sizeof gated, "%lld", d->gated);
@@ -121,14 +128,16 @@ done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 	argv[3] = sr_key_account(keys[3], cfg->prefix, d->carrier, "audit");
 	argv[4] = sr_key_account(keys[4], cfg->prefix, d->carrier, "alerts");
 	argv[5] = sr_key_account(keys[5], cfg->prefix, d->carrier, "alerts_open");
-	argv[6] = c->edge->acct->settings;
-	argv[7] = sr_outcome_name(c->outcome);
-	argv[8] = c->class ? c->class : "";
-	argv[9] = gated;
-	argv[10] = c->error;
-	argv[11] = http;
-	argv[12] = d->carrier;
-	argv[13] = d->kind;
+	sr_key_idle(keys[6], cfg->prefix, d->carrier, d->card);
+	argv[6] = keys[6];
+	argv[7] = c->edge->acct->settings;
+	argv[8] = sr_outcome_name(c->outcome);
+	argv[9] = c->class ? c->class : "";
+	argv[10] = gated;
+	argv[11] = c->error;
+	argv[12] = http;
+	argv[13] = d->carrier;
+	argv[14] = d->kind;
 	/* What the answer says the card now is at the carrier. */
 	if (!strcmp(c->action, "status")) {
 		if (c->outcome == SR_OUT_OK &&
@@ -136,8 +145,11 @@ done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 			seen = c->observed;
 	} else if ((c->outcome == SR_OUT_OK && !c->in_progress) || c->outcome == SR_OUT_ALREADY)
 		seen = !strcmp(d->action, "stop") ? "stopped" : "active"; /* accepted is not landed */
-	argv[14] = seen;
-	sr_redis_append_script(r, SR_LUA_DIRECT_DONE, 6, 15, argv, NULL);
+	argv[15] = seen;
+	snprintf(slot, sizeof slot, "%lld", d->slot);
+	argv[16] = d->prev_call;
+	argv[17] = slot;
+	sr_redis_append_script(r, SR_LUA_DIRECT_DONE, 7, 18, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type == REDIS_REPLY_ERROR)

@@ -42,6 +42,22 @@ sr_key_idle(char *buf, const char *prefix, const char *carrier, const char *card
 	return card + head;
 }
 
+const char *
+sr_key_idle_of(char *buf, const char *card_key)
+{
+	const char *p, *at = NULL;
+	size_t n;
+
+	for (p = card_key; (p = strstr(p, ":card:")); p++)
+		at = p;
+	if (!at || strchr(at + 6, ':') || !at[6])
+		return NULL;
+	n = strlen(at + 6);
+	snprintf(buf, SR_KEY_MAX, "%.*s:idle:%.*s", (int)(at - card_key), card_key,
+	    (int)(n > 2 ? n - 2 : 0), at + 6);
+	return at + 6 + (n > 2 ? n - 2 : 0);
+}
+
 /* In the order of the packed value: share/lua/includes/idle.lua's list. */
 const char *const sr_idle_fields[] = { "ver", "last_call", "seen", "seen_ms", "last_dir",
 	"dir_changes", "superseded", NULL };

@@ -52,15 +52,19 @@ old_facts() {
 }
 
 @test "a card hash 0.1 left after its command: read as it is, then put to sleep by migrate; versions never repeat" {
-	# I1 finished a stop (version 4); Q1 has a command queued.
+	# I1 finished a stop (version 4); Q1 has a command queued; I2 flapped
+	# (its direction changes would pack past 64 bytes: it keeps its hash).
 	rcli HSET 't:carrier:{c1}:card:I1' ver 4 last_call $((NOW * 1000 - 5000)) seen stopped seen_ms $((NOW * 1000 - 4990)) last_dir stop >/dev/null
+	rcli HSET 't:carrier:{c1}:card:I2' ver 9 last_call $((NOW * 1000)) last_dir stop \
+		dir_changes "$((NOW * 1000 - 3)) $((NOW * 1000 - 2)) $((NOW * 1000 - 1)) $((NOW * 1000))" >/dev/null
 	run -0 sr-enqueue < <(printf '{"card":"Q1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST")
 	# A 0.1 hash is judged as it is: its seen state says stopped, so a stop is nothing to do.
 	run -0 sr-enqueue < <(printf '{"card":"I1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"stopped"}}\n' "$PAST")
 	assert_output --partial '"status":"noop","action":"none","reason":"package_expired","ver":4'
 	run -0 sr-admin migrate
-	assert_equal "$(echo "$output" | jq -c 'select(.migrated == "idle_cards") | [.keys, .changed]')" '[2,1]'
+	assert_equal "$(echo "$output" | jq -c 'select(.migrated == "idle_cards") | [.keys, .changed]')" '[3,1]'
 	assert_equal "$(rcli EXISTS 't:carrier:{c1}:card:I1')" 0
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:I2' ver)" 9
 	assert_equal "$(rcli HGET 't:carrier:{c1}:idle:' I1)" "4|$((NOW * 1000 - 5000))|stopped|$((NOW * 1000 - 4990))|stop"
 	assert_equal "$(rcli HGET 't:carrier:{c1}:card:Q1' action)" stop
 	run -0 sr-admin show I1

@@ -18,6 +18,7 @@
     KEYS[2..4]  queues high, normal, bulk
     KEYS[5]     frozen commands (ZSET)     KEYS[6] confirming (SET)
     KEYS[7]     audit stream               KEYS[8] open alerts (HASH)
+    KEYS[9]     the card's idle bucket (a dropped command's card sleeps there)
     ARGV[1]  operation   ARGV[2] card   ARGV[3] who   ARGV[4] why
     ARGV[5]  the audit stream's cap
   Output:
@@ -30,7 +31,7 @@ local rcall = redis.call
 local now = serverNow()
 local key = KEYS[1]
 local queues = { KEYS[2], KEYS[3], KEYS[4] }
-local frozenKey, confirmingKey, auditKey, openKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local frozenKey, confirmingKey, auditKey, openKey, bucket = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local op, card, who, why, maxlen = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 
 local c = rcall('HMGET', key, 'action', 'ver', 'prio')
@@ -50,7 +51,7 @@ elseif op == 'freeze' then
   for q = 1, 3 do rcall('ZREM', queues[q], card) end
   rcall('ZADD', frozenKey, now, card)
 elseif op == 'drop' then
-  after = cardCancel(key, queues, card, frozenKey, confirmingKey, openKey)
+  after = cardCancel(key, bucket, queues, card, frozenKey, confirmingKey, openKey)
 else
   return redis.error_reply('unknown operation ' .. op)
 end

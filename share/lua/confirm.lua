@@ -58,7 +58,7 @@
     KEYS[10]    open alerts (HASH cause -> alert id): one alert per cause until
                 acknowledged (sr-admin alerts --ack) or resolved (the command finishes)
     KEYS[11]    account edge state (HASH)      KEYS[12] account limits (HASH)
-    KEYS[12+i]  command hash of result i's card
+    KEYS[12+i]  two per result: its card's command hash, then its idle bucket
     ARGV[1]  the account's settings (JSON: interval, window, qps, running, burst,
              alert_after, freeze_after, audit_max, confirm_delay, poll, settle,
              aimd_*, brk_*)
@@ -107,7 +107,7 @@ local function raise(cause, fields)
   return alertOnce(openKey, alertKey, cause, fields)
 end
 
-local function confirmOne(key, card, token, ver, kind, outcome, http, err, observed,
+local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, err, observed,
     retryAfterArg, jitterArg, _, class, gatedAtArg, inProgressArg)
   local retryAfter, jitter = tonumber(retryAfterArg) or 0, tonumber(jitterArg)
   local gatedAt, inProgress = tonumber(gatedAtArg), inProgressArg == '1'
@@ -125,7 +125,7 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
   if outcome == 'blocked' or outcome == 'superseded' then
     -- The gate settled these itself. Say where the command stands.
     if not action then
-      if not curVer then curVer = (idleRead(key) or {}).ver end
+      if not curVer then curVer = (idleRead(key, bucket) or {}).ver end
       return { 'done', tonumber(curVer) or 0, 0 }
     end
     if curVer ~= ver or claim == token then return { 'stale', tonumber(curVer), 0 } end
@@ -210,7 +210,7 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
 
   if not action then
     -- Finished or cancelled meanwhile: its version is where it sleeps.
-    if not curVer then curVer = (idleRead(key) or {}).ver end
+    if not curVer then curVer = (idleRead(key, bucket) or {}).ver end
     return { 'stale', tonumber(curVer) or 0, 0 }
   end
   if not mine then
@@ -232,13 +232,16 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
     -- What srq now knows the card is at the carrier, written with the finish
     -- so that no judgment can run between them (enqueue.lua reads it).
     local after = { seen = target, seen_ms = nowS }
-    -- Flapping: the executed direction changed 3 or more times within an hour.
+    -- Flapping: the executed direction changed 3 or more times within an
+    -- hour. Changes older than that go (they would only lengthen what the
+    -- card keeps asleep).
+    local kept = {}
+    for t in string.gmatch(h[10] or '', '%d+') do
+      if tonumber(t) > now - 3600000 then kept[#kept + 1] = t end
+    end
+    after.dir_changes = table.concat(kept, ' ')
     if outcome == 'ok' or (kind == 'query' and observed == target) then
       if h[9] and h[9] ~= action then
-        local kept = {}
-        for t in string.gmatch(h[10] or '', '%d+') do
-          if tonumber(t) > now - 3600000 then kept[#kept + 1] = t end
-        end
         kept[#kept + 1] = nowS
         after.dir_changes = table.concat(kept, ' ')
         if #kept >= 3 then
@@ -248,7 +251,7 @@ local function confirmOne(key, card, token, ver, kind, outcome, http, err, obser
       end
       after.last_dir = action
     end
-    cardFinish(key, queues, card, confirmingKey, anyOpen and openKey, prio, h[12] == '1', after,
+    cardFinish(key, bucket, queues, card, confirmingKey, anyOpen and openKey, prio, h[12] == '1', after,
       { ver = h[2], last_call = h[13], seen = h[14], seen_ms = h[15], last_dir = h[9],
         dir_changes = h[10] })
     trimFlapping = true

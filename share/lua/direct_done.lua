@@ -12,13 +12,15 @@
     KEYS[1]  command hash of the card (last_call, prev_call)
     KEYS[2]  account edge state (HASH)    KEYS[3] account limits (HASH)
     KEYS[4]  account audit stream         KEYS[5] alert stream
-    KEYS[6]  open alerts (HASH)
+    KEYS[6]  open alerts (HASH)           KEYS[7] the card's idle bucket
     ARGV[1]  the account's settings (JSON)
     ARGV[2]  outcome (ok already retry fail unknown)
     ARGV[3]  class of a retry, or ''      ARGV[4] when its slot was granted (ms)
     ARGV[5]  error text                   ARGV[6] http status
     ARGV[7]  the account id               ARGV[8] kind (call|query|resend)
     ARGV[9]  the card's state the answer shows (stopped|active), or ''
+    ARGV[10] the card's last call before this one ('' if none), as
+             direct_gate.lua answered     ARGV[11] this call's slot (ms)
   Output:
     'ok'
 ]]
@@ -30,7 +32,8 @@ local rcall = redis.call
 local now = serverNow()
 local key, edgeKey, auditKey, alertKey, openKey = KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6]
 local s = cjson.decode(ARGV[1])
-cardAwake(key) -- what it writes below lands on the card's whole state
+local bucket = KEYS[7]
+cardAwake(key, bucket) -- what it writes below lands on the card's whole state
 local outcome, class, gatedAt, err, http, account, kind =
   ARGV[2], ARGV[3], tonumber(ARGV[4]) or 0, ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 
@@ -58,15 +61,20 @@ end
 edgeWindowSave(edgeKey, e)
 if outcome == 'retry' and class ~= 'too_frequent' and class ~= '' and kind == 'call' then
   -- Not applied, and the carrier said so: no change, the interval is given back.
-  local prev = rcall('HGET', key, 'prev_call')
-  if prev and prev ~= '' then rcall('HSET', key, 'last_call', prev) else rcall('HDEL', key, 'last_call') end
+  -- Unless a call went since (the card's last call is not this one's): its
+  -- interval counts from that one. The last call before this one comes
+  -- from the gate's answer, not the hash: a sleep in between drops
+  -- prev_call there.
+  if tonumber(rcall('HGET', key, 'last_call')) == tonumber(ARGV[11]) then
+    if ARGV[10] ~= '' then rcall('HSET', key, 'last_call', ARGV[10]) else rcall('HDEL', key, 'last_call') end
+  end
 end
 if ARGV[9] ~= '' then rcall('HSET', key, 'seen', ARGV[9], 'seen_ms', now) end
 -- A card with no command goes back to sleep (direct_version.lua woke it).
 local c = rcall('HMGET', key, 'action', 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir',
   'dir_changes', 'superseded')
 if not c[1] then
-  cardSleep(key, { ver = c[2], last_call = c[3], seen = c[4], seen_ms = c[5], last_dir = c[6],
+  cardSleep(key, bucket, { ver = c[2], last_call = c[3], seen = c[4], seen_ms = c[5], last_dir = c[6],
     dir_changes = c[7], superseded = c[8] })
 end
 return 'ok'

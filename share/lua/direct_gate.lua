@@ -15,11 +15,13 @@
   Input:
     KEYS[1]  command hash of the card (holds last_call)
     KEYS[2]  account edge state (HASH)   KEYS[3] account limits (HASH)
+    KEYS[4]  the card's idle bucket
     ARGV[1]  the account's settings (JSON: interval, window, qps, burst, aimd_*)
     ARGV[2]  kind (call|query|resend)
     ARGV[3]  ahead ms
   Output:
-    { 'pass', at_ms, now_ms } | { 'interval', until_ms } | { 'rate', wait_ms }
+    { 'pass', at_ms, now_ms, the last call before this one ('' if none) }
+    | { 'interval', until_ms } | { 'rate', wait_ms }
     | { 'paused', until_ms, now_ms } | { 'breaker', until_ms, now_ms }
 ]]
 local rcall = redis.call
@@ -31,7 +33,7 @@ local key, edgeKey = KEYS[1], KEYS[2]
 local s = cjson.decode(ARGV[1])
 local kind, ahead = ARGV[2], tonumber(ARGV[3])
 
-cardAwake(key) -- its last call is in its hash
+cardAwake(key, KEYS[4]) -- its last call is in its hash
 local lastCall = rcall('HGET', key, 'last_call')
 if kind == 'call' and (tonumber(lastCall) or 0) + s.interval > now then
   return { 'interval', tonumber(lastCall) + s.interval }
@@ -48,4 +50,4 @@ if kind == 'call' then
 elseif kind == 'resend' then
   rcall('HSET', key, 'last_call', at)
 end
-return { 'pass', at, now }
+return { 'pass', at, now, lastCall or '' }

@@ -7,10 +7,10 @@
   direct_gate.lua finds its last call; direct_done.lua puts it back to sleep.
 
   Input:
-    KEYS[1]  command hash of the card
+    KEYS[1]  command hash of the card     KEYS[2] its idle bucket
   Output:
     the new version (integer)
 ]]
 --- @include "idle"
-cardAwake(KEYS[1])
+cardAwake(KEYS[1], KEYS[2])
 return redis.call('HINCRBY', KEYS[1], 'ver', 1)

@@ -32,8 +32,8 @@
     KEYS[6]     confirming commands (SET card)
     KEYS[7]     open alerts (HASH cause -> alert id): a cancelled command's
                 card alerts are resolved
-    KEYS[7+i]   command hash of card i (see README "Redis layout"); an idle
-                card's bucket (idle.lua) is named after it
+    KEYS[7+i]   two per card, in ARGV's order: its command hash, then its
+                idle bucket (idle.lua; see README "Redis layout")
     ARGV[1]     min interval between state-change calls of a card, ms
     ARGV[2]     audit stream cap (approximate MAXLEN)
     then 8 ARGV per card i, in KEYS order:
@@ -61,8 +61,8 @@ local function audit(card, vb, va, event, action, reason, scene, source)
     'source', source)
 end
 
-for i = 1, #KEYS - 7 do
-  local key = KEYS[7 + i]
+for i = 1, (#KEYS - 7) / 2 do
+  local key, bucket = KEYS[6 + 2 * i], KEYS[7 + 2 * i]
   local a = 2 + (i - 1) * 8
   local card, want, target, reason, scene, source, prio, manual =
     ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6],
@@ -72,7 +72,7 @@ for i = 1, #KEYS - 7 do
   local asleep
   if not h[2] then
     -- No version in a hash: the card is asleep (idle.lua), or new.
-    asleep = idleRead(key)
+    asleep = idleRead(key, bucket)
     if asleep then h[2], h[4], h[9] = asleep.ver, asleep.last_call, asleep.seen end
   end
   local action, ver = h[1], tonumber(h[2]) or 0
@@ -87,7 +87,7 @@ for i = 1, #KEYS - 7 do
   end
   if want == 'none' then
     if action then
-      local nv = cardCancel(key, queues, card, frozenKey, confirmingKey, openKey)
+      local nv = cardCancel(key, bucket, queues, card, frozenKey, confirmingKey, openKey)
       audit(card, ver, nv, 'cancelled', action, reason, scene, source)
       out[#out + 1] = 'cancelled'; out[#out + 1] = nv
     else
@@ -112,7 +112,7 @@ for i = 1, #KEYS - 7 do
     local set = { 'ver', nv, 'action', want, 'reason', reason, 'scene', scene, 'source', source,
       'prio', prio }
     if asleep then
-      cardWake(key, set) -- its state back into its hash, with the command
+      cardWake(key, bucket, set) -- its state back into its hash, with the command
     else
       rcall('HSET', key, unpack(set))
     end

@@ -42,7 +42,7 @@
     KEYS[7]     audit stream of the account
     KEYS[8]     confirming commands (SET card)
     KEYS[9]     open alerts (HASH cause -> alert id)
-    KEYS[9+i]   command hash of item i's card
+    KEYS[9+i]   two per item: its card's command hash, then its idle bucket
     ARGV[1]     the account's settings (JSON: interval, window, lease, call (a
                 call's timeout), qps, running, burst, aimd_inc, aimd_memory, audit_max)
     ARGV[2]     stats prefix, e.g. "polling:carrier:{c17}:stats:" (includes/stats.lua:
@@ -100,7 +100,7 @@ local function giveBack(key, card, ver, token, called, queue, why, due)
   count('finishes')
 end
 
-local function gateOne(key, token, ver, kind, card, resendArg)
+local function gateOne(key, bucket, token, ver, kind, card, resendArg)
   local resend = resendArg == '1'
   local h = rcall('HMGET', key, 'claim', 'ver', 'last_call', 'prio', 'counted_ver', 'called',
     'lease_until')
@@ -118,7 +118,7 @@ local function gateOne(key, token, ver, kind, card, resendArg)
     audit(key, card, ver, 'call:superseded', 'done')
     -- The superseded version is kept until the card's next command
     -- finishes: sr-admin why says so without reading the audit.
-    cardFinish(key, queues, card, confirmingKey, openKey, nil, nil, { superseded = h[2] })
+    cardFinish(key, bucket, queues, card, confirmingKey, openKey, nil, nil, { superseded = h[2] })
     rcall('ZREM', runningKey, token)
     count('out_superseded')
     count('finishes')

@@ -1,18 +1,20 @@
 --[[
   batch - a script over many items of one account (gate, confirm): the
-  account's keys and arguments first, then each item's key and arguments.
+  account's keys and arguments first, then each item's two keys (its card's
+  command hash and idle bucket) and its arguments.
 ]]
 
--- Call fn(key, arg1 .. argN) for each item: item i's key is KEYS[ownKeys +
--- i], its nArgs arguments follow the script's ownArgs and those of the items
--- before it. Returns the replies in order. Each item runs under pcall: one
+-- Call fn(key, bucket, arg1 .. argN) for each item: item i's keys are
+-- KEYS[ownKeys + 2i - 1] and KEYS[ownKeys + 2i], its nArgs arguments follow
+-- the script's ownArgs and those of the items before it. Returns the replies in order. Each item runs under pcall: one
 -- item's error (a card hash of the wrong type, a priority out of range) is
 -- that item's reply, not its batch's, and the others go on.
 local function batchEach(ownKeys, ownArgs, nArgs, fn)
   local replies = {}
-  for i = 1, #KEYS - ownKeys do
+  for i = 1, (#KEYS - ownKeys) / 2 do
     local a = ownArgs + nArgs * (i - 1)
-    local ok, r = pcall(fn, KEYS[ownKeys + i], unpack(ARGV, a + 1, a + nArgs))
+    local ok, r = pcall(fn, KEYS[ownKeys + 2 * i - 1], KEYS[ownKeys + 2 * i],
+      unpack(ARGV, a + 1, a + nArgs))
     replies[i] = ok and r or
       redis.error_reply(type(r) == 'table' and (r.err or '?') or tostring(r))
   end

@@ -13,7 +13,7 @@ local function cardRelease(key, token, called)
   if called == token then redis.call('HDEL', key, 'called') end
 end
 
--- The command is done: the card goes to sleep (see idle.lua) with what
+-- The command is done: the card goes to sleep in bucket (see idle.lua) with what
 -- outlives its commands (its version and last call, so versions never
 -- repeat and the interval still holds; what srq saw; its directions), with
 -- the fields of `after` laid over them (the finish's `seen`, a superseded
@@ -25,7 +25,8 @@ end
 -- openKey nil: the account has no open alert to resolve. A caller that
 -- read what outlives the command (ver last_call seen seen_ms last_dir
 -- dir_changes) passes it as `known`, and it is not read again.
-local function cardFinish(key, queues, card, confirmingKey, openKey, prio, confirming, after, known)
+local function cardFinish(key, bucket, queues, card, confirmingKey, openKey, prio, confirming, after,
+    known)
   local state = known
   if not state then
     local h = redis.call('HMGET', key, 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir', 'dir_changes')
@@ -33,7 +34,7 @@ local function cardFinish(key, queues, card, confirmingKey, openKey, prio, confi
       dir_changes = h[6] }
   end
   for k, v in pairs(after or {}) do state[k] = v end
-  cardSleep(key, state)
+  cardSleep(key, bucket, state)
   if prio then
     redis.call('ZREM', queues[prio + 1], card)
   else
@@ -49,9 +50,9 @@ end
 -- Cancel the command: a new version (a claim in flight for the old one fails
 -- at its gate), then it goes as a finished one does, out of the frozen set
 -- too. Returns the new version.
-local function cardCancel(key, queues, card, frozenKey, confirmingKey, openKey)
+local function cardCancel(key, bucket, queues, card, frozenKey, confirmingKey, openKey)
   local nv = redis.call('HINCRBY', key, 'ver', 1)
-  cardFinish(key, queues, card, confirmingKey, openKey)
+  cardFinish(key, bucket, queues, card, confirmingKey, openKey)
   redis.call('ZREM', frozenKey, card)
   return nv
 end

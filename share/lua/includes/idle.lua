@@ -12,83 +12,87 @@
     P:carrier:{c}:card:89860012345678901234  (while it has a command)
     P:carrier:{c}:idle:898600123456789012 field "34"  (while it has none)
   value: ver|last_call|seen|seen_ms|last_dir|dir_changes|superseded (empty
-  when absent). The bucket shares the account's hash tag, so a script that
-  holds the card's key may touch it. A card's hash that outlives its command
-  (written by an older release, or by a direct call) is read as it is.
+  when absent). The bucket shares the account's hash tag, and every script
+  that touches it has it among its KEYS (Redis checks declared keys before
+  a script runs, which matters while a slot moves between masters). A
+  card's hash that outlives its command (written by an older release, or by
+  a direct call) is read as it is. The 100 to a bucket hold for ids of
+  digits: ids of letters too can fill a bucket past Redis's compact
+  encoding (still correct, less compact).
 ]]
 local IDLE_FIELDS = { 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir', 'dir_changes', 'superseded' }
 -- A packed value longer than this would make its bucket leave the compact
 -- encoding (Redis: hash-max-listpack-value 64); such a card keeps a hash.
 local IDLE_MAX = 64
 
--- The bucket and field of the card whose command hash is key.
-local function idleSlot(key)
-  local base, id = string.match(key, '^(.*):card:([^:]*)$')
-  local n = #id
-  if n <= 2 then return base .. ':idle:', id end
-  return base .. ':idle:' .. string.sub(id, 1, n - 2), string.sub(id, n - 1)
+-- The card's field in its bucket: the last two characters of its id (the
+-- callers name the bucket itself, a declared key: src/sr_keys.c sr_key_idle).
+local function idleField(key)
+  local id = string.match(key, ':card:([^:]*)$')
+  return #id <= 2 and id or string.sub(id, -2)
 end
 
--- The sleeping card's state (field -> value), with its bucket and field;
--- nil when the card is not asleep.
-local function idleRead(key)
-  local bucket, f = idleSlot(key)
-  local v = redis.call('HGET', bucket, f)
+-- The sleeping card's state (field -> value); nil when it is not asleep.
+local function idleRead(key, bucket)
+  local v = redis.call('HGET', bucket, idleField(key))
   if not v then return nil end
   local t, i = {}, 1
   for part in string.gmatch(v .. '|', '([^|]*)|') do
     if part ~= '' and IDLE_FIELDS[i] then t[IDLE_FIELDS[i]] = part end
     i = i + 1
   end
-  return t, bucket, f
+  return t
 end
 
 -- Wake a sleeping card before anything writes its hash: its state moves
 -- back into the hash, with the fields of set (a flat list) written in the
 -- same HSET, after it (so they win). Returns the state it woke with (nil:
 -- it was not asleep).
-local function cardWake(key, set)
-  local t, bucket, f = idleRead(key)
+local function cardWake(key, bucket, set)
+  local t = idleRead(key, bucket)
   local all = {}
   if t then
     for k, v in pairs(t) do
       all[#all + 1] = k; all[#all + 1] = v
     end
-    redis.call('HDEL', bucket, f)
   end
   for _, x in ipairs(set or {}) do all[#all + 1] = x end
   if #all > 0 then redis.call('HSET', key, unpack(all)) end
+  if t then redis.call('HDEL', bucket, idleField(key)) end
   return t
 end
 
 -- The card awake, whatever happened since the caller last looked: the
 -- direct path works on a card's hash between scripts, and a queued command
 -- of the same card may finish (and put it to sleep) in between.
-local function cardAwake(key)
-  if redis.call('HEXISTS', key, 'ver') == 0 then cardWake(key) end
+local function cardAwake(key, bucket)
+  if redis.call('HEXISTS', key, 'ver') == 0 then cardWake(key, bucket) end
 end
 
--- Put a card whose command is done to sleep: its hash goes, and state
--- (field -> value; false or nil: absent) is packed into its bucket. A
--- state without a version is not a card's whole state: left as it is.
-local function cardSleep(key, state)
-  if not state.ver then return end
+-- Put a card whose command is done to sleep: state (field -> value; false
+-- or nil: absent) is packed into its bucket, then its hash goes (in that
+-- order: a script stopped in between leaves the state twice, not nowhere).
+-- A state without a version is not a card's whole state: left as it is.
+-- Returns true when the card sleeps in its bucket, false when it keeps a
+-- hash (a state too long to pack, or none).
+local function cardSleep(key, bucket, state)
+  if not state.ver then return false end
   local parts, last = {}, 0
   for i, k in ipairs(IDLE_FIELDS) do
     parts[i] = state[k] or ''
     if parts[i] ~= '' then last = i end
   end
-  redis.call('DEL', key)
-  if last == 0 then return end
   local v = table.concat(parts, '|', 1, last)
   if #v > IDLE_MAX then
     local set = {}
     for i = 1, last do
       if parts[i] ~= '' then set[#set + 1] = IDLE_FIELDS[i]; set[#set + 1] = parts[i] end
     end
+    redis.call('DEL', key)
     redis.call('HSET', key, unpack(set))
-    return
+    return false
   end
-  local bucket, f = idleSlot(key)
-  redis.call('HSET', bucket, f, v)
+  redis.call('HSET', bucket, idleField(key), v)
+  redis.call('DEL', key)
+  return true
 end
