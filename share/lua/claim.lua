@@ -86,8 +86,12 @@ local function take(q, n)
     if #due == 0 then break end
     for _, card in ipairs(due) do
       local key = prefix .. card
-      local h = rcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'frozen',
+      -- A protected call: while the account's slot moves to another master,
+      -- a card hash already there is refused here ("non local key"), and
+      -- that must cost this entry, not the whole claim.
+      local h = redis.pcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'frozen',
         'called', 'reason', 'scene', 'attempt')
+      if h.err then h = {} end
       local action = h[1]
       if h[5] == '1' then
         rcall('ZREM', queues[q], card) -- frozen: the frozen set holds it

@@ -29,9 +29,14 @@ while #claims < max do
   if #due == 0 then break end
   for _, dev in ipairs(due) do
     local key = prefix .. dev
-    local h = rcall('HMGET', key, 'claim', 'lease_until', 'ver')
+    -- A protected call: while the shard's slot moves to another master, a
+    -- device hash already there is refused here; its entry waits a lease
+    -- and moves with the queue, and the rest are claimed.
+    local h = redis.pcall('HMGET', key, 'claim', 'lease_until', 'ver')
     local lease = tonumber(h[2]) or 0
-    if h[1] and lease > now then
+    if h.err then
+      rcall('ZADD', queue, now + leaseMs, dev)
+    elseif h[1] and lease > now then
       rcall('ZADD', queue, lease, dev) -- held by a live evaluation
     else
       local token = (h[3] or '0') .. '-' .. rcall('HINCRBY', key, 'seq', 1)

@@ -3,6 +3,10 @@
   account's hash tag): one per minute (PREFIX<minute>, kept 2 h: sr-stat's
   window sums them) and PREFIXtotal, counting since the start and never
   expiring (Prometheus counters: sr-stat --prom prints them as *_total).
+  Their names depend on the server's minute, so no caller can declare them:
+  the writes are protected calls. While the account's slot moves to another
+  master, a counter hash already there is refused here, and that costs the
+  batch's counts, not the batch (whose commands are already written).
 ]]
 
 -- A counting function for this script's minute: count(field[, n]).
@@ -10,10 +14,10 @@ local function statsCounter(prefix, now)
   local bucket, total = prefix .. math.floor(now / 60000), prefix .. 'total'
   local touched = false
   return function(field, n)
-    redis.call('HINCRBY', bucket, field, n or 1)
-    redis.call('HINCRBY', total, field, n or 1)
+    redis.pcall('HINCRBY', bucket, field, n or 1)
+    redis.pcall('HINCRBY', total, field, n or 1)
     if not touched then
-      redis.call('EXPIRE', bucket, 7200)
+      redis.pcall('EXPIRE', bucket, 7200)
       touched = true
     end
   end
@@ -35,10 +39,10 @@ local function statsBatch(prefix, now)
     if #order == 0 then return end
     local bucket, total = prefix .. math.floor(now / 60000), prefix .. 'total'
     for _, field in ipairs(order) do
-      redis.call('HINCRBY', bucket, field, sums[field])
-      redis.call('HINCRBY', total, field, sums[field])
+      redis.pcall('HINCRBY', bucket, field, sums[field])
+      redis.pcall('HINCRBY', total, field, sums[field])
     end
-    redis.call('EXPIRE', bucket, 7200)
+    redis.pcall('EXPIRE', bucket, 7200)
     sums, order = {}, {}
   end
   return count, flush
