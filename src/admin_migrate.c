@@ -24,7 +24,7 @@ struct walk {
 	int nargs;
 	char *keys[CHUNK];
 	int n;
-	long scanned, changed, fields, refused;
+	long scanned, changed, refused;
 };
 
 /* Run the script over the keys collected so far. */
@@ -52,7 +52,6 @@ flush(struct walk *w)
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 		if (rep->type == REDIS_REPLY_INTEGER) {
 			w->changed += rep->integer > 0;
-			w->fields += rep->integer;
 		} else {
 			fprintf(stderr, "%s: %s: not migrated: %s\n", sr_prog, w->keys[i],
 			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");

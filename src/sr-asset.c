@@ -241,10 +241,10 @@ process(struct row *rows, int n)
 			    rep->element[0]->type == REDIS_REPLY_STRING && rep->element[1]->type == REDIS_REPLY_STRING) {
 				snprintf(seen, sizeof seen, "%s", rep->element[0]->str);
 				seen_ms = atoll(rep->element[1]->str);
-			} else if (idle->type == REDIS_REPLY_STRING && sr_idle_get(idle->str, 2, seen, sizeof seen)) {
+			} else if (idle->type == REDIS_REPLY_STRING && sr_idle_get(idle->str, SR_IDLE_SEEN, seen, sizeof seen)) {
 				char ms[24];
 
-				seen_ms = sr_idle_get(idle->str, 3, ms, sizeof ms) ? atoll(ms) : 0;
+				seen_ms = sr_idle_get(idle->str, SR_IDLE_SEEN_MS, ms, sizeof ms) ? atoll(ms) : 0;
 			}
 			r->keep_status = seen[0] && seen_ms > as_of &&
 			    strcmp(seen, json_string_value(json_object_get(r->obj, "status")));

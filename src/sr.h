@@ -329,6 +329,8 @@ const char *sr_key_idle(char *buf, const char *prefix, const char *carrier, cons
 /* The same from a card's command hash key; NULL if card_key is not one. */
 const char *sr_key_idle_of(char *buf, const char *card_key);
 extern const char *const sr_idle_fields[];
+enum sr_idle_field { SR_IDLE_VER, SR_IDLE_LAST_CALL, SR_IDLE_SEEN, SR_IDLE_SEEN_MS, SR_IDLE_LAST_DIR,
+	SR_IDLE_DIR_CHANGES, SR_IDLE_SUPERSEDED };
 /* The value of sr_idle_fields[i] in a packed state into out (n bytes);
  * 0 when it is absent (or longer than out). */
 int sr_idle_get(const char *packed, int i, char *out, size_t n);

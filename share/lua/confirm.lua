@@ -239,11 +239,9 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     for t in string.gmatch(h[10] or '', '%d+') do
       if tonumber(t) > now - 3600000 then kept[#kept + 1] = t end
     end
-    after.dir_changes = table.concat(kept, ' ')
     if outcome == 'ok' or (kind == 'query' and observed == target) then
       if h[9] and h[9] ~= action then
         kept[#kept + 1] = nowS
-        after.dir_changes = table.concat(kept, ' ')
         if #kept >= 3 then
           rcall('ZADD', flappingKey, nowS, card)
           cardAlert('flapping', 0, #kept .. ' direction changes in an hour')
@@ -251,6 +249,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
       end
       after.last_dir = action
     end
+    after.dir_changes = table.concat(kept, ' ')
     cardFinish(key, bucket, queues, card, confirmingKey, anyOpen and openKey, prio, h[12] == '1', after,
       { ver = h[2], last_call = h[13], seen = h[14], seen_ms = h[15], last_dir = h[9],
         dir_changes = h[10] })

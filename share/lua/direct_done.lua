@@ -71,10 +71,5 @@ if outcome == 'retry' and class ~= 'too_frequent' and class ~= '' and kind == 'c
 end
 if ARGV[9] ~= '' then rcall('HSET', key, 'seen', ARGV[9], 'seen_ms', now) end
 -- A card with no command goes back to sleep (direct_version.lua woke it).
-local c = rcall('HMGET', key, 'action', 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir',
-  'dir_changes', 'superseded')
-if not c[1] then
-  cardSleep(key, bucket, { ver = c[2], last_call = c[3], seen = c[4], seen_ms = c[5], last_dir = c[6],
-    dir_changes = c[7], superseded = c[8] })
-end
+cardSleepIfIdle(key, bucket)
 return 'ok'

@@ -1,9 +1,8 @@
 #!lua
 --[[
   migrate_facts - rename one facts hash's fields from the names 0.1 wrote
-  ("status") to the short fields kept since ("st"): the
-  facts hash of every card is in Redis for good, and long names were a
-  quarter of its bytes. The readers understand both meanwhile; a short field
+  ("status") to the short fields kept since ("st"): the facts hash of every
+  card is in Redis for good, and long names were a quarter of its bytes. The readers understand both meanwhile; a short field
   already there was written since, so it wins and the old one only goes.
   Idempotent: a hash already migrated is left as it is.
 

@@ -6,8 +6,8 @@
 
 -- Call fn(key, bucket, arg1 .. argN) for each item: item i's keys are
 -- KEYS[ownKeys + 2i - 1] and KEYS[ownKeys + 2i], its nArgs arguments follow
--- the script's ownArgs and those of the items before it. Returns the replies in order. Each item runs under pcall: one
--- item's error (a card hash of the wrong type, a priority out of range) is
+-- the script's ownArgs and those of the items before it. Returns the
+-- replies in order. Each item runs under pcall: one item's error (a card hash of the wrong type, a priority out of range) is
 -- that item's reply, not its batch's, and the others go on.
 local function batchEach(ownKeys, ownArgs, nArgs, fn)
   local replies = {}

@@ -96,3 +96,13 @@ local function cardSleep(key, bucket, state)
   redis.call('DEL', key)
   return true
 end
+
+-- A card whose hash holds no command (the direct path's, or one an older
+-- release left) to sleep, as cardSleep does; false if it has a command.
+local function cardSleepIfIdle(key, bucket)
+  local h = redis.call('HMGET', key, 'action', unpack(IDLE_FIELDS))
+  if h[1] then return false end
+  local state = {}
+  for i, k in ipairs(IDLE_FIELDS) do state[k] = h[i + 1] end
+  return cardSleep(key, bucket, state)
+end
