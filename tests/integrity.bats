@@ -107,6 +107,21 @@ line() { # line TASK TOKEN OUTCOME [EXTRA-JSON]
 	assert_equal "$(sr-admin breaker c1 | jq -r .breaker)" closed
 }
 
+@test "a result repeated within one batch is applied once" {
+	for i in 1 2 3 4; do req "R$i" "$PAST"; done
+	sr-claim | sr-exec >"$T/results"
+	assert_equal "$(jq -r .outcome "$T/results" | sort -u)" ok
+	audit=$(rcli XLEN 't:carrier:{c1}:audit')
+	# Each line twice in a row, all in one input: one script call applies
+	# them, and the copy must see what the first one did.
+	run -0 sr-confirm < <(sed p "$T/results")
+	assert_equal "$(echo "$output" | jq -r .state | paste -sd' ')" \
+		"done stale done stale done stale done stale"
+	assert_equal "$(rcli XLEN 't:carrier:{c1}:audit')" $((audit + 4))
+	assert_equal "$(sr-admin show c1 R1 | jq -r .ver)" 1
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:running')" 0
+}
+
 @test "a stale result does not rewrite the card's facts" {
 	req X1 "$PAST"
 	sr-claim | sr-exec >"$T/v1" # version 1 stopped the card...

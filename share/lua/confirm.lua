@@ -84,6 +84,10 @@ local rcall = redis.call
 --- @include "stats"
 --- @include "alert"
 --- @include "batch"
+--- @include "later"
+-- A finish's writes (the card to sleep, out of its queue, its claim out of
+-- the running set) are gathered and sent once per key at the batch's end.
+cardWrite = later
 local now = serverNow()
 local nowS = digits(now)
 local queues = { KEYS[1], KEYS[2], KEYS[3] }
@@ -107,6 +111,24 @@ local function raise(cause, fields)
   return alertOnce(openKey, alertKey, cause, fields)
 end
 
+-- The card's alert of kind kindOf (one per cause until acknowledged).
+local function cardAlert(card, ver, action, err, http, kindOf, n, extra)
+  raise(kindOf .. ':' .. card, { 'card', card, 'ver', ver, 'alert', kindOf,
+    'action', action or '', 'fails', n or 0, 'error', err, 'http', http, 'detail', extra or '' })
+end
+local function auditAccount(event, ...)
+  rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', '', 'event', event, ...)
+end
+-- A result's audit entry: h is the command as read (action, reason, scene,
+-- source at 1, 5, 6, 7).
+local function auditResult(card, verBefore, verAfter, event, state, h, http, err)
+  rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', card, 'ver_before', verBefore,
+    'ver_after', verAfter, 'event', event, 'state', state, 'action', h[1] or '',
+    'reason', h[5] or '', 'scene', h[6] or '', 'source', h[7] or '', 'http', http, 'error', err)
+end
+
+-- One result. Its helpers are made after the finish, the common case,
+-- returned: a closure made per result costs more than the finish's writes.
 local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, err, observed,
     retryAfterArg, jitterArg, _, class, gatedAtArg, inProgressArg)
   local retryAfter, jitter = tonumber(retryAfterArg) or 0, tonumber(jitterArg)
@@ -114,14 +136,6 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'prio', 'reason', 'scene', 'source',
     'called', 'last_dir', 'dir_changes', 'queried', 'confirming', 'last_call', 'seen', 'seen_ms')
   local action, curVer, claim, prio = h[1], h[2], h[3], tonumber(h[4]) or 1
-  -- What only a command that is not finished needs, read when it is not.
-  local fails, lastCall, firstFail, prevCall, accepted
-  local function readRest()
-    local r = rcall('HMGET', key, 'fails', 'last_call', 'first_fail', 'prev_call', 'accepted')
-    fails, lastCall, firstFail = tonumber(r[1]) or 0, tonumber(r[2]) or 0, r[3]
-    prevCall, accepted = r[4], tonumber(r[5])
-  end
-
   if outcome == 'blocked' or outcome == 'superseded' then
     -- The gate settled these itself. Say where the command stands.
     if not action then
@@ -140,17 +154,9 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     (kind == 'query' and h[11] == token))
   local live = mine
   if live then
-    rcall('ZREM', runningKey, token)
+    later('ZREM', runningKey, token)
     count((kind == 'query' and 'query_' or 'out_') .. outcome)
     count('finishes')
-  end
-
-  local function cardAlert(kindOf, n, extra)
-    raise(kindOf .. ':' .. card, { 'card', card, 'ver', curVer or ver, 'alert', kindOf,
-      'action', action or '', 'fails', n or 0, 'error', err, 'http', http, 'detail', extra or '' })
-  end
-  local function auditAccount(event, ...)
-    rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', '', 'event', event, ...)
   end
 
   -- The account's side: the effective rate and the breaker.
@@ -184,11 +190,56 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   -- Failures while the breaker is open are the account's, not the card's.
   local accountDown = e.brk_until ~= nil
 
-  local function audit(state, vAfter)
-    rcall('XADD', auditKey, 'MAXLEN', '~', maxlen, '*', 'card', card, 'ver_before', ver,
-      'ver_after', vAfter or curVer or ver, 'event', kind .. ':' .. outcome, 'state', state,
-      'action', action or '', 'reason', h[5] or '', 'scene', h[6] or '', 'source', h[7] or '',
-      'http', http, 'error', err)
+  if not action then
+    -- Finished or cancelled meanwhile: its version is where it sleeps.
+    if not curVer then curVer = (idleRead(key, bucket) or {}).ver end
+    return { 'stale', tonumber(curVer) or 0, 0 }
+  end
+  if not mine then
+    return { 'stale', tonumber(curVer), 0 } -- not this claim's call: forged, replayed, or lost
+  end
+
+  local target = action == 'stop' and 'stopped' or 'active'
+  local finished = (outcome == 'ok' and not inProgress) or outcome == 'already'
+  if kind == 'query' and outcome == 'ok' and observed ~= target then finished = false end
+
+  if finished and curVer == ver then
+    -- What srq now knows the card is at the carrier, written with the finish
+    -- so that no judgment can run between them (enqueue.lua reads it).
+    local after = { seen = target, seen_ms = nowS }
+    -- Flapping: the executed direction changed 3 or more times within an
+    -- hour. Changes older than that go (they would only lengthen what the
+    -- card keeps asleep).
+    local kept = {}
+    for t in string.gmatch(h[10] or '', '%d+') do
+      if tonumber(t) > now - 3600000 then kept[#kept + 1] = t end
+    end
+    if outcome == 'ok' or (kind == 'query' and observed == target) then
+      if h[9] and h[9] ~= action then
+        kept[#kept + 1] = nowS
+        if #kept >= 3 then
+          rcall('ZADD', flappingKey, nowS, card)
+          cardAlert(card, curVer or ver, action, err, http, 'flapping', 0,
+            #kept .. ' direction changes in an hour')
+        end
+      end
+      after.last_dir = action
+    end
+    after.dir_changes = table.concat(kept, ' ')
+    cardFinish(key, bucket, queues, card, confirmingKey, anyOpen and openKey, prio, h[12] == '1', after,
+      { ver = h[2], last_call = h[13], seen = h[14], seen_ms = h[15], last_dir = h[9],
+        dir_changes = h[10] })
+    trimFlapping = true
+    auditResult(card, ver, curVer, kind .. ':' .. outcome, 'done', h, http, err)
+    return { 'done', tonumber(curVer), 1 }
+  end
+
+  -- What only a command that is not finished needs.
+  local r = rcall('HMGET', key, 'fails', 'last_call', 'first_fail', 'prev_call', 'accepted')
+  local fails, lastCall, firstFail = tonumber(r[1]) or 0, tonumber(r[2]) or 0, r[3]
+  local prevCall, accepted = r[4], tonumber(r[5])
+  local function audit(state)
+    auditResult(card, ver, curVer or ver, kind .. ':' .. outcome, state, h, http, err)
   end
   local function release()
     cardRelease(key, token, h[8])
@@ -208,56 +259,12 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     requeue(due)
   end
 
-  if not action then
-    -- Finished or cancelled meanwhile: its version is where it sleeps.
-    if not curVer then curVer = (idleRead(key, bucket) or {}).ver end
-    return { 'stale', tonumber(curVer) or 0, 0 }
-  end
-  if not mine then
-    return { 'stale', tonumber(curVer), 0 } -- not this claim's call: forged, replayed, or lost
-  end
   if curVer ~= ver then
     count('conflicts') -- a newer version was found
-    readRest()
     requeue(afterInterval(now))
     audit('stale')
     return { 'stale', tonumber(curVer), 1 }
   end
-
-  local target = action == 'stop' and 'stopped' or 'active'
-  local finished = (outcome == 'ok' and not inProgress) or outcome == 'already'
-  if kind == 'query' and outcome == 'ok' and observed ~= target then finished = false end
-
-  if finished then
-    -- What srq now knows the card is at the carrier, written with the finish
-    -- so that no judgment can run between them (enqueue.lua reads it).
-    local after = { seen = target, seen_ms = nowS }
-    -- Flapping: the executed direction changed 3 or more times within an
-    -- hour. Changes older than that go (they would only lengthen what the
-    -- card keeps asleep).
-    local kept = {}
-    for t in string.gmatch(h[10] or '', '%d+') do
-      if tonumber(t) > now - 3600000 then kept[#kept + 1] = t end
-    end
-    if outcome == 'ok' or (kind == 'query' and observed == target) then
-      if h[9] and h[9] ~= action then
-        kept[#kept + 1] = nowS
-        if #kept >= 3 then
-          rcall('ZADD', flappingKey, nowS, card)
-          cardAlert('flapping', 0, #kept .. ' direction changes in an hour')
-        end
-      end
-      after.last_dir = action
-    end
-    after.dir_changes = table.concat(kept, ' ')
-    cardFinish(key, bucket, queues, card, confirmingKey, anyOpen and openKey, prio, h[12] == '1', after,
-      { ver = h[2], last_call = h[13], seen = h[14], seen_ms = h[15], last_dir = h[9],
-        dir_changes = h[10] })
-    trimFlapping = true
-    audit('done')
-    return { 'done', tonumber(curVer), 1 }
-  end
-  readRest()
 
   local function freeze(alertKind, n)
     release()
@@ -268,7 +275,8 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     for q = 1, 3 do rcall('ZREM', queues[q], card) end
     rcall('ZADD', frozenKey, nowS, card)
     rcall('SREM', confirmingKey, card)
-    cardAlert(alertKind, n, observed ~= '' and ('observed ' .. observed) or nil)
+    cardAlert(card, curVer or ver, action, err, http, alertKind, n,
+      observed ~= '' and ('observed ' .. observed) or nil)
     audit('frozen')
     return { 'frozen', tonumber(curVer), 1 }
   end
@@ -355,14 +363,15 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     state = 'requeued'
   end
   if fails == s.alert_after then
-    cardAlert('failures', fails)
+    cardAlert(card, curVer or ver, action, err, http, 'failures', fails)
     state = 'alerted'
   end
   audit(state)
   return { state, tonumber(curVer), 1 }
 end
 
-local replies = batchEach(12, 3, 14, confirmOne)
+local replies = batchEach(12, 3, 14, confirmOne, laterFlush)
+laterFlush()
 edgeWindowSave(edgeKey, e)
 if trimFlapping then rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', digits(now - 3600000)) end
 flushCounts()

@@ -36,13 +36,13 @@ local function cardFinish(key, bucket, queues, card, confirmingKey, openKey, pri
   for k, v in pairs(after or {}) do state[k] = v end
   cardSleep(key, bucket, state)
   if prio then
-    redis.call('ZREM', queues[prio + 1], card)
+    cardWrite('ZREM', queues[prio + 1], card)
   else
-    for q = 1, 3 do redis.call('ZREM', queues[q], card) end
+    for q = 1, 3 do cardWrite('ZREM', queues[q], card) end
   end
-  if confirming ~= '0' and confirming ~= false then redis.call('SREM', confirmingKey, card) end
+  if confirming ~= '0' and confirming ~= false then cardWrite('SREM', confirmingKey, card) end
   if openKey then
-    redis.call('HDEL', openKey, 'failures:' .. card, 'frozen:' .. card, 'permanent:' .. card,
+    cardWrite('HDEL', openKey, 'failures:' .. card, 'frozen:' .. card, 'permanent:' .. card,
       'state:' .. card)
   end
 end

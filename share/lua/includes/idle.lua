@@ -20,6 +20,11 @@
   digits: ids of letters too can fill a bucket past Redis's compact
   encoding (still correct, less compact).
 ]]
+-- How the card functions write what nothing reads back in the same script
+-- (a bucket's field for a card put to sleep, its hash gone, its queue
+-- entries): at once, unless a batch script gathers them for its end with
+-- `cardWrite = later` (includes/later.lua).
+local cardWrite = redis.call
 local IDLE_FIELDS = { 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir', 'dir_changes', 'superseded' }
 -- A packed value longer than this would make its bucket leave the compact
 -- encoding (Redis: hash-max-listpack-value 64); such a card keeps a hash.
@@ -92,8 +97,8 @@ local function cardSleep(key, bucket, state)
     redis.call('HSET', key, unpack(set))
     return false
   end
-  redis.call('HSET', bucket, idleField(key), v)
-  redis.call('DEL', key)
+  cardWrite('HSET', bucket, idleField(key), v)
+  cardWrite('DEL', key)
   return true
 end
 
