@@ -269,21 +269,29 @@ card_state(const char *card, const char *carrier, long long *now_ms, int history
 	*now_ms = sr_redis_time_ms(&rds);
 	json_object_set_new(o, "card", json_string(card));
 	json_object_set_new(o, "carrier", json_string(carrier));
-	{
+	/* The card's hash, or with none, its packed state in its idle bucket.
+	 * A card can wake (bucket to hash) between the two reads, and then
+	 * neither has it: read again, a few times, rather than show version 0. */
+	for (int tries = 0;; tries++) {
 		const char *a[] = { "HGETALL", sr_key_card(key, cfg.prefix, carrier, card) };
+		int found = 1;
 
 		command = hash_obj(rep = cmd(2, a));
 		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 0) {
-			/* No hash: the card may be asleep (no command). */
 			const char *field = sr_key_idle(key, cfg.prefix, carrier, card);
 			const char *b[] = { "HGET", key, field };
 			redisReply *v = cmd(3, b);
 
 			if (v->type == REDIS_REPLY_STRING)
 				idle_fields(command, v->str);
+			else
+				found = 0;
 			freeReplyObject(v);
 		}
 		freeReplyObject(rep);
+		if (found || tries == 2)
+			break;
+		json_decref(command); /* a card never seen, or one that just woke */
 	}
 	{
 		const char *a[] = { "HGETALL", sr_key_card_facts(fkey, cfg.prefix, card) };

@@ -37,6 +37,7 @@
 local rcall = redis.call
 --- @include "now"
 --- @include "edge"
+--- @include "later"
 local now = serverNow()
 local nowS = digits(now)
 local queues = { KEYS[1], KEYS[2], KEYS[3] }
@@ -100,7 +101,7 @@ local function take(q, n)
         -- to another cluster master, its card hashes may be there already
         -- and this queue not yet: the entry is put a lease ahead, not
         -- removed, and moves with the queue. sr-sweep removes a true orphan.
-        rcall('ZADD', queues[q], leaseS, card)
+        later('ZADD', queues[q], leaseS, card)
       else
         local confirming = h[3] == '1'
         if h[6] then
@@ -112,19 +113,21 @@ local function take(q, n)
         end
         local lastCall = tonumber(h[4]) or 0
         if not confirming and lastCall + interval > now then
-          rcall('ZADD', queues[q], digits(lastCall + interval), card)
+          later('ZADD', queues[q], digits(lastCall + interval), card)
         else
           local token = h[2] .. '-' .. nextSeq()
           local attempt = (tonumber(h[9]) or 0) + 1
           rcall('HSET', key, 'claim', token, 'lease_until', leaseS, 'attempt', digits(attempt))
-          rcall('ZADD', queues[q], leaseS, card)
-          rcall('ZADD', runningKey, leaseS, token)
+          later('ZADD', queues[q], leaseS, card)
+          later('ZADD', runningKey, leaseS, token)
           tasks[#tasks + 1] = { confirming and 'query' or 'call', card, action,
             tonumber(h[2]), token, attempt, h[7] or '', h[8] or '' }
           got = got + 1
         end
       end
     end
+    -- The new scores, one ZADD per key, before the queue is read again.
+    laterFlush()
   end
   return got
 end

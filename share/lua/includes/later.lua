@@ -10,11 +10,13 @@
   running claims, the confirming set, the open alerts, the idle buckets, a
   finished card's hash). batch.lua's batchEach flushes them before an item
   whose card an earlier item touched, so every item still sees what the
-  items before it did. Flushed in a fixed order, whatever order they came
+  items before it did; the claim flushes before it reads its queue again. Flushed in a fixed order, whatever order they came
   in: HSET first and DEL last, so an idle bucket holds a card's state
   before its hash goes (cardSleep's order).
 ]]
-local LATER_ORDER = { 'HSET', 'ZREM', 'SREM', 'HDEL', 'DEL' }
+-- A flush never holds a ZADD and a ZREM of the same member: a script
+-- flushes before it touches a member again (batchEach does).
+local LATER_ORDER = { 'HSET', 'ZADD', 'ZREM', 'SREM', 'HDEL', 'DEL' }
 -- Arguments gathered in all before everything is flushed: far below what
 -- one Lua call may unpack (about 8,000).
 local LATER_MAX = 2000
