@@ -134,3 +134,25 @@ records() { grep -c '^{' <<<"$output"; }
 	assert_equal "$(grep '^{' <<<"$output" | jq -r 'select(.card == "G3") | .state')" error
 	assert_equal "$(rcli HGET 't:carrier:{c1}:card:G1' action)" ''
 }
+
+@test "an idle bucket clobbered by hand fails its own card's finish only: the rest of the batch finishes, and that command stays" {
+	gwsim_start
+	for c in AA01 BB01 CC01; do
+		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
+	done | sr-enqueue >/dev/null
+	sr-claim --max 3 | sr-exec >"$T/results"
+	assert_equal "$(jq -r .outcome "$T/results" | sort -u)" ok
+	# BB01 would sleep in bucket BB, now a string: its finish cannot be written.
+	rcli SET 't:carrier:{c1}:idle:BB' clobbered >/dev/null
+	run -3 sr-confirm <"$T/results"
+	assert_equal "$(records)" 3
+	assert_equal "$(grep '^{' <<<"$output" | jq -r 'select(.state == "done") | .card' | sort | paste -sd' ')" "AA01 CC01"
+	assert_equal "$(grep '^{' <<<"$output" | jq -r 'select(.card == "BB01") | .state')" error
+	assert_output --partial 'WRONGTYPE'
+	# The two others sleep in their buckets; BB01's command is still there
+	# and still queued, to be finished once the bucket is mended.
+	assert_equal "$(rcli HGET 't:carrier:{c1}:idle:AA' 01 | cut -d'|' -f1)" 1
+	assert_equal "$(rcli EXISTS 't:carrier:{c1}:card:AA01' 't:carrier:{c1}:card:CC01')" 0
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:BB01' action)" stop
+	assert [ -n "$(rcli ZSCORE 't:carrier:{c1}:stop_resume' BB01)" ]
+}

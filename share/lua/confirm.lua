@@ -85,7 +85,7 @@ local rcall = redis.call
 --- @include "alert"
 --- @include "batch"
 --- @include "later"
--- A finish's writes (the card to sleep, out of its queue, its claim out of
+-- A finish's writes (the card's hash gone, its queue entry, its claim in
 -- the running set) are gathered and sent once per key at the batch's end.
 cardWrite = later
 local now = serverNow()

@@ -21,8 +21,7 @@
   encoding (still correct, less compact).
 ]]
 -- How the card functions write what nothing reads back in the same script
--- (a bucket's field for a card put to sleep, its hash gone, its queue
--- entries): at once, unless a batch script gathers them for its end with
+-- (a finished card's hash gone, its queue entries): at once, unless a batch script gathers them for its end with
 -- `cardWrite = later` (includes/later.lua).
 local cardWrite = redis.call
 local IDLE_FIELDS = { 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir', 'dir_changes', 'superseded' }
@@ -97,7 +96,10 @@ local function cardSleep(key, bucket, state)
     redis.call('HSET', key, unpack(set))
     return false
   end
-  cardWrite('HSET', bucket, idleField(key), v)
+  -- At once, not gathered: a bucket that is not a hash (damaged) must fail
+  -- this card's finish here, before anything of it is gathered, and not
+  -- the writes of the whole batch at its end.
+  redis.call('HSET', bucket, idleField(key), v)
   cardWrite('DEL', key)
   return true
 end

@@ -1,22 +1,23 @@
 --[[
-  later - the writes of a batch script gathered and sent once per key at its
-  end: the finishes of a hundred results cost one DEL of a hundred hashes
-  and one ZREM of a hundred members, not a hundred of each. Each command
-  Redis runs from a script costs about a microsecond beyond its own work
-  (the argument objects, the command lookup, its timing, the reply turned
-  back into Lua), which for a finish was most of its cost.
+  later - writes of a batch script gathered and sent once per key: the
+  finishes of a hundred results cost one DEL of a hundred hashes and one
+  ZREM of a hundred members, not a hundred of each. A command run from a
+  script costs Redis about 0.2 us beyond its own work (its argument
+  objects, the command lookup and timing, its reply turned back into Lua):
+  measured, a one-field HSET from Lua 0.33 us all told, an EXISTS 0.18 us.
 
-  Only writes nothing in the batch reads back go here (the queues, the
-  running claims, the confirming set, the open alerts, the idle buckets, a
-  finished card's hash). batch.lua's batchEach flushes them before an item
-  whose card an earlier item touched, so every item still sees what the
-  items before it did; the claim flushes before it reads its queue again. Flushed in a fixed order, whatever order they came
-  in: HSET first and DEL last, so an idle bucket holds a card's state
-  before its hash goes (cardSleep's order).
+  Only writes that nothing in the batch reads back, and that cannot fail
+  for one card alone, go here: the account's queues, running claims,
+  confirming set and open alerts, and a finished card's hash (DEL). A write
+  to a card's own idle bucket stays in its item, under its pcall, so that a
+  damaged bucket fails that card and not the batch's end. batch.lua's
+  batchEach flushes before an item whose card an earlier item had, so every
+  item sees what the items before it did; the claim flushes before it
+  reads its queue again. A flush sends the commands in a fixed order, DEL
+  last.
 ]]
--- A flush never holds a ZADD and a ZREM of the same member: a script
--- flushes before it touches a member again (batchEach does).
-local LATER_ORDER = { 'HSET', 'ZADD', 'ZREM', 'SREM', 'HDEL', 'DEL' }
+local LATER_ORDER = { 'ZADD', 'ZREM', 'SREM', 'HDEL', 'DEL' }
+local LATER_GATHERS = { ZADD = true, ZREM = true, SREM = true, HDEL = true, DEL = true }
 -- Arguments gathered in all before everything is flushed: far below what
 -- one Lua call may unpack (about 8,000).
 local LATER_MAX = 2000
@@ -35,8 +36,10 @@ end
 
 -- later(cmd, key, arg...): cmd (one of LATER_ORDER) on key, with these
 -- arguments added to the others for that key. DEL gathers its keys:
--- later('DEL', key).
+-- later('DEL', key). A flush never holds a ZADD and a ZREM of one member
+-- (the callers flush before they touch a member again).
 local function later(cmd, key, ...)
+  if not LATER_GATHERS[cmd] then error('later: ' .. cmd .. ' is not gathered') end
   local p = laterPending[cmd]
   if not p then p = { order = {}, by = {} }; laterPending[cmd] = p end
   local isDel = cmd == 'DEL'
