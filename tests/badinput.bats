@@ -156,3 +156,28 @@ records() { grep -c '^{' <<<"$output"; }
 	assert_equal "$(rcli HGET 't:carrier:{c1}:card:BB01' action)" stop
 	assert [ -n "$(rcli ZSCORE 't:carrier:{c1}:stop_resume' BB01)" ]
 }
+
+@test "a command hash that lost its version holds back its own card only: the rest is claimed, and the sweep sets it aside" {
+	gwsim_start
+	for c in G1 G2 G3; do
+		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
+	done | sr-enqueue >/dev/null
+	rcli HDEL 't:carrier:{c1}:card:G2' ver >/dev/null
+	# The claim takes the two sound commands; G2's entry waits a lease.
+	run -0 sr-claim --max 3
+	assert_equal "$(jq -r .card <<<"$output" | sort | paste -sd' ')" "G1 G3"
+	sr-exec <<<"$output" | sr-confirm >/dev/null
+	assert_equal "$(jq -r .card "$T/gw.log" | sort | paste -sd' ')" "G1 G3"
+	# The sweep finds it and freezes it: never called without a version;
+	# an operator decides (sr-admin frozen, cancel or retry).
+	run -1 --separate-stderr sr-sweep
+	assert_equal "$(jq -r '"\(.finding) \(.card)"' <<<"$output")" "no_version G2"
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1)" G2
+	assert_equal "$(rcli ZSCORE 't:carrier:{c1}:stop_resume' G2)" ''
+	run -0 --separate-stderr sr-sweep
+	assert_output ''
+	run -1 sr-admin retry G2 --reason "put it back"
+	assert_output --partial "no version"
+	run -0 sr-admin drop G2 --reason "lost its version"
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:frozen')" 0
+}

@@ -39,7 +39,11 @@ local action, ver, prio = c[1], tonumber(c[2]) or 0, tonumber(c[3]) or 1
 if not action then return redis.error_reply('no command') end
 local after = ver
 
-if op == 'retry' then
+if op == 'retry' and not tonumber(c[2]) then
+  -- A command whose version was lost (sr-sweep's no_version) cannot be
+  -- claimed again; drop it, and queue the intent anew.
+  return redis.error_reply('no version: drop this command, then enqueue it again')
+elseif op == 'retry' then
   rcall('HDEL', key, 'frozen', 'fails', 'first_fail', 'last_error', 'last_http', 'claim', 'lease_until',
     'frozen_who', 'frozen_why')
   rcall('ZREM', frozenKey, card)

@@ -96,11 +96,13 @@ local function take(q, n)
       local action = h[1]
       if h[5] == '1' then
         rcall('ZREM', queues[q], card) -- frozen: the frozen set holds it
-      elseif not action then
+      elseif not action or not tonumber(h[2]) then
         -- No command behind this entry here. While the account's slot moves
         -- to another cluster master, its card hashes may be there already
         -- and this queue not yet: the entry is put a lease ahead, not
         -- removed, and moves with the queue. sr-sweep removes a true orphan.
+        -- A command without a version (a damaged hash) waits the same way,
+        -- not claimed, and holds back no other card; sr-sweep freezes it.
         later('ZADD', queues[q], leaseS, card)
       else
         local confirming = h[3] == '1'

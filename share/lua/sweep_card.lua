@@ -7,6 +7,8 @@
     orphan_entry      a queue entry with no command behind it: removed
     frozen_in_queue   a frozen command still queued: taken out (and listed)
     frozen_unlisted   a frozen command missing from the frozen set: listed
+    no_version        a command whose version is gone (never claimed without
+                      one): frozen, for an operator to cancel or retry
     stale_claim       a claim whose lease expired long ago: released, due now
                       ('called' is kept, so the next claim queries first)
     missing_entry     a command in no queue: queued at max(now, interval end)
@@ -27,7 +29,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local key, frozenKey, card = KEYS[1], KEYS[5], ARGV[1]
 local queues = { KEYS[2], KEYS[3], KEYS[4] }
 local h = rcall('HMGET', key, 'action', 'frozen', 'claim', 'lease_until', 'confirming',
-  'last_call', 'prio')
+  'last_call', 'prio', 'ver')
 local prio = tonumber(h[7]) or 1
 local grace = tonumber(ARGV[3 + prio])
 local inq, score = nil, nil
@@ -42,6 +44,12 @@ if not h[1] then
     return 'orphan_entry'
   end
   return false
+end
+if h[2] ~= '1' and not tonumber(h[8]) then
+  rcall('HSET', key, 'frozen', '1', 'frozen_why', 'its version was lost')
+  for q = 1, 3 do rcall('ZREM', queues[q], card) end
+  rcall('ZADD', frozenKey, now, card)
+  return 'no_version'
 end
 if h[2] == '1' then
   local finding = false
