@@ -22,7 +22,7 @@ static const char usage[] =
 "The inspection sweep: finds and repairs queue entries without a command,\n"
 "commands without a queue entry, claims whose lease expired long ago,\n"
 "confirming commands overdue for their query, frozen commands out of place,\n"
-"commands that lost their version (frozen: never called without one), and\n"
+"commands that lost their version (given one above any claim in flight), and\n"
 "devices stuck claimed. One JSON line per finding; none in normal\n"
 "operation. Then every account's audit entries older than SRQ_AUDIT_DAYS\n"
 "are trimmed.\n"

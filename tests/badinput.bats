@@ -157,27 +157,76 @@ records() { grep -c '^{' <<<"$output"; }
 	assert [ -n "$(rcli ZSCORE 't:carrier:{c1}:stop_resume' BB01)" ]
 }
 
-@test "a command hash that lost its version holds back its own card only: the rest is claimed, and the sweep sets it aside" {
+@test "a command hash that lost its version holds back its own card only: the rest is claimed, and the sweep gives it one above any in flight" {
 	gwsim_start
 	for c in G1 G2 G3; do
 		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
 	done | sr-enqueue >/dev/null
 	rcli HDEL 't:carrier:{c1}:card:G2' ver >/dev/null
-	# The claim takes the two sound commands; G2's entry waits a lease.
+	# A version that is not a whole number is no version either.
+	rcli HSET 't:carrier:{c1}:card:G3' ver 1.0 >/dev/null
+	# The claim takes the sound command; the others wait a lease.
 	run -0 sr-claim --max 3
-	assert_equal "$(jq -r .card <<<"$output" | sort | paste -sd' ')" "G1 G3"
+	assert_equal "$(jq -r .card <<<"$output")" G1
 	sr-exec <<<"$output" | sr-confirm >/dev/null
-	assert_equal "$(jq -r .card "$T/gw.log" | sort | paste -sd' ')" "G1 G3"
-	# The sweep finds it and freezes it: never called without a version;
-	# an operator decides (sr-admin frozen, cancel or retry).
+	# The sweep finds them and gives each a version again; they go on.
 	run -1 --separate-stderr sr-sweep
-	assert_equal "$(jq -r '"\(.finding) \(.card)"' <<<"$output")" "no_version G2"
-	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1)" G2
-	assert_equal "$(rcli ZSCORE 't:carrier:{c1}:stop_resume' G2)" ''
+	assert_equal "$(jq -r '"\(.finding) \(.card)"' <<<"$output" | sort | paste -sd,)" "no_version G2,no_version G3"
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:G2' ver)" 1
 	run -0 --separate-stderr sr-sweep
 	assert_output ''
-	run -1 sr-admin retry G2 --reason "put it back"
-	assert_output --partial "no version"
-	run -0 sr-admin drop G2 --reason "lost its version"
-	assert_equal "$(rcli ZCARD 't:carrier:{c1}:frozen')" 0
+	rcli ZADD 't:carrier:{c1}:stop_resume' 0 G2 0 G3 >/dev/null # due now, not a lease ahead
+	run -0 drain 10
+	assert_equal "$(jq -r .card "$T/gw.log" | sort | paste -sd' ')" "G1 G2 G3"
+}
+
+@test "a version lost while a stop is at the carrier: the renewal takes one above it, and the stop's result does not finish it" {
+	gwsim_start
+	printf '{"card":"W1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" | sr-enqueue >/dev/null
+	sr-claim | sr-exec >"$T/stop"
+	assert_equal "$(jq -r '"\(.ver) \(.outcome)"' "$T/stop")" "1 ok"
+	rcli HDEL 't:carrier:{c1}:card:W1' ver >/dev/null
+	# The customer renews before any sweep: a resume, above version 1.
+	run -0 sr-enqueue < <(printf '{"card":"W1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"stopped"}}\n' "$FUTURE")
+	assert_equal "$(jq -r '"\(.status) \(.ver)"' <<<"$output")" "queued 3"
+	# The stop's result is an older command's: it does not finish the resume.
+	run -0 sr-confirm <"$T/stop"
+	assert_equal "$(jq -r .state <<<"$output")" stale
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:W1' action)" resume
+	# A version lost under sr-admin is found the same way.
+	rcli HDEL 't:carrier:{c1}:card:W1' ver >/dev/null
+	run -0 sr-admin drop W1 --reason "lost its version"
+	[ "$(jq -r .ver <<<"$output")" -gt 1 ]
+}
+
+@test "a version lost while its call is in flight: the result is answered, not a Redis failure" {
+	gwsim_start
+	for c in V1 V2; do
+		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
+	done | sr-enqueue >/dev/null
+	sr-claim | sr-exec >"$T/results"
+	rcli HDEL 't:carrier:{c1}:card:V1' ver >/dev/null
+	run -0 sr-confirm <"$T/results"
+	assert_equal "$(jq -r '"\(.card) \(.state)"' <<<"$output" | paste -sd,)" "V1 stale,V2 done"
+}
+
+@test "an account key clobbered by hand: the batch's cards still finish, and a replay of their results is stale" {
+	gwsim_start
+	for c in G1 G2 G3; do
+		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
+	done | sr-enqueue >/dev/null
+	sr-claim | sr-exec >"$T/results"
+	# G2 confirming (its finish leaves the confirming set), and the set and
+	# the open alerts are strings now.
+	rcli HSET 't:carrier:{c1}:card:G2' confirming 1 >/dev/null
+	rcli SET 't:carrier:{c1}:confirming' clobbered >/dev/null
+	rcli SET 't:carrier:{c1}:alerts_open' clobbered >/dev/null
+	run sr-confirm <"$T/results"
+	assert_equal "$(grep '^{' <<<"$output" | jq -r .state | paste -sd' ')" "done done done"
+	assert_equal "$(rcli EXISTS 't:carrier:{c1}:card:G1' 't:carrier:{c1}:card:G2' 't:carrier:{c1}:card:G3')" 0
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:stop_resume')" 0
+	audit=$(rcli XLEN 't:carrier:{c1}:audit')
+	run -0 sr-confirm <"$T/results"
+	assert_equal "$(jq -r .state <<<"$output" | sort -u)" stale
+	assert_equal "$(rcli XLEN 't:carrier:{c1}:audit')" "$audit"
 }

@@ -119,7 +119,7 @@ line() { # line TASK TOKEN OUTCOME [EXTRA-JSON]
 		"done stale done stale done stale done stale"
 	assert_equal "$(rcli XLEN 't:carrier:{c1}:audit')" $((audit + 4))
 	assert_equal "$(sr-admin show c1 R1 | jq -r .ver)" 1
-	assert_equal "$(rcli ZCARD 't:carrier:{c1}:running')" 0
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:sr_running')" 0
 }
 
 @test "a stale result does not rewrite the card's facts" {

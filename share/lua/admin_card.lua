@@ -28,6 +28,7 @@
 local rcall = redis.call
 --- @include "now"
 --- @include "card"
+--- @include "version"
 local now = serverNow()
 local key = KEYS[1]
 local queues = { KEYS[2], KEYS[3], KEYS[4] }
@@ -37,13 +38,10 @@ local op, card, who, why, maxlen = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local c = rcall('HMGET', key, 'action', 'ver', 'prio')
 local action, ver, prio = c[1], tonumber(c[2]) or 0, tonumber(c[3]) or 1
 if not action then return redis.error_reply('no command') end
+if not versionWhole(c[2]) then ver = versionRecover(key) end -- a hash damaged by hand
 local after = ver
 
-if op == 'retry' and not tonumber(c[2]) then
-  -- A command whose version was lost (sr-sweep's no_version) cannot be
-  -- claimed again; drop it, and queue the intent anew.
-  return redis.error_reply('no version: drop this command, then enqueue it again')
-elseif op == 'retry' then
+if op == 'retry' then
   rcall('HDEL', key, 'frozen', 'fails', 'first_fail', 'last_error', 'last_http', 'claim', 'lease_until',
     'frozen_who', 'frozen_why')
   rcall('ZREM', frozenKey, card)

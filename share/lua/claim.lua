@@ -38,6 +38,7 @@ local rcall = redis.call
 --- @include "now"
 --- @include "edge"
 --- @include "later"
+--- @include "version"
 local now = serverNow()
 local nowS = digits(now)
 local queues = { KEYS[1], KEYS[2], KEYS[3] }
@@ -96,13 +97,13 @@ local function take(q, n)
       local action = h[1]
       if h[5] == '1' then
         rcall('ZREM', queues[q], card) -- frozen: the frozen set holds it
-      elseif not action or not tonumber(h[2]) then
+      elseif not action or not versionWhole(h[2]) then
         -- No command behind this entry here. While the account's slot moves
         -- to another cluster master, its card hashes may be there already
         -- and this queue not yet: the entry is put a lease ahead, not
         -- removed, and moves with the queue. sr-sweep removes a true orphan.
         -- A command without a version (a damaged hash) waits the same way,
-        -- not claimed, and holds back no other card; sr-sweep freezes it.
+        -- not claimed, and holds back no other card; sr-sweep gives it one.
         later('ZADD', queues[q], leaseS, card)
       else
         local confirming = h[3] == '1'

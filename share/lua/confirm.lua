@@ -142,8 +142,8 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
       if not curVer then curVer = (idleRead(key, bucket) or {}).ver end
       return { 'done', tonumber(curVer) or 0, 0 }
     end
-    if curVer ~= ver or claim == token then return { 'stale', tonumber(curVer), 0 } end
-    return { 'requeued', tonumber(curVer), 0 }
+    if curVer ~= ver or claim == token then return { 'stale', (tonumber(curVer) or 0), 0 } end
+    return { 'requeued', (tonumber(curVer) or 0), 0 }
   end
 
   -- A call or a query that went, and this claim's own: the command's live
@@ -196,7 +196,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     return { 'stale', tonumber(curVer) or 0, 0 }
   end
   if not mine then
-    return { 'stale', tonumber(curVer), 0 } -- not this claim's call: forged, replayed, or lost
+    return { 'stale', (tonumber(curVer) or 0), 0 } -- not this claim's call: forged, replayed, or lost
   end
 
   local target = action == 'stop' and 'stopped' or 'active'
@@ -231,7 +231,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
         dir_changes = h[10] })
     trimFlapping = true
     auditResult(card, ver, curVer, kind .. ':' .. outcome, 'done', h, http, err)
-    return { 'done', tonumber(curVer), 1 }
+    return { 'done', (tonumber(curVer) or 0), 1 }
   end
 
   -- What only a command that is not finished needs.
@@ -263,7 +263,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     count('conflicts') -- a newer version was found
     requeue(afterInterval(now))
     audit('stale')
-    return { 'stale', tonumber(curVer), 1 }
+    return { 'stale', (tonumber(curVer) or 0), 1 }
   end
 
   local function freeze(alertKind, n)
@@ -278,7 +278,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     cardAlert(card, curVer or ver, action, err, http, alertKind, n,
       observed ~= '' and ('observed ' .. observed) or nil)
     audit('frozen')
-    return { 'frozen', tonumber(curVer), 1 }
+    return { 'frozen', (tonumber(curVer) or 0), 1 }
   end
 
   if kind == 'call' and outcome == 'ok' and inProgress then
@@ -286,7 +286,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     rcall('HSET', key, 'accepted', nowS)
     confirming(now + s.poll)
     audit('confirming')
-    return { 'confirming', tonumber(curVer), 1 }
+    return { 'confirming', (tonumber(curVer) or 0), 1 }
   end
 
   if kind == 'query' and outcome == 'ok' then
@@ -296,7 +296,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     if accepted and now < accepted + s.settle then
       requeue(now + s.poll) -- accepted, still landing: ask again
       audit('confirming')
-      return { 'confirming', tonumber(curVer), 1 }
+      return { 'confirming', (tonumber(curVer) or 0), 1 }
     end
     -- The card is not in the target state: the unknown call did not apply.
     rcall('HSET', key, 'confirming', '0', 'seen', observed, 'seen_ms', nowS)
@@ -304,7 +304,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     rcall('SREM', confirmingKey, card)
     requeue(afterInterval(now))
     audit('requeued')
-    return { 'requeued', tonumber(curVer), 1 }
+    return { 'requeued', (tonumber(curVer) or 0), 1 }
   end
 
   local notApplied = outcome == 'retry' and class ~= 'too_frequent' and class ~= ''
@@ -332,12 +332,12 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     if outcome == 'unknown' and kind == 'call' then
       confirming(math.max(due, now + s.confirm_delay))
       audit('confirming')
-      return { 'confirming', tonumber(curVer), 1 }
+      return { 'confirming', (tonumber(curVer) or 0), 1 }
     end
     if not notApplied and kind == 'call' then due = afterInterval(due) end
     requeue(due)
     audit('requeued')
-    return { 'requeued', tonumber(curVer), 1 }
+    return { 'requeued', (tonumber(curVer) or 0), 1 }
   end
 
   -- unknown, retry, fail: a failure of this command.
@@ -367,7 +367,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     state = 'alerted'
   end
   audit(state)
-  return { state, tonumber(curVer), 1 }
+  return { state, (tonumber(curVer) or 0), 1 }
 end
 
 local replies = batchEach(12, 3, 14, confirmOne, laterFlush)

@@ -48,6 +48,7 @@
 local rcall = redis.call
 --- @include "now"
 --- @include "card"
+--- @include "version"
 local now = serverNow()
 local interval = tonumber(ARGV[1])
 local maxlen = ARGV[2]
@@ -74,6 +75,11 @@ for i = 1, (#KEYS - 7) / 2 do
     -- No version in a hash: the card is asleep (idle.lua), or new.
     asleep = idleRead(key, bucket)
     if asleep then h[2], h[4], h[9] = asleep.ver, asleep.last_call, asleep.seen end
+  end
+  if h[1] and not versionWhole(h[2]) then
+    -- A command whose version was lost (a hash damaged by hand): one above
+    -- any claim in flight, before the command is judged against.
+    h[2] = versionRecover(key)
   end
   local action, ver = h[1], tonumber(h[2]) or 0
   local confirming, lastCall, called, seen = h[3] == '1', tonumber(h[4]) or 0, h[8], h[9]

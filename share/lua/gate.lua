@@ -111,7 +111,7 @@ local function gateOne(key, bucket, token, ver, kind, card, resendArg)
   if h[2] ~= ver then
     count('conflicts') -- a newer version was found
     giveBack(key, card, ver, token, h[6], queue, 'stale', math.max(now, lastCall + s.interval))
-    return { 'stale', tonumber(h[2]) }
+    return { 'stale', tonumber(h[2]) or 0 }
   end
   if kind == 'judged' then
     -- Re-judged with fresh facts: the call is no longer wanted.

@@ -7,8 +7,9 @@
     orphan_entry      a queue entry with no command behind it: removed
     frozen_in_queue   a frozen command still queued: taken out (and listed)
     frozen_unlisted   a frozen command missing from the frozen set: listed
-    no_version        a command whose version is gone (never claimed without
-                      one): frozen, for an operator to cancel or retry
+    no_version        a command whose version is gone or not a whole number
+                      (the claim leaves it waiting): given one above every
+                      version its hash still names (includes/version.lua)
     stale_claim       a claim whose lease expired long ago: released, due now
                       ('called' is kept, so the next claim queries first)
     missing_entry     a command in no queue: queued at max(now, interval end)
@@ -24,6 +25,7 @@
     the finding's name, or false when the card is sound
 ]]
 local rcall = redis.call
+--- @include "version"
 local t = rcall('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local key, frozenKey, card = KEYS[1], KEYS[5], ARGV[1]
@@ -45,10 +47,8 @@ if not h[1] then
   end
   return false
 end
-if h[2] ~= '1' and not tonumber(h[8]) then
-  rcall('HSET', key, 'frozen', '1', 'frozen_why', 'its version was lost')
-  for q = 1, 3 do rcall('ZREM', queues[q], card) end
-  rcall('ZADD', frozenKey, now, card)
+if not versionWhole(h[8]) then
+  versionRecover(key)
   return 'no_version'
 end
 if h[2] == '1' then

@@ -13,10 +13,10 @@
   damaged bucket fails that card and not the batch's end. batch.lua's
   batchEach flushes before an item whose card an earlier item had, so every
   item sees what the items before it did; the claim flushes before it
-  reads its queue again. A flush sends the commands in a fixed order, DEL
-  last.
+  reads its queue again.
 ]]
-local LATER_ORDER = { 'ZADD', 'ZREM', 'SREM', 'HDEL', 'DEL' }
+-- The finish itself (a hash's DEL) first, then what indexes it.
+local LATER_ORDER = { 'DEL', 'ZADD', 'ZREM', 'SREM', 'HDEL' }
 local LATER_GATHERS = { ZADD = true, ZREM = true, SREM = true, HDEL = true, DEL = true }
 -- Arguments gathered in all before everything is flushed: far below what
 -- one Lua call may unpack (about 8,000).
@@ -24,14 +24,25 @@ local LATER_MAX = 2000
 -- cmd -> { order = { args... }, by = { key -> args } }
 local laterPending, laterArgs = {}, 0
 
+-- Send what is gathered. Each command is a protected call: one the account's
+-- damaged key refuses (a string where the confirming set was) costs that
+-- command, logged in Redis's log, not the other writes of the batch, whose
+-- items have already been answered and audited; sr-sweep repairs what is
+-- left out of place.
 local function laterFlush()
+  local pending = laterPending
+  laterPending, laterArgs = {}, 0
   for _, cmd in ipairs(LATER_ORDER) do
-    local p = laterPending[cmd]
+    local p = pending[cmd]
     if p then
-      for _, args in ipairs(p.order) do redis.call(cmd, unpack(args)) end
+      for _, args in ipairs(p.order) do
+        local r = redis.pcall(cmd, unpack(args))
+        if type(r) == 'table' and r.err then
+          redis.log(redis.LOG_WARNING, 'srq: ' .. cmd .. ' ' .. tostring(args[1]) .. ': ' .. r.err)
+        end
+      end
     end
   end
-  laterPending, laterArgs = {}, 0
 end
 
 -- later(cmd, key, arg...): cmd (one of LATER_ORDER) on key, with these
