@@ -51,6 +51,8 @@ end
 -- (the callers flush before they touch a member again).
 local function later(cmd, key, ...)
   if not LATER_GATHERS[cmd] then error('later: ' .. cmd .. ' is not gathered') end
+  -- (a priority out of range names no queue: that item's error, said plainly)
+  if type(key) ~= 'string' then error('later: ' .. cmd .. ' of no key') end
   local p = laterPending[cmd]
   if not p then p = { order = {}, by = {} }; laterPending[cmd] = p end
   local isDel = cmd == 'DEL'
