@@ -159,25 +159,27 @@ records() { grep -c '^{' <<<"$output"; }
 
 @test "a command hash that lost its version holds back its own card only: the rest is claimed, and the sweep gives it one above any in flight" {
 	gwsim_start
-	for c in G1 G2 G3; do
+	for c in G1 G2 G3 G4; do
 		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
 	done | sr-enqueue >/dev/null
 	rcli HDEL 't:carrier:{c1}:card:G2' ver >/dev/null
-	# A version that is not a whole number is no version either.
+	# Versions as enqueue never writes them are no versions either.
 	rcli HSET 't:carrier:{c1}:card:G3' ver 1.0 >/dev/null
+	rcli HSET 't:carrier:{c1}:card:G4' ver 01 >/dev/null
 	# The claim takes the sound command; the others wait a lease.
-	run -0 sr-claim --max 3
+	run -0 sr-claim --max 4
 	assert_equal "$(jq -r .card <<<"$output")" G1
 	sr-exec <<<"$output" | sr-confirm >/dev/null
 	# The sweep finds them and gives each a version again; they go on.
 	run -1 --separate-stderr sr-sweep
-	assert_equal "$(jq -r '"\(.finding) \(.card)"' <<<"$output" | sort | paste -sd,)" "no_version G2,no_version G3"
+	assert_equal "$(jq -r '"\(.finding) \(.card)"' <<<"$output" | sort | paste -sd,)" \
+		"no_version G2,no_version G3,no_version G4"
 	assert_equal "$(rcli HGET 't:carrier:{c1}:card:G2' ver)" 1
 	run -0 --separate-stderr sr-sweep
 	assert_output ''
-	rcli ZADD 't:carrier:{c1}:stop_resume' 0 G2 0 G3 >/dev/null # due now, not a lease ahead
+	rcli ZADD 't:carrier:{c1}:stop_resume' 0 G2 0 G3 0 G4 >/dev/null # due now, not a lease ahead
 	run -0 drain 10
-	assert_equal "$(jq -r .card "$T/gw.log" | sort | paste -sd' ')" "G1 G2 G3"
+	assert_equal "$(jq -r .card "$T/gw.log" | sort | paste -sd' ')" "G1 G2 G3 G4"
 }
 
 @test "a version lost while a stop is at the carrier: the renewal takes one above it, and the stop's result does not finish it" {

@@ -7,10 +7,12 @@
   enqueue or sr-admin give it a version again with versionRecover.
 ]]
 
--- Whether v (a hash field as read) is a version: digits only, so that "1.0"
--- or " 1", which tonumber takes, are not.
+-- Whether v (a hash field as read) is a version as enqueue writes it: digits
+-- with no leading zero, short enough to be exact in Lua. Not "1.0", " 1" or
+-- "01", which tonumber takes: a claim's token and the gate compare the
+-- version as written, and "01" would never equal the task's 1.
 local function versionWhole(v)
-  return v ~= nil and v ~= false and string.match(v, '^%d+$') ~= nil
+  return type(v) == 'string' and #v <= 15 and string.match(v, '^[1-9]%d*$') ~= nil
 end
 
 -- A version for the command in key that lost its own: one above every
