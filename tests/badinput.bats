@@ -159,27 +159,29 @@ records() { grep -c '^{' <<<"$output"; }
 
 @test "a command hash that lost its version holds back its own card only: the rest is claimed, and the sweep gives it one above any in flight" {
 	gwsim_start
-	for c in G1 G2 G3 G4; do
+	for c in G1 G2 G3 G4 G5; do
 		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
 	done | sr-enqueue >/dev/null
 	rcli HDEL 't:carrier:{c1}:card:G2' ver >/dev/null
+	# Nor are numbers too long to be exact, wherever they are.
+	rcli HSET 't:carrier:{c1}:card:G5' ver 12345678901234567890 counted_ver 12345678901234567890 >/dev/null
 	# Versions as enqueue never writes them are no versions either.
 	rcli HSET 't:carrier:{c1}:card:G3' ver 1.0 >/dev/null
 	rcli HSET 't:carrier:{c1}:card:G4' ver 01 >/dev/null
 	# The claim takes the sound command; the others wait a lease.
-	run -0 sr-claim --max 4
+	run -0 sr-claim --max 5
 	assert_equal "$(jq -r .card <<<"$output")" G1
 	sr-exec <<<"$output" | sr-confirm >/dev/null
 	# The sweep finds them and gives each a version again; they go on.
 	run -1 --separate-stderr sr-sweep
 	assert_equal "$(jq -r '"\(.finding) \(.card)"' <<<"$output" | sort | paste -sd,)" \
-		"no_version G2,no_version G3,no_version G4"
-	assert_equal "$(rcli HGET 't:carrier:{c1}:card:G2' ver)" 1
+		"no_version G2,no_version G3,no_version G4,no_version G5"
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:G2' ver) $(rcli HGET 't:carrier:{c1}:card:G5' ver)" "1 1"
 	run -0 --separate-stderr sr-sweep
 	assert_output ''
-	rcli ZADD 't:carrier:{c1}:stop_resume' 0 G2 0 G3 0 G4 >/dev/null # due now, not a lease ahead
+	rcli ZADD 't:carrier:{c1}:stop_resume' 0 G2 0 G3 0 G4 0 G5 >/dev/null # due now, not a lease ahead
 	run -0 drain 10
-	assert_equal "$(jq -r .card "$T/gw.log" | sort | paste -sd' ')" "G1 G2 G3 G4"
+	assert_equal "$(jq -r .card "$T/gw.log" | sort | paste -sd' ')" "G1 G2 G3 G4 G5"
 }
 
 @test "a version lost while a stop is at the carrier: the renewal takes one above it, and the stop's result does not finish it" {
@@ -201,7 +203,7 @@ records() { grep -c '^{' <<<"$output"; }
 	[ "$(jq -r .ver <<<"$output")" -gt 1 ]
 }
 
-@test "a version lost while its call is in flight: the result is answered, not a Redis failure" {
+@test "a version lost while its call is in flight: the result is answered, and a status query, not a second call, settles it" {
 	gwsim_start
 	for c in V1 V2; do
 		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
@@ -209,7 +211,34 @@ records() { grep -c '^{' <<<"$output"; }
 	sr-claim | sr-exec >"$T/results"
 	rcli HDEL 't:carrier:{c1}:card:V1' ver >/dev/null
 	run -0 sr-confirm <"$T/results"
-	assert_equal "$(jq -r '"\(.card) \(.state)"' <<<"$output" | paste -sd,)" "V1 stale,V2 done"
+	assert_equal "$(jq -r '"\(.card) \(.state)"' <<<"$output" | paste -sd,)" "V1 confirming,V2 done"
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:V1' ver)" 2
+	run -0 drain 10
+	assert_equal "$(jq -r 'select(.card == "V1") | .kind' "$T/gw.log" | paste -sd' ')" "stop status"
+	assert_equal "$(sr-admin show V1 | jq -r '"\(.command.ver) \(.queue // "none")"')" "2 none"
+}
+
+@test "a lost version next to an old packed state, or met by the direct path, never takes the version of a claim in flight" {
+	gwsim_start
+	printf '{"card":"W1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" | sr-enqueue >/dev/null
+	rcli HSET 't:carrier:{c1}:card:W1' ver 5 >/dev/null
+	sr-claim | sr-exec >"$T/stop"
+	assert_equal "$(jq -r '"\(.ver) \(.outcome)"' "$T/stop")" "5 ok"
+	# The version gone, and a stale packed state of the card in its bucket.
+	rcli HDEL 't:carrier:{c1}:card:W1' ver >/dev/null
+	rcli HSET 't:carrier:{c1}:idle:' W1 4 >/dev/null
+	run -0 sr-enqueue < <(printf '{"card":"W1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"stopped"}}\n' "$FUTURE")
+	[ "$(jq -r .ver <<<"$output")" -gt 5 ]
+	run -0 sr-confirm <"$T/stop"
+	assert_equal "$(jq -r .state <<<"$output")" stale
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:W1' action)" resume
+	# The direct path (global switch off) on a claimed card that lost its version.
+	printf '{"card":"D1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" | sr-enqueue >/dev/null
+	sr-claim >"$T/task"
+	rcli HDEL 't:carrier:{c1}:card:D1' ver >/dev/null
+	sr-admin switch off --reason test >/dev/null
+	run sr-enqueue < <(printf '{"card":"D1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"stopped"}}\n' "$FUTURE")
+	[ "$(rcli HGET 't:carrier:{c1}:card:D1' ver)" -gt 1 ]
 }
 
 @test "an account key clobbered by hand: the batch's cards still finish, and a replay of their results is stale" {

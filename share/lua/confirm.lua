@@ -85,6 +85,7 @@ local rcall = redis.call
 --- @include "alert"
 --- @include "batch"
 --- @include "later"
+--- @include "version"
 -- A finish's writes (the card's hash gone, its queue entry, its claim in
 -- the running set) are gathered and sent once per key at the batch's end.
 cardWrite = later
@@ -259,6 +260,15 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     requeue(due)
   end
 
+  if not versionWhole(curVer) then
+    -- The hash lost its version (a hand edit) while this call was out: it
+    -- gets one above this claim's, and whether the call applied is asked
+    -- of the carrier (the next claim is a status query), not assumed.
+    curVer = digits(versionRecover(key))
+    confirming(now)
+    audit('confirming')
+    return { 'confirming', tonumber(curVer), 1 }
+  end
   if curVer ~= ver then
     count('conflicts') -- a newer version was found
     requeue(afterInterval(now))

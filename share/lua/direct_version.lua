@@ -12,5 +12,11 @@
     the new version (integer)
 ]]
 --- @include "idle"
-cardAwake(KEYS[1], KEYS[2])
+--- @include "version"
+local h = redis.call('HMGET', KEYS[1], 'action', 'ver')
+if not h[1] then
+  cardAwake(KEYS[1], KEYS[2])
+elseif not versionWhole(h[2]) then
+  versionRecover(KEYS[1]) -- a hash damaged by hand: above any claim in flight
+end
 return redis.call('HINCRBY', KEYS[1], 'ver', 1)

@@ -71,10 +71,14 @@ for i = 1, (#KEYS - 7) / 2 do
   local h = rcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'prio', 'frozen',
     'lease_until', 'called', 'seen')
   local asleep
-  if not h[2] then
-    -- No version in a hash: the card is asleep (idle.lua), or new.
+  if not h[1] and not h[2] then
+    -- No command and no version in a hash: the card is asleep (idle.lua),
+    -- or new. (A packed version damaged by hand counts as none: no claim
+    -- of a sleeping card can be in flight.)
     asleep = idleRead(key, bucket)
-    if asleep then h[2], h[4], h[9] = asleep.ver, asleep.last_call, asleep.seen end
+    if asleep then
+      h[2], h[4], h[9] = versionWhole(asleep.ver) and asleep.ver or nil, asleep.last_call, asleep.seen
+    end
   end
   if h[1] and not versionWhole(h[2]) then
     -- A command whose version was lost (a hash damaged by hand): one above

@@ -24,7 +24,8 @@ local function versionRecover(key)
   local h = redis.call('HMGET', key, 'claim', 'called', 'queried', 'counted_ver', 'superseded')
   local top = 0
   for i = 1, 5 do
-    local n = tonumber(h[i] and string.match(h[i], '^(%d+)'))
+    local d = h[i] and string.match(h[i], '^(%d+)')
+    local n = versionWhole(d) and tonumber(d)
     if n and n > top then top = n end
   end
   redis.call('HSET', key, 'ver', string.format('%d', top + 1))
