@@ -128,8 +128,8 @@ local function auditResult(card, verBefore, verAfter, event, state, h, http, err
     'reason', h[5] or '', 'scene', h[6] or '', 'source', h[7] or '', 'http', http, 'error', err)
 end
 
--- One result. Its helpers are made after the finish, the common case,
--- returned: a closure made per result costs more than the finish's writes.
+-- One result. Its helpers are made only after the finish, the common case,
+-- has returned: eight closures per result cost about 0.4 us of Redis CPU.
 local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, err, observed,
     retryAfterArg, jitterArg, _, class, gatedAtArg, inProgressArg)
   local retryAfter, jitter = tonumber(retryAfterArg) or 0, tonumber(jitterArg)
@@ -143,8 +143,8 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
       if not curVer then curVer = (idleRead(key, bucket) or {}).ver end
       return { 'done', tonumber(curVer) or 0, 0 }
     end
-    if curVer ~= ver or claim == token then return { 'stale', (tonumber(curVer) or 0), 0 } end
-    return { 'requeued', (tonumber(curVer) or 0), 0 }
+    if curVer ~= ver or claim == token then return { 'stale', tonumber(curVer) or 0, 0 } end
+    return { 'requeued', tonumber(curVer) or 0, 0 }
   end
 
   -- A call or a query that went, and this claim's own: the command's live
@@ -197,7 +197,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     return { 'stale', tonumber(curVer) or 0, 0 }
   end
   if not mine then
-    return { 'stale', (tonumber(curVer) or 0), 0 } -- not this claim's call: forged, replayed, or lost
+    return { 'stale', tonumber(curVer) or 0, 0 } -- not this claim's call: forged, replayed, or lost
   end
 
   local target = action == 'stop' and 'stopped' or 'active'
@@ -232,7 +232,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
         dir_changes = h[10] })
     trimFlapping = true
     auditResult(card, ver, curVer, kind .. ':' .. outcome, 'done', h, http, err)
-    return { 'done', (tonumber(curVer) or 0), 1 }
+    return { 'done', tonumber(curVer) or 0, 1 }
   end
 
   -- What only a command that is not finished needs.
@@ -273,7 +273,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     count('conflicts') -- a newer version was found
     requeue(afterInterval(now))
     audit('stale')
-    return { 'stale', (tonumber(curVer) or 0), 1 }
+    return { 'stale', tonumber(curVer) or 0, 1 }
   end
 
   local function freeze(alertKind, n)
@@ -288,7 +288,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     cardAlert(card, curVer or ver, action, err, http, alertKind, n,
       observed ~= '' and ('observed ' .. observed) or nil)
     audit('frozen')
-    return { 'frozen', (tonumber(curVer) or 0), 1 }
+    return { 'frozen', tonumber(curVer) or 0, 1 }
   end
 
   if kind == 'call' and outcome == 'ok' and inProgress then
@@ -296,7 +296,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     rcall('HSET', key, 'accepted', nowS)
     confirming(now + s.poll)
     audit('confirming')
-    return { 'confirming', (tonumber(curVer) or 0), 1 }
+    return { 'confirming', tonumber(curVer) or 0, 1 }
   end
 
   if kind == 'query' and outcome == 'ok' then
@@ -306,7 +306,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     if accepted and now < accepted + s.settle then
       requeue(now + s.poll) -- accepted, still landing: ask again
       audit('confirming')
-      return { 'confirming', (tonumber(curVer) or 0), 1 }
+      return { 'confirming', tonumber(curVer) or 0, 1 }
     end
     -- The card is not in the target state: the unknown call did not apply.
     rcall('HSET', key, 'confirming', '0', 'seen', observed, 'seen_ms', nowS)
@@ -314,7 +314,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     rcall('SREM', confirmingKey, card)
     requeue(afterInterval(now))
     audit('requeued')
-    return { 'requeued', (tonumber(curVer) or 0), 1 }
+    return { 'requeued', tonumber(curVer) or 0, 1 }
   end
 
   local notApplied = outcome == 'retry' and class ~= 'too_frequent' and class ~= ''
@@ -342,12 +342,12 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     if outcome == 'unknown' and kind == 'call' then
       confirming(math.max(due, now + s.confirm_delay))
       audit('confirming')
-      return { 'confirming', (tonumber(curVer) or 0), 1 }
+      return { 'confirming', tonumber(curVer) or 0, 1 }
     end
     if not notApplied and kind == 'call' then due = afterInterval(due) end
     requeue(due)
     audit('requeued')
-    return { 'requeued', (tonumber(curVer) or 0), 1 }
+    return { 'requeued', tonumber(curVer) or 0, 1 }
   end
 
   -- unknown, retry, fail: a failure of this command.
@@ -377,7 +377,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     state = 'alerted'
   end
   audit(state)
-  return { state, (tonumber(curVer) or 0), 1 }
+  return { state, tonumber(curVer) or 0, 1 }
 end
 
 local replies = batchEach(12, 3, 14, confirmOne, laterFlush)
