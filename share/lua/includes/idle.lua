@@ -21,8 +21,8 @@
   encoding (still correct, less compact).
 ]]
 -- How the card functions write what nothing reads back in the same script
--- (a finished card's hash gone, its queue entries): at once, unless a batch script gathers them for its end with
--- `cardWrite = later` (includes/later.lua).
+-- (a finished card's hash gone, its queue entries): at once, unless a batch
+-- script gathers them for its end with `cardWrite = later` (later.lua).
 local cardWrite = redis.call
 local IDLE_FIELDS = { 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir', 'dir_changes', 'superseded' }
 -- A packed value longer than this would make its bucket leave the compact

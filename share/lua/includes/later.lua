@@ -17,7 +17,8 @@
 ]]
 -- The finish itself (a hash's DEL) first, then what indexes it.
 local LATER_ORDER = { 'DEL', 'ZADD', 'ZREM', 'SREM', 'HDEL' }
-local LATER_GATHERS = { ZADD = true, ZREM = true, SREM = true, HDEL = true, DEL = true }
+local LATER_GATHERS = {}
+for _, cmd in ipairs(LATER_ORDER) do LATER_GATHERS[cmd] = true end
 -- Arguments gathered in all before everything is flushed: far below what
 -- one Lua call may unpack (about 8,000).
 local LATER_MAX = 2000
