@@ -129,17 +129,14 @@ blocked(struct item *it, const char *why, const char *error)
 	emit_result(it, "blocked", error);
 }
 
-/* Re-judge the new items with fresh facts: returns -1 if Redis failed. */
-static int
-rejudge(struct item **batch, int n)
+/* Re-judging the new items with fresh facts: their reads are appended
+ * (rejudge_append), to go out with the gate's scripts of the items judged
+ * before, then read (rejudge_read): one round trip a scheduling step. */
+static void
+rejudge_append(struct item **batch, int n)
 {
 	const char *time_argv[] = { "TIME" };
-	struct sr_card_facts *cf = sr_malloc((size_t)n * sizeof *cf);
-	struct sr_device_facts df;
 	char key[SR_KEY_MAX];
-	redisReply *rep;
-	long long now;
-	int rc = -1;
 
 	sr_redis_append(&rds, 1, time_argv, NULL);
 	for (int i = 0; i < n; i++) {
@@ -147,6 +144,20 @@ rejudge(struct item **batch, int n)
 
 		sr_redis_append(&rds, 2, argv, NULL);
 	}
+}
+
+/* The replies to rejudge_append, and the devices' facts (one more round
+ * trip, for cards that have a device). -1 if Redis failed. */
+static int
+rejudge_read(struct item **batch, int n)
+{
+	struct sr_card_facts *cf = sr_malloc((size_t)n * sizeof *cf);
+	struct sr_device_facts df;
+	char key[SR_KEY_MAX];
+	redisReply *rep;
+	long long now;
+	int rc = -1;
+
 	if (!(rep = sr_redis_reply(&rds)))
 		goto out;
 	now = rep->type == REDIS_REPLY_ARRAY ? atoll(rep->element[0]->str) : 0;
@@ -275,12 +286,21 @@ replicated(struct item **order, const int *group, const int *node, const unsigne
 	}
 }
 
-/* Ask the gate for a slot for each item, one script call per account's
+/* Asking the gate for a slot for each item, one script call per account's
  * items (up to GATE_BATCH): its state is read and written once for them
- * all. Items that pass are held until their slot. -1: Redis failed. */
+ * all. Items that pass are held until their slot. The calls are appended
+ * (gate_append), to go out with the re-judgment's reads of the new items,
+ * then their replies read (gate_read), then with SRQ_WAIT_REPLICAS the
+ * passes confirmed (gate_end), once every reply of the round is in. */
 #define GATE_BATCH 256
-static int
-gate(struct item **batch, int n)
+struct gating {
+	struct item **order; /* the items, grouped by script call */
+	int *group, *node, ngroups, read;
+	unsigned *gen;
+};
+
+static void
+gate_append(struct gating *g, struct item **batch, int n)
 {
 	/* gate.lua's KEYS[1..9]. */
 	static const char *const account_keys[] = { "edge", "limits", "stop_resume:high",
@@ -290,13 +310,14 @@ gate(struct item **batch, int n)
 	 * when appended, so the next reuses them. */
 	static char keys[10 + 2 * GATE_BATCH][SR_KEY_MAX], vers[GATE_BATCH][24];
 	static const char *argv[12 + 7 * GATE_BATCH];
-	struct item **order = sr_malloc((size_t)n * sizeof *order);
-	int *group = sr_malloc((size_t)(n + 1) * sizeof *group), ngroups = 0, norder = 0;
-	int *gnode = sr_malloc((size_t)(n + 1) * sizeof *gnode);
-	unsigned *ggen = sr_malloc((size_t)(n + 1) * sizeof *ggen);
-	char *taken = sr_malloc((size_t)n), ahead[24];
-	int rc = 0;
+	char *taken = sr_malloc((size_t)n + 1), ahead[24];
+	int norder = 0;
 
+	g->order = sr_malloc((size_t)(n + 1) * sizeof *g->order);
+	g->group = sr_malloc((size_t)(n + 1) * sizeof *g->group);
+	g->node = sr_malloc((size_t)(n + 1) * sizeof *g->node);
+	g->gen = sr_malloc((size_t)(n + 1) * sizeof *g->gen);
+	g->ngroups = g->read = 0;
 	snprintf(ahead, sizeof ahead, "%d", SLOT_AHEAD_MS);
 	memset(taken, 0, (size_t)n);
 	for (int i = 0; i < n; i++) {
@@ -313,7 +334,7 @@ gate(struct item **batch, int n)
 			if (taken[k] || batch[k]->edge != batch[i]->edge)
 				continue;
 			taken[k] = 1;
-			order[norder++] = batch[k];
+			g->order[norder++] = batch[k];
 			/* its card's command hash and idle bucket */
 			argv[nk++] = sr_key_card(keys[9 + 2 * m], cfg.prefix, tk->carrier, tk->card);
 			sr_key_idle(keys[10 + 2 * m], cfg.prefix, tk->carrier, tk->card);
@@ -324,7 +345,7 @@ gate(struct item **batch, int n)
 		argv[nk + 1] = sr_key_account(keys[9 + 2 * m], cfg.prefix, t->carrier, "stats:");
 		argv[nk + 2] = ahead;
 		for (int k = norder - m; k < norder; k++) {
-			struct item *it = order[k];
+			struct item *it = g->order[k];
 			const char **a = argv + nk + na;
 
 			snprintf(vers[k - (norder - m)], sizeof vers[0], "%lld", it->t.ver);
@@ -336,32 +357,44 @@ gate(struct item **batch, int n)
 			na += 5;
 		}
 		sr_redis_append_script(&rds, SR_LUA_GATE, nk, nk + na, argv, NULL);
-		group[ngroups++] = m;
+		g->group[g->ngroups++] = m;
 	}
-	for (int g = 0, k = 0; g < ngroups; g++) {
+	free(taken);
+}
+
+/* The gate's replies. -1: Redis failed, and the rest of the round's
+ * replies are dropped (a WAIT must not read them as its own). */
+static int
+gate_read(struct gating *g)
+{
+	for (int k = 0; g->read < g->ngroups; g->read++) {
 		redisReply *rep = sr_redis_reply(&rds);
 
 		if (!rep) {
-			/* The rest of this round's replies are not waited for: a
-			 * WAIT must not read them as its own. */
 			sr_redis_discard(&rds);
-			rc = -1;
-			break;
+			return -1;
 		}
-		sr_redis_reply_from(&rds, &gnode[g], &ggen[g]);
-		for (int j = 0; j < group[g]; j++, k++)
-			gated(order[k], rep->type == REDIS_REPLY_ARRAY && (size_t)j < rep->elements ?
+		sr_redis_reply_from(&rds, &g->node[g->read], &g->gen[g->read]);
+		for (int j = 0; j < g->group[g->read]; j++, k++)
+			gated(g->order[k], rep->type == REDIS_REPLY_ARRAY && (size_t)j < rep->elements ?
 			    rep->element[j] : rep);
 		freeReplyObject(rep);
 	}
+	return 0;
+}
+
+/* The round is over: passes not on the replicas are not sent (lost: Redis
+ * failed during the round). */
+static void
+gate_end(struct gating *g, int lost)
+{
 	if (cfg.wait_replicas > 0)
-		replicated(order, group, gnode, ggen, ngroups, rc < 0);
-	free(order);
-	free(group);
-	free(gnode);
-	free(ggen);
-	free(taken);
-	return rc;
+		replicated(g->order, g->group, g->node, g->gen, g->read, lost);
+	free(g->order);
+	free(g->group);
+	free(g->node);
+	free(g->gen);
+	memset(g, 0, sizeof *g);
 }
 
 static void
@@ -410,33 +443,20 @@ read_tasks(struct sr_reader *rd, int block)
 	}
 }
 
-/* One scheduling step: re-judge what is new, ask the gate for what is ready
- * (within the free concurrency and each account's in-flight limit, once its
- * authentication is ready), send what is held and due. Returns ms until the
- * next held or waiting item is due. */
-static int64_t
-schedule(void)
+/* The items to ask the gate for now, in claim order: the judged ones, and
+ * the waiting ones now due, within the free concurrency and each account's
+ * in-flight limit, once its authentication is ready. */
+static int
+gate_candidates(struct item **batch, int64_t now)
 {
-	struct item **batch = sr_malloc((size_t)(nitems + 1) * sizeof *batch);
-	int64_t now = sr_mono_ms(), next = 50;
 	int n = 0, free_slots = (int)cfg.concurrency - sr_gateway_running(gw) - nheld;
 
-	for (struct item *it = items; it && n < free_slots; it = it->next)
-		if (it->state == IT_NEW)
-			batch[n++] = it;
-	if (n > 0 && redis_up && rejudge(batch, n) < 0)
-		sr_redis_lost(&rds, &redis_up, "task");
-	/* The ready ones, and the waiting ones now due, in claim order. */
-	n = 0;
 	for (struct item *it = items; it && n < free_slots; it = it->next) {
 		struct sr_edge *e = it->edge;
 		int ready;
 
-		if (it->state == IT_WAIT && it->wake > now) {
-			if (it->wake - now < next)
-				next = it->wake - now;
+		if (it->state == IT_WAIT && it->wake > now)
 			continue;
-		}
 		if (it->state != IT_READY && it->state != IT_WAIT)
 			continue;
 		if (it->judged) { /* no call: nothing of the account's to wait for */
@@ -454,8 +474,47 @@ schedule(void)
 		}
 		batch[n++] = it;
 	}
-	if (n > 0 && redis_up && gate(batch, n) < 0)
-		sr_redis_lost(&rds, &redis_up, "task");
+	return n;
+}
+
+/* One scheduling step: ask the gate for the items judged before, and
+ * re-judge what is new, in one round trip (a task waits for a slot judged,
+ * so a freed slot costs one round trip, not two); then, if slots are still
+ * free, ask the gate for the newly judged at once. Then send what is held
+ * and due. Returns ms until the next held or waiting item is due. */
+static int64_t
+schedule(void)
+{
+	struct item **batch = sr_malloc((size_t)(nitems + 1) * sizeof *batch);
+	struct item **fresh = sr_malloc((size_t)(nitems + 1) * sizeof *fresh);
+	int64_t now = sr_mono_ms(), next = 50;
+	int nfresh = 0;
+
+	for (struct item *it = items; it; it = it->next)
+		if (it->state == IT_NEW)
+			fresh[nfresh++] = it;
+	for (int round = 0; round < 2 && redis_up; round++) {
+		struct gating g = { 0 };
+		int n = gate_candidates(batch, now), rc = 0;
+
+		if (n == 0 && nfresh == 0)
+			break;
+		if (n > 0)
+			gate_append(&g, batch, n);
+		if (nfresh > 0)
+			rejudge_append(fresh, nfresh);
+		if (n > 0)
+			rc = gate_read(&g);
+		if (rc == 0 && nfresh > 0)
+			rc = rejudge_read(fresh, nfresh);
+		if (n > 0)
+			gate_end(&g, rc < 0);
+		if (rc < 0)
+			sr_redis_lost(&rds, &redis_up, "task");
+		if (nfresh == 0)
+			break;
+		nfresh = 0;
+	}
 	if (!redis_up) {
 		for (struct item *it = items; it; it = it->next)
 			if (it->state == IT_NEW || it->state == IT_READY || it->state == IT_WAIT)
@@ -465,7 +524,9 @@ schedule(void)
 	/* Send what is due; the rest says when it will be. */
 	now = sr_mono_ms();
 	for (struct item *it = items; it; it = it->next)
-		if (it->state == IT_HOLD) {
+		if (it->state == IT_WAIT && it->wake > now && it->wake - now < next)
+			next = it->wake - now; /* (a due one waits for a freed slot) */
+		else if (it->state == IT_HOLD) {
 			if (it->wake <= now) {
 				it->state = IT_CALL;
 				it->edge->held--;
@@ -477,6 +538,7 @@ schedule(void)
 				next = it->wake - now;
 		}
 	free(batch);
+	free(fresh);
 	sr_flush();
 	return next < 1 ? 1 : next;
 }
