@@ -10,6 +10,7 @@
  * batch is whatever input is ready, sent as one pipeline.
  */
 #include <getopt.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +18,8 @@
 #include "sr.h"
 
 #define BATCH 256
+/* How long a batch's fact writes wait for the next batch to go with. */
+#define HOLD_MS 5
 
 static const char usage[] =
 "usage: sr-confirm [--redis URL] [--prefix P] < results.jsonl > finals.jsonl\n"
@@ -214,9 +217,48 @@ confirmed(struct res *r, redisReply *rep)
 	}
 }
 
+/* A batch whose scripts were applied is held until the facts it proves
+ * are written: those writes go out in the same flush as the next batch's
+ * scripts, or alone when no batch follows within HOLD_MS. So a batch costs
+ * Redis one round trip, not two (on a cluster, one read on each master it
+ * reaches, not two). Its final lines are printed once its writes are
+ * answered: a "done" line means the facts say so too. */
+static struct res batches[2][BATCH];
+static struct res *held;
+static int nheld, held_updates;
+
+static int emit(struct res *rs, int n);
+
+/* The held batch's fact writes answered, then its final lines. */
+static int
+settle(void)
+{
+	int status;
+
+	for (; held_updates > 0 && redis_up; held_updates--) {
+		redisReply *rep = sr_redis_reply(&rds);
+
+		if (!rep) {
+			sr_redis_lost(&rds, &redis_up, "result");
+			sr_redis_discard(&rds);
+			break;
+		}
+		if (rep->type == REDIS_REPLY_ERROR)
+			sr_warn("the card's status was not learned: %s", rep->str);
+		freeReplyObject(rep);
+	}
+	held_updates = 0;
+	status = held ? emit(held, nheld) : SR_EX_OK;
+	held = NULL;
+	nheld = 0;
+	return status;
+}
+
 /* Apply the results: one script call per account's results of the batch
- * (in their order), then what the applied ones prove about the cards. */
-static void
+ * (in their order), sent with the held batch's fact writes, which settle
+ * first; then this batch is held with what its applied results prove about
+ * the cards. Returns the exit status of the batch that settled. */
+static int
 process(struct res *rs, int n)
 {
 	static int idx[BATCH], group[BATCH + 1];
@@ -224,11 +266,9 @@ process(struct res *rs, int n)
 	static char keys[13 + 2 * BATCH][SR_KEY_MAX];
 	static const char *argv[15 + 16 * BATCH];
 	char taken[BATCH] = { 0 };
-	int nupdates = 0, ngroups = 0, nidx = 0;
+	int ngroups = 0, nidx = 0, status;
 
-	if (!redis_up)
-		return;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && redis_up; i++) {
 		int first = nidx;
 
 		if (taken[i] || rs[i].bad || rs[i].upstream_error)
@@ -242,13 +282,14 @@ process(struct res *rs, int n)
 		append_confirm(rs, idx + first, nidx - first, ra, keys, argv);
 		group[ngroups++] = nidx - first;
 	}
-	for (int g = 0, k = 0; g < ngroups; g++) {
+	status = settle();
+	for (int g = 0, k = 0; g < ngroups && redis_up; g++) {
 		redisReply *rep;
 
 		if (!(rep = sr_redis_reply(&rds))) {
 			sr_redis_lost(&rds, &redis_up, "result");
 			sr_redis_discard(&rds);
-			return;
+			break;
 		}
 		for (int j = 0; j < group[g]; j++, k++)
 			confirmed(&rs[idx[k]], rep->type == REDIS_REPLY_ARRAY && (size_t)j < rep->elements ?
@@ -258,21 +299,12 @@ process(struct res *rs, int n)
 	/* What an applied result proves about the card, for the next judgment:
 	 * learned only from a result the script accepted as this claim's own,
 	 * never from a forged, replayed or stale line. */
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n && redis_up; i++)
 		if (rs[i].genuine)
-			nupdates += append_status_update(&rs[i]);
-	while (nupdates-- > 0) {
-		redisReply *rep = sr_redis_reply(&rds);
-
-		if (!rep) {
-			sr_redis_lost(&rds, &redis_up, "result");
-			sr_redis_discard(&rds);
-			return;
-		}
-		if (rep->type == REDIS_REPLY_ERROR)
-			sr_warn("the card's status was not learned: %s", rep->str);
-		freeReplyObject(rep);
-	}
+			held_updates += append_status_update(&rs[i]);
+	held = rs;
+	nheld = n;
+	return status;
 }
 
 static int
@@ -317,9 +349,8 @@ int
 main(int argc, char *argv[])
 {
 	static const struct option longopts[] = { SR_COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
-	static struct res rs[BATCH];
 	struct sr_reader rd;
-	int c, rc, n = 0, status = SR_EX_OK;
+	int c, rc, n = 0, cur = 0, status = SR_EX_OK;
 	char *line;
 
 	sr_prog = "sr-confirm";
@@ -332,7 +363,18 @@ main(int argc, char *argv[])
 	redis_up = sr_redis_open_filter(&rds, &cfg, "result is answered with state \"error\"");
 	sr_reader_init(&rd, STDIN_FILENO);
 	for (;;) {
-		rc = sr_reader_next(&rd, &line, n == 0);
+		struct res *rs = batches[cur];
+
+		rc = sr_reader_next(&rd, &line, n == 0 && !held);
+		/* Nothing to read now: a held batch waits a little for the next
+		 * one to share its round trip, then settles before the wait. */
+		if (rc == SR_READ_AGAIN && n == 0) {
+			struct pollfd p = { rd.fd, POLLIN, 0 };
+
+			if (poll(&p, 1, HOLD_MS) <= 0)
+				status = sr_worst(status, settle());
+			continue;
+		}
 		if (rc == SR_READ_LINE || rc == SR_READ_BAD) {
 			struct res *r = &rs[n++];
 
@@ -345,13 +387,14 @@ main(int argc, char *argv[])
 				parse(r, line);
 		}
 		if (n > 0 && (n == BATCH || rc == SR_READ_AGAIN || rc == SR_READ_EOF)) {
-			process(rs, n);
-			status = sr_worst(status, emit(rs, n));
+			status = sr_worst(status, process(rs, n));
+			cur = !cur;
 			n = 0;
 		}
 		if (rc == SR_READ_EOF)
 			break;
 	}
+	status = sr_worst(status, settle());
 	status = sr_worst(status, sr_reader_failed(&rd));
 	sr_reader_free(&rd);
 	sr_redis_close(&rds);
