@@ -26,6 +26,7 @@ fig() {
 }
 # Redis CPU (µs) and commands run so far, of the server on port $1.
 cpu_of() { redis-cli -p "$1" INFO cpu | awk -F: '/^used_cpu_(sys|user):/ { s += $2 } END { printf "%.0f", s * 1e6 }'; }
+reads_of() { redis-cli -p "$1" INFO stats | tr -d '\r' | awk -F: '/^total_reads_processed:/ { print $2 }'; }
 calls_of() { redis-cli -p "$1" INFO commandstats | tr -d '\r' | awk -F'[:,=]' '/^cmdstat_/ { n += $3 } END { print n + 0 }'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 requests() {
@@ -88,9 +89,10 @@ trap 'servers_stop; bench_cleanup' EXIT
 
 # round URL REQUESTS PORT...: on empty servers, the requests queued, then
 # drained; prints the servers'
-# Redis CPU per drained command (µs) and, per server, the commands it ran.
+# Redis CPU per drained command (µs), per server the commands it ran, and
+# the reads of client input of them all.
 round() {
-	local url=$1 req=$2 p n us=0 c=()
+	local url=$1 req=$2 p n us=0 reads=0 c=()
 	shift 2
 	n=$(wc -l <"$req")
 	for p in "$@"; do redis-cli -p "$p" FLUSHALL >/dev/null; done
@@ -104,8 +106,8 @@ round() {
 	[ "$done0" = "$n" ] || { echo "bench/cluster.sh: $done0 of $n commands done" >&2; exit 1; }
 	for p in "$@"; do us=$((us + $(cpu_of "$p") - c[0])); c=("${c[@]:1}"); done
 	awk -v a="$us" -v n="$n" 'BEGIN { printf "%.1f", a / n }'
-	for p in "$@"; do printf ' %s' "$(calls_of "$p")"; done
-	echo
+	for p in "$@"; do printf ' %s' "$(calls_of "$p")"; reads=$((reads + $(reads_of "$p"))); done
+	echo " $reads"
 }
 
 bench_gwsim --log /dev/null
@@ -123,14 +125,18 @@ servers_stop
 single_us=$(cut -d' ' -f1 "$T/r-single" | median)
 lone_us=$(cut -d' ' -f1 "$T/r-lone" | median)
 cluster_us=$(cut -d' ' -f1 "$T/r-cluster" | median)
+# Reads of client input per command (the median round's): each one wakes a
+# server's event loop, a cost a cluster pays once per master a round trip
+# reaches.
+reads_per() { awk '{ print $NF }' "$1" | median | awk -v n="$N" '{ printf "%.3f", $1 / n }'; }
 fig cluster_single "$single_us" "µs Redis CPU/command" 1 single "" \
-	"\"n\":$N,\"accounts\":$A,\"rounds\":[$(cut -d' ' -f1 "$T/r-single" | paste -sd,)]"
+	"\"n\":$N,\"accounts\":$A,\"reads\":$(reads_per "$T/r-single"),\"rounds\":[$(cut -d' ' -f1 "$T/r-single" | paste -sd,)]"
 fig cluster_one_master "$lone_us" "µs Redis CPU/command" "$(ratio "$lone_us" "$single_us")" single "" \
-	"\"n\":$N,\"masters\":1,\"rounds\":[$(cut -d' ' -f1 "$T/r-lone" | paste -sd,)]"
+	"\"n\":$N,\"masters\":1,\"reads\":$(reads_per "$T/r-lone"),\"rounds\":[$(cut -d' ' -f1 "$T/r-lone" | paste -sd,)]"
 for i in 1 2 3; do
 	share=$(awk -v i="$i" '{ k += $(i + 1); for (j = 2; j <= 4; j++) t += $j } END { printf "%.3f", k / t }' "$T/r-cluster")
 	fig cluster_share "$share" "of the commands" "$(ratio "$share" 0.3333)" third "0.85-1.15" "\"master\":$i"
 done
 fig cluster_cpu "$cluster_us" "µs Redis CPU/command" "$(ratio "$cluster_us" "$single_us")" single "<= 1.2" \
-	"\"n\":$N,\"masters\":3,\"rounds\":[$(cut -d' ' -f1 "$T/r-cluster" | paste -sd,)]"
+	"\"n\":$N,\"masters\":3,\"reads\":$(reads_per "$T/r-cluster"),\"rounds\":[$(cut -d' ' -f1 "$T/r-cluster" | paste -sd,)]"
 

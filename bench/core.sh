@@ -16,7 +16,8 @@
 #                  commands per request (INFO commandstats, scripts' included)
 #   drain_cpu      Redis CPU per drained command, claim + gate + finish (the
 #                  median of the drains), and per stage (the stages run one
-#                  after the other for it)
+#                  after the other for it); its commands and its reads of
+#                  client input (round trips as Redis sees them) per command
 #   queued_bytes   Redis bytes per queued command (facts excluded, its audit
 #                  entry, stats and queue entry included)
 #   idle_card      bytes per card once its command finished (its share of
@@ -136,6 +137,7 @@ done
 drain_us=$(printf '%s\n' "${drain_rounds[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
 read -r all scripts <<<"$(redis_calls)"
 drain_calls=$(us_per "$all" "$done_n")
+drain_reads=$(awk -v r="$(redis_reads)" -v n="$done_n" 'BEGIN { printf "%.3f", n ? r / n : 0 }')
 idle=$(keys_bytes_per "$done_n" 'bench:carrier:*:idle:*' 'bench:carrier:*:card:*')
 
 # The same again, one stage after the other, for each stage's Redis CPU.
@@ -150,7 +152,7 @@ c2=$(redis_cpu_us)
 c3=$(redis_cpu_us)
 staged=$(grep -c '"state":"done"' "$T/finals2.jsonl" || true)
 fig drain_cpu "$drain_us" "µs Redis CPU/command" "$(ratio "$drain_us" "$base_us")" evalsha "<= 20" \
-	"\"rounds\":[$(IFS=,; echo "${drain_rounds[*]}")],\"redis_calls\":$drain_calls,\"claim_us\":$(us_per $((c1 - c0)) "$staged"),\"gate_us\":$(us_per $((c2 - c1)) "$staged"),\"finish_us\":$(us_per $((c3 - c2)) "$staged")"
+	"\"rounds\":[$(IFS=,; echo "${drain_rounds[*]}")],\"redis_calls\":$drain_calls,\"redis_reads\":$drain_reads,\"claim_us\":$(us_per $((c1 - c0)) "$staged"),\"gate_us\":$(us_per $((c2 - c1)) "$staged"),\"finish_us\":$(us_per $((c3 - c2)) "$staged")"
 fig idle_card "$idle" "B/card" "$(ratio "$idle" "$base_bytes")" evalsha "<= 125"
 
 flush

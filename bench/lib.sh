@@ -45,6 +45,9 @@ redis_calls() {
 		$1 ~ /^cmdstat_(evalsha|eval|evalsha_ro|eval_ro|fcall)$/ { scripts += $3 }
 		END { printf "%d %d", all, scripts }'
 }
+# Reads of client input Redis made so far (INFO stats): each is a wake-up
+# of its event loop, which costs it as much as tens of small commands.
+redis_reads() { R INFO stats | tr -d '\r' | awk -F: '/^total_reads_processed:/ { print $2 }'; }
 # The mean MEMORY USAGE of the keys matching a pattern (up to 1000 of them).
 key_bytes() {
 	R --scan --pattern "$1" | awk "NR <= 1000" | sed 's/^/MEMORY USAGE /' | R |
