@@ -22,10 +22,11 @@ static const char usage[] =
 "The inspection sweep: finds and repairs queue entries without a command,\n"
 "commands without a queue entry, claims whose lease expired long ago,\n"
 "confirming commands overdue for their query, frozen commands out of place,\n"
-"commands that lost their version (given one above any claim in flight), and\n"
-"devices stuck claimed. One JSON line per finding; none in normal\n"
-"operation. Then every account's audit entries older than SRQ_AUDIT_DAYS\n"
-"are trimmed.\n"
+"commands that lost their version (given one above any claim in flight),\n"
+"devices stuck claimed, and account keys of the wrong type (indexes moved\n"
+"aside and rebuilt; a key only it holds, such as the limits, reported with\n"
+"\"repaired\":false). One JSON line per finding; none in normal operation.\n"
+"Then every account's audit entries older than SRQ_AUDIT_DAYS are trimmed.\n"
 "\n"
 "Options (\"long ago\" per priority class, in ms; at most 7 days):\n"
 "  --grace-high MS     default 120000\n"
@@ -34,10 +35,10 @@ static const char usage[] =
 "  --grace-device MS   default 600000\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "\n"
-"Finding: {\"finding\":\"queued_without_command\",\"card\":\"...\",\"carrier\":\"c17\"}\n"
+"Finding: {\"finding\":\"orphan_entry\",\"card\":\"...\",\"carrier\":\"c17\"}\n"
 "Environment: SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_DAYS (default 30), SRQ_CONFIG.\n"
-"Exit: 0 nothing to repair, 1 something was repaired (damage is news: look at\n"
-"  the findings), 2 usage, 3 Redis unavailable or refused a repair.\n"
+"Exit: 0 nothing found, 1 something found (damage is news: look at the\n"
+"  findings), 2 usage, 3 Redis unavailable or refused a repair.\n"
 "Example (cron, every 30 minutes):\n"
 "  */30 * * * * flock -n /tmp/srq-sweep.lock sr-sweep >>/var/log/srq/sweep.log 2>&1\n";
 
@@ -101,7 +102,7 @@ static void
 sweep_ids(struct sweep *w, int device, int shard)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char k[5][SR_KEY_MAX], interval[24], gh[24], gn[24], gb[24], gd[24];
+	char k[6][SR_KEY_MAX], interval[24], gh[24], gn[24], gb[24], gd[24];
 
 	snprintf(interval, sizeof interval, "%ld", w->carrier ? sr_account(&cfg, w->carrier)->interval_ms :
 	    cfg.min_interval_ms);
@@ -141,9 +142,10 @@ sweep_ids(struct sweep *w, int device, int shard)
 					sr_key_account(k[2], cfg.prefix, w->carrier, qs[1]),
 					sr_key_account(k[3], cfg.prefix, w->carrier, qs[2]),
 					sr_key_account(k[4], cfg.prefix, w->carrier, "frozen"),
+					sr_key_account(k[5], cfg.prefix, w->carrier, "confirming"),
 					w->ids[i], interval, gh, gn, gb };
 
-				sr_redis_append_script(&rds, SR_LUA_SWEEP_CARD, 5, 10, a, NULL);
+				sr_redis_append_script(&rds, SR_LUA_SWEEP_CARD, 6, 11, a, NULL);
 			}
 		}
 		for (size_t i = s; i < e; i++) {
@@ -168,6 +170,86 @@ sweep_ids(struct sweep *w, int device, int shard)
 	w->n = w->cap = 0;
 }
 
+/* An account's keys and the type each must have. A key of another type
+ * (a hand edit) fails every script of the account that writes it. The ones
+ * marked aside are indexes the card pass below rebuilds (the queues, the
+ * frozen and confirming sets) or bookkeeping whose loss costs little (the
+ * claims in flight: max-running is not held for one lease; the last hour's
+ * directions; the open alerts: one may be raised again): such a key is
+ * renamed aside (KEY:damaged:MS, for a look) and the account works again.
+ * The others hold what nothing else knows (the pace, a pause, the breaker,
+ * the limits, the token sequence, the history): reported, left as they are. */
+static const struct {
+	const char *name, *type;
+	int aside;
+} account_keys[] = {
+	{ "stop_resume:high", "zset", 1 }, { "stop_resume", "zset", 1 },
+	{ "stop_resume:bulk", "zset", 1 }, { "frozen", "zset", 1 }, { "confirming", "set", 1 },
+	{ "sr_running", "zset", 1 }, { "flapping", "zset", 1 }, { "alerts_open", "hash", 1 },
+	{ "edge", "hash", 0 }, { "limits", "hash", 0 }, { "seq", "string", 0 },
+	{ "audit", "stream", 0 }, { "alerts", "stream", 0 }, { "stats:total", "hash", 0 },
+};
+#define NACCOUNT_KEYS (sizeof account_keys / sizeof account_keys[0])
+
+static long keys_left; /* damaged keys reported, not repaired */
+
+/* Check the types of one account's keys; returns the findings repaired. */
+static long
+check_account_keys(const char *carrier)
+{
+	char keys[NACCOUNT_KEYS][SR_KEY_MAX], types[NACCOUNT_KEYS][16];
+	long repaired = 0;
+	int64_t now = -1;
+
+	for (size_t i = 0; i < NACCOUNT_KEYS; i++) {
+		const char *a[] = { "TYPE", sr_key_account(keys[i], cfg.prefix, carrier, account_keys[i].name) };
+
+		sr_redis_append(&rds, 2, a, NULL);
+	}
+	for (size_t i = 0; i < NACCOUNT_KEYS; i++) {
+		redisReply *rep = sr_redis_reply(&rds);
+
+		if (!rep)
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		snprintf(types[i], sizeof types[i], "%s", rep->type == REDIS_REPLY_STATUS ? rep->str : "none");
+		freeReplyObject(rep);
+	}
+	for (size_t i = 0; i < NACCOUNT_KEYS; i++) {
+		redisReply *mv;
+		json_t *o;
+		char aside[SR_KEY_MAX + 40];
+
+		if (!strcmp(types[i], "none") || !strcmp(types[i], account_keys[i].type))
+			continue;
+		o = json_pack("{ss ss ss ss ss}", "finding", "wrong_type", "key", keys[i], "type", types[i],
+		    "want", account_keys[i].type, "carrier", carrier);
+		if (!account_keys[i].aside) {
+			json_object_set_new(o, "repaired", json_false());
+			keys_left++;
+		} else {
+			const char *a[] = { "RENAME", keys[i], aside };
+
+			if (now < 0 && (now = sr_redis_time_ms(&rds)) < 0)
+				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+			snprintf(aside, sizeof aside, "%s:damaged:%lld", keys[i], (long long)now);
+			if (!(mv = sr_redis_cmd(&rds, 3, a)))
+				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+			if (mv->type == REDIS_REPLY_ERROR) {
+				sr_warn("moving %s aside failed: %s", keys[i], mv->str);
+				sweep_failed++;
+				json_object_set_new(o, "repaired", json_false());
+			} else {
+				json_object_set_new(o, "moved_to", json_string(aside));
+				repaired++;
+			}
+			freeReplyObject(mv);
+		}
+		sr_emit(o);
+		fflush(stdout);
+	}
+	return repaired;
+}
+
 static int
 do_sweep(void)
 {
@@ -179,6 +261,8 @@ do_sweep(void)
 		struct sweep w = { acc->element[a]->str, NULL, 0, 0, 0 };
 		char pattern[SR_KEY_MAX], prefix[SR_KEY_MAX];
 
+		/* Its keys first: the card pass rebuilds what is moved aside. */
+		total += check_account_keys(w.carrier);
 		/* Every command hash of the account, and every queue member. */
 		sr_key_account(prefix, cfg.prefix, w.carrier, "card:");
 		snprintf(pattern, sizeof pattern, "%s*", prefix);
@@ -207,11 +291,14 @@ do_sweep(void)
 		total += w.findings;
 	}
 	fprintf(stderr, "%s: sweep: %ld finding%s repaired", sr_prog, total, total == 1 ? "" : "s");
+	if (keys_left)
+		fprintf(stderr, ", %ld damaged key%s left for you (wrong_type, \"repaired\":false)", keys_left,
+		    keys_left == 1 ? "" : "s");
 	if (sweep_failed)
 		fprintf(stderr, ", %ld not swept (Redis refused: see above)", sweep_failed);
 	fputc('\n', stderr);
-	/* Repaired damage is news: exit 1 makes cron mail it. */
-	return sweep_failed ? SR_EX_BACKEND : total ? SR_EX_REJECTED : SR_EX_OK;
+	/* Damage, repaired or not, is news: exit 1 makes cron mail it. */
+	return sweep_failed ? SR_EX_BACKEND : total || keys_left ? SR_EX_REJECTED : SR_EX_OK;
 }
 
 

@@ -84,3 +84,47 @@ req() { # req CARD [SCENE]
 	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
 	assert_output ''
 }
+
+@test "an account key of the wrong type: an index is moved aside and rebuilt, one only it holds is reported and left alone" {
+	req K1
+	req K2
+	req K3
+	# K3 was confirming an unknown result.
+	rcli HSET 't:carrier:{c1}:card:K3' confirming 1 >/dev/null
+	rcli SADD 't:carrier:{c1}:confirming' K3 >/dev/null
+	# Hand edits: strings where the queue, the confirming set and the limits were.
+	for k in stop_resume confirming limits; do
+		rcli DEL "t:carrier:{c1}:$k" >/dev/null
+		rcli SET "t:carrier:{c1}:$k" clobbered >/dev/null
+	done
+	# The account is stuck: every claim fails.
+	run -3 --separate-stderr sr-claim
+	[[ $stderr == *WRONGTYPE* ]]
+
+	run -1 --separate-stderr sr-sweep
+	assert_equal "$(echo "$output" | jq -r 'select(.finding == "wrong_type") | "\(.key) \(.type) \(.want) \(if has("repaired") then .repaired else "moved" end) \(.moved_to // "" | test(":damaged:[0-9]+$"))"' | sort)" \
+"t:carrier:{c1}:confirming string set moved true
+t:carrier:{c1}:limits string hash false false
+t:carrier:{c1}:stop_resume string zset moved true"
+	# The card pass rebuilt the queue and the confirming set.
+	assert_equal "$(echo "$output" | jq -r 'select(.card) | "\(.finding) \(.card)"' | sort | paste -sd,)" \
+		"missing_entry K1,missing_entry K2,missing_entry K3"
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:stop_resume' 0 -1 | sort | paste -sd' ')" "K1 K2 K3"
+	assert_equal "$(rcli SMEMBERS 't:carrier:{c1}:confirming')" K3
+	[[ $stderr == *"1 damaged key left for you"* ]]
+	# The damaged keys are kept for a look; the limits are left as they are.
+	assert_equal "$(rcli --scan --pattern 't:carrier:{c1}:*:damaged:*' | wc -l)" 2
+	assert_equal "$(rcli GET 't:carrier:{c1}:limits')" clobbered
+
+	# Still stuck on the limits, reported again until someone looks.
+	run -3 sr-claim
+	run -1 --separate-stderr sr-sweep
+	assert_equal "$(echo "$output" | jq -r '"\(.finding) \(.key) \(.repaired)"')" "wrong_type t:carrier:{c1}:limits false"
+	rcli DEL 't:carrier:{c1}:limits' >/dev/null
+	run -0 --separate-stderr sr-sweep
+	assert_output ''
+	# And the account drains: K3's unknown result is asked about first.
+	run -0 drain 3
+	assert_equal "$(jq -r 'select(.kind == "stop") | .card' "$T/gw.log" | sort | paste -sd' ')" "K1 K2 K3"
+	assert_equal "$(jq -r 'select(.kind == "status") | .card' "$T/gw.log")" K3
+}

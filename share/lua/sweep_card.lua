@@ -14,11 +14,15 @@
                       ('called' is kept, so the next claim queries first)
     missing_entry     a command in no queue: queued at max(now, interval end)
     stuck_confirming  a confirming command overdue for its query: due now
+    confirming_unlisted  a confirming command missing from the confirming
+                      set (an index: sr-stat counts it): listed (reported
+                      when nothing else was found)
   "Long ago" and "overdue" depend on the priority class (ARGV[3..5]).
 
   Input:
     KEYS[1]     command hash of the card
     KEYS[2..4]  queues high, normal, bulk       KEYS[5] frozen (ZSET)
+    KEYS[6]     confirming commands (SET)
     ARGV[1]     card id        ARGV[2] min interval ms
     ARGV[3..5]  grace ms for high, normal, bulk
   Output:
@@ -63,6 +67,11 @@ if h[2] == '1' then
   end
   return finding
 end
+local unlisted = false
+if h[5] == '1' and rcall('SISMEMBER', KEYS[6], card) == 0 then
+  rcall('SADD', KEYS[6], card)
+  unlisted = 'confirming_unlisted'
+end
 if h[3] and (tonumber(h[4]) or 0) < now - grace then
   rcall('HDEL', key, 'claim', 'lease_until')
   rcall('ZADD', queues[prio + 1], now, card)
@@ -79,4 +88,4 @@ if h[5] == '1' and not h[3] and score < now - grace then
   rcall('ZADD', queues[inq], now, card)
   return 'stuck_confirming'
 end
-return false
+return unlisted
