@@ -7,7 +7,8 @@
  * observation), which is what the next judgment reads.
  *
  * One final line per input line, in input order. Results are batched: a
- * batch is whatever input is ready, sent as one pipeline.
+ * batch is whatever input is ready, sent as one pipeline together with the
+ * previous batch's writes of what it learned (see process).
  */
 #include <getopt.h>
 #include <poll.h>
