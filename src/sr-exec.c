@@ -30,6 +30,9 @@
 
 /* How far ahead the gate may grant a slot: the call is held until then. */
 #define SLOT_AHEAD_MS 200
+/* How old a judgment may be when its item is gated: one older is made again
+ * first (the facts may have changed while the item waited for a slot). */
+#define JUDGED_MAX_MS 100
 
 static const char usage[] =
 "usage: sr-exec [--gateway URL] [--concurrency N] < tasks.jsonl > results.jsonl\n"
@@ -71,6 +74,7 @@ struct item {
 	int resend;       /* sent again after a re-authentication */
 	int judged;       /* re-judged: no longer wanted, finished by the gate without a call */
 	long long gated;  /* when the gate granted the slot (Redis ms) */
+	int64_t judged_at; /* when its facts were read (mono ms) */
 	struct item *next;
 };
 
@@ -186,6 +190,9 @@ rejudge_read(struct item **batch, int n)
 			freeReplyObject(rep);
 		}
 		batch[i]->state = IT_READY;
+		batch[i]->judged_at = sr_mono_ms();
+		batch[i]->judged = 0;
+		json_object_del(batch[i]->obj, "judged");
 		/* Queries are read-only and decide an earlier call: never skipped. */
 		if (strcmp(batch[i]->t.kind, "call") != 0)
 			continue;
@@ -497,6 +504,19 @@ schedule(void)
 		struct gating g = { 0 };
 		int n = gate_candidates(batch, now), rc = 0;
 
+		/* A judgment made long ago is made again before the gate (in
+		 * this round; gated in the next). */
+		if (round == 0) {
+			int m = 0;
+
+			for (int i = 0; i < n; i++)
+				if (!batch[i]->resend && now - batch[i]->judged_at > JUDGED_MAX_MS) {
+					batch[i]->state = IT_NEW;
+					fresh[nfresh++] = batch[i];
+				} else
+					batch[m++] = batch[i];
+			n = m;
+		}
 		if (n == 0 && nfresh == 0)
 			break;
 		if (n > 0)

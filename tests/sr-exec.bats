@@ -29,6 +29,22 @@ stop_request() {
 	assert_equal "$(rcli HGET 't:carrier:{c1}:card:E1' action)" ''
 }
 
+@test "a task that waited for a slot is judged again before its gate: a renewal meanwhile supersedes it" {
+	gwsim_start --latency-ms 1500
+	stop_request W1
+	stop_request W2
+	sr-claim >"$T/tasks"
+	# One call at a time: W2 waits for W1's slot, judged already when it came.
+	sr-exec --concurrency 1 <"$T/tasks" >"$T/results" &
+	pid=$!
+	sleep 0.5
+	rcli HSET t:card:W2:facts pe $((NOW + 86400)) >/dev/null
+	wait "$pid"
+	assert_equal "$(jq -r '"\(.card) \(.outcome) \(.error)"' "$T/results" | sort | paste -sd,)" \
+		"W1 ok ,W2 superseded re-judged: entitled"
+	assert_equal "$(jq -r .card "$T/gw.log")" W1
+}
+
 @test "the request carries an idempotency key made of card, version and action" {
 	stop_request E2
 	run -0 drain 10
