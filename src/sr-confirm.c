@@ -227,6 +227,7 @@ confirmed(struct res *r, redisReply *rep)
 static struct res batches[2][BATCH];
 static struct res *held;
 static int nheld, held_updates;
+static int64_t held_at; /* when it was held (mono ms) */
 
 static int emit(struct res *rs, int n);
 
@@ -234,7 +235,7 @@ static int emit(struct res *rs, int n);
 static int
 settle(void)
 {
-	int status;
+	int status, unwritten = held_updates > 0 && !redis_up;
 
 	for (; held_updates > 0 && redis_up; held_updates--) {
 		redisReply *rep = sr_redis_reply(&rds);
@@ -242,6 +243,7 @@ settle(void)
 		if (!rep) {
 			sr_redis_lost(&rds, &redis_up, "result");
 			sr_redis_discard(&rds);
+			unwritten = 1;
 			break;
 		}
 		if (rep->type == REDIS_REPLY_ERROR)
@@ -250,6 +252,9 @@ settle(void)
 	}
 	held_updates = 0;
 	status = held ? emit(held, nheld) : SR_EX_OK;
+	/* Applied, but what it proves about the cards is not known written. */
+	if (unwritten)
+		status = sr_worst(status, SR_EX_BACKEND);
 	held = NULL;
 	nheld = 0;
 	return status;
@@ -305,6 +310,7 @@ process(struct res *rs, int n)
 			held_updates += append_status_update(&rs[i]);
 	held = rs;
 	nheld = n;
+	held_at = sr_mono_ms();
 	return status;
 }
 
@@ -370,9 +376,11 @@ main(int argc, char *argv[])
 		/* Nothing to read now: a held batch waits a little for the next
 		 * one to share its round trip, then settles before the wait. */
 		if (rc == SR_READ_AGAIN && n == 0) {
+			/* HOLD_MS from when it was held, however input trickles in. */
 			struct pollfd p = { rd.fd, POLLIN, 0 };
+			int64_t left = held_at + HOLD_MS - sr_mono_ms();
 
-			if (poll(&p, 1, HOLD_MS) <= 0)
+			if (left <= 0 || poll(&p, 1, (int)left) <= 0)
 				status = sr_worst(status, settle());
 			continue;
 		}
