@@ -195,9 +195,6 @@ rejudge_read(struct item **batch, int n)
 		batch[i]->judged_at = sr_mono_ms();
 		batch[i]->judged = 0;
 		json_object_del(batch[i]->obj, "judged");
-		/* Queries are read-only and decide an earlier call: never skipped. */
-		if (strcmp(batch[i]->t.kind, "call") != 0)
-			continue;
 		j = sr_judge(&cf[i], has_dev ? &df : NULL, now);
 		if (!sr_action_still_wanted(batch[i]->t.action, &cf[i], &j)) {
 			/* No call: the gate finishes the command (kind "judged"). */
@@ -499,8 +496,12 @@ schedule(void)
 	int64_t now = sr_mono_ms(), next = 50;
 	int nfresh = 0;
 
+	/* A status query decides an earlier call and is never skipped: it has
+	 * nothing to judge, and no facts to read. */
 	for (struct item *it = items; it; it = it->next)
-		if (it->state == IT_NEW)
+		if (it->state == IT_NEW && strcmp(it->t.kind, "call") != 0)
+			it->state = IT_READY;
+		else if (it->state == IT_NEW)
 			fresh[nfresh++] = it;
 	for (int round = 0; round < 2 && redis_up; round++) {
 		struct gating g = { 0 };
@@ -512,7 +513,8 @@ schedule(void)
 			int m = 0;
 
 			for (int i = 0; i < n; i++)
-				if (!batch[i]->resend && now - batch[i]->judged_at > JUDGED_MAX_MS) {
+				if (!batch[i]->resend && !strcmp(batch[i]->t.kind, "call") &&
+				    now - batch[i]->judged_at > JUDGED_MAX_MS) {
 					batch[i]->state = IT_NEW;
 					fresh[nfresh++] = batch[i];
 				} else
