@@ -85,6 +85,7 @@ static struct sr_redis rds;
 static struct sr_gateway *gw;
 static struct item *items, **items_tail = &items; /* FIFO: claim order is priority order */
 static int nitems, nheld, redis_up = 1, status = SR_EX_OK;
+static int freed; /* calls finished since the last scheduling step */
 
 static void
 emit_result(struct item *it, const char *outcome, const char *error)
@@ -449,15 +450,15 @@ read_tasks(struct sr_reader *rd, int block)
 	}
 }
 
-/* The items to ask the gate for now, in claim order: the judged ones, and
- * the waiting ones now due, within the free concurrency and each account's
- * in-flight limit, once its authentication is ready. */
+/* The items to ask the gate for, in claim order, up to cap: the judged ones,
+ * and the waiting ones now due, within each account's in-flight limit, once
+ * its authentication is ready. */
 static int
-gate_candidates(struct item **batch, int64_t now)
+gate_candidates(struct item **batch, int64_t now, int cap)
 {
-	int n = 0, free_slots = (int)cfg.concurrency - sr_gateway_running(gw) - nheld;
+	int n = 0;
 
-	for (struct item *it = items; it && n < free_slots; it = it->next) {
+	for (struct item *it = items; it && n < cap; it = it->next) {
 		struct sr_edge *e = it->edge;
 		int ready;
 
@@ -483,43 +484,54 @@ gate_candidates(struct item **batch, int64_t now)
 	return n;
 }
 
-/* One scheduling step: ask the gate for the items judged before, and
- * re-judge what is new, in one round trip (a task waits for a slot judged,
- * so a freed slot costs one round trip, not two); then, if slots are still
- * free, ask the gate for the newly judged at once. Then send what is held
- * and due. Returns ms until the next held or waiting item is due. */
+/* One scheduling step: ask the gate for tasks judged before, and judge the
+ * tasks the next step will want, in one round trip; then, if slots are
+ * still free, ask the gate for the newly judged at once (a second round
+ * trip, as when the pipeline starts). The next step is expected to free
+ * about as many slots as calls finished since the last (twice that, for
+ * the jitter), so that many tasks are judged ahead: a freed slot costs one
+ * round trip, and a task is judged a step or two before its gate, not long
+ * before. A judgment older than
+ * JUDGED_MAX_MS (a task that waited on its account's rate or limit) is
+ * made again. Then send what is held and due. Returns ms until the next
+ * held or waiting item is due. */
 static int64_t
 schedule(void)
 {
 	struct item **batch = sr_malloc((size_t)(nitems + 1) * sizeof *batch);
 	struct item **fresh = sr_malloc((size_t)(nitems + 1) * sizeof *fresh);
+	struct item **stale = sr_malloc((size_t)(nitems + 1) * sizeof *stale);
 	int64_t now = sr_mono_ms(), next = 50;
-	int nfresh = 0;
+	int slots = (int)cfg.concurrency - sr_gateway_running(gw) - nheld;
+	int ahead = 2 * freed < (int)cfg.concurrency ? 2 * freed : (int)cfg.concurrency;
 
 	/* A status query decides an earlier call and is never skipped: it has
 	 * nothing to judge, and no facts to read. */
 	for (struct item *it = items; it; it = it->next)
 		if (it->state == IT_NEW && strcmp(it->t.kind, "call") != 0)
 			it->state = IT_READY;
-		else if (it->state == IT_NEW)
-			fresh[nfresh++] = it;
-	for (int round = 0; round < 2 && redis_up; round++) {
+	for (int round = 0; round < 2 && redis_up && slots > 0; round++) {
 		struct gating g = { 0 };
-		int n = gate_candidates(batch, now), rc = 0;
+		int n = gate_candidates(batch, now, round == 0 ? slots + ahead : slots), rc = 0;
+		int nfresh = 0, nstale = 0, m = 0;
 
-		/* A judgment made long ago is made again before the gate (in
-		 * this round; gated in the next). */
 		if (round == 0) {
-			int m = 0;
-
+			/* Judged long ago: judged again (gated in the next round). */
 			for (int i = 0; i < n; i++)
 				if (!batch[i]->resend && !strcmp(batch[i]->t.kind, "call") &&
-				    now - batch[i]->judged_at > JUDGED_MAX_MS) {
-					batch[i]->state = IT_NEW;
-					fresh[nfresh++] = batch[i];
-				} else
+				    now - batch[i]->judged_at > JUDGED_MAX_MS)
+					stale[nstale++] = batch[i];
+				else
 					batch[m++] = batch[i];
-			n = m;
+			/* The new tasks the judged ones fall short of, in claim order. */
+			for (struct item *it = items; it && m + nstale + nfresh < slots + ahead; it = it->next)
+				if (it->state == IT_NEW)
+					fresh[nfresh++] = it;
+			for (int i = 0; i < nstale; i++) {
+				stale[i]->state = IT_NEW;
+				fresh[nfresh++] = stale[i];
+			}
+			n = m < slots ? m : slots; /* the rest: the next step's */
 		}
 		if (n == 0 && nfresh == 0)
 			break;
@@ -537,7 +549,7 @@ schedule(void)
 			sr_redis_lost(&rds, &redis_up, "task");
 		if (nfresh == 0)
 			break;
-		nfresh = 0;
+		slots = (int)cfg.concurrency - sr_gateway_running(gw) - nheld;
 	}
 	if (!redis_up) {
 		for (struct item *it = items; it; it = it->next)
@@ -561,8 +573,10 @@ schedule(void)
 			} else if (it->wake - now < next)
 				next = it->wake - now;
 		}
+	freed = 0;
 	free(batch);
 	free(fresh);
+	free(stale);
 	sr_flush();
 	return next < 1 ? 1 : next;
 }
@@ -576,6 +590,7 @@ reap(void)
 	while ((call = sr_gateway_done(gw))) {
 		struct item *it = (struct item *)((char *)call - offsetof(struct item, call));
 
+		freed++;
 		if (call->class && !strcmp(call->class, "auth") && call->verdict == SR_V_REAUTH &&
 		    !it->resend) {
 			/* Refused for authentication: re-authenticate (once for every
