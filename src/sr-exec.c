@@ -1,10 +1,10 @@
 /* sr-exec - the executor: the only tool that calls stop/resume at the gateway.
  *
  * For each task line:
- *   1. re-judge with fresh facts (sr_judge), read as the task arrives, in the
- *      same round trip as the gate of the tasks before it, and read again if
- *      the task then waited more than JUDGED_MAX_MS for a slot; a call no
- *      longer wanted ends as "superseded" without touching the gateway;
+ *   1. re-judge with fresh facts (sr_judge), read a scheduling step before
+ *      the task's gate, in the round trip of the gate of the tasks before it,
+ *      and read again if the task then waited more than JUDGED_MAX_MS; a call
+ *      no longer wanted ends as "superseded" without touching the gateway;
  *   2. pass the atomic gate (gate.lua): the account not paused nor behind its
  *      breaker, claim and version current, the card's interval respected, and
  *      a slot from the account's pace, up to SLOT_AHEAD_MS ahead. The gate
