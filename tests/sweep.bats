@@ -128,3 +128,18 @@ t:carrier:{c1}:stop_resume string zset moved true"
 	assert_equal "$(jq -r 'select(.kind == "stop") | .card' "$T/gw.log" | sort | paste -sd' ')" "K1 K2 K3"
 	assert_equal "$(jq -r 'select(.kind == "status") | .card' "$T/gw.log")" K3
 }
+
+@test "a command frozen while confirming, then retried, is no finding" {
+	export SRQ_FREEZE_AFTER=2
+	gwsim_start --fault-drop-after 1 # the call applies, its answer is lost: confirming
+	req K1
+	sr-claim | sr-exec | sr-confirm >/dev/null
+	gwsim_start --fail-account c1 # the query fails too: the second failure freezes it
+	sleep 0.3 # SRQ_CONFIRM_DELAY_MS
+	sr-claim | sr-exec | sr-confirm >/dev/null
+	assert_equal "$(rcli HMGET 't:carrier:{c1}:card:K1' frozen confirming | paste -sd' ')" "1 1"
+	sr-admin retry K1 --carrier c1 --reason test >/dev/null
+	run -0 --separate-stderr sr-sweep
+	assert_output ''
+	assert_equal "$(rcli SMEMBERS 't:carrier:{c1}:confirming')" K1
+}

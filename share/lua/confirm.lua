@@ -284,7 +284,8 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     rcall('HDEL', key, 'accepted', 'frozen_who', 'frozen_why', 'seen', 'seen_ms')
     for q = 1, 3 do rcall('ZREM', queues[q], card) end
     rcall('ZADD', frozenKey, nowS, card)
-    rcall('SREM', confirmingKey, card)
+    -- A confirming command stays confirming (listed) while frozen, as a
+    -- freeze by hand leaves it: a retry or a new request then queries first.
     cardAlert(card, curVer or ver, action, err, http, alertKind, n,
       observed ~= '' and ('observed ' .. observed) or nil)
     audit('frozen')
