@@ -260,12 +260,57 @@ check_account_keys(const char *carrier)
 	return repaired;
 }
 
+/* The keys every account shares, and the device shards' queues: of the
+ * wrong type, each stops a tool for every account (the switch: every
+ * claim; the account list: the sweep itself; a shard queue: dev-eval).
+ * Reported, never moved: the switch is an operator's, and the others
+ * list what nothing else does. */
+static void
+check_global_keys(void)
+{
+	char keys[3 + SR_DEVICE_SHARDS][SR_KEY_MAX];
+	const char *want[3 + SR_DEVICE_SHARDS];
+	int n = 0;
+
+	sr_key_switch(keys[n], cfg.prefix);
+	want[n++] = "string";
+	snprintf(keys[n], SR_KEY_MAX, "%s:config:stop_resume_queue_enabled", cfg.prefix);
+	want[n++] = "string";
+	sr_key_accounts(keys[n], cfg.prefix);
+	want[n++] = "set";
+	for (int d = 0; d < SR_DEVICE_SHARDS; d++) {
+		sr_key_shard(keys[n], cfg.prefix, d, "queue");
+		want[n++] = "zset";
+	}
+	for (int i = 0; i < n; i++) {
+		const char *a[] = { "TYPE", keys[i] };
+
+		sr_redis_append(&rds, 2, a, NULL);
+	}
+	for (int i = 0; i < n; i++) {
+		redisReply *rep = sr_redis_reply(&rds);
+
+		if (!rep)
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if (rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "none") && strcmp(rep->str, want[i])) {
+			sr_emit(json_pack("{ss ss ss ss sb}", "finding", "wrong_type", "key", keys[i], "type",
+			    rep->str, "want", want[i], "repaired", 0));
+			fflush(stdout);
+			keys_left++;
+		}
+		freeReplyObject(rep);
+	}
+}
+
 static int
 do_sweep(void)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	redisReply *acc = accounts();
+	redisReply *acc;
 	long total = 0;
+
+	check_global_keys();
+	acc = accounts();
 
 	for (size_t a = 0; acc->type == REDIS_REPLY_ARRAY && a < acc->elements; a++) {
 		struct sweep w = { acc->element[a]->str, NULL, 0, 0, 0 };

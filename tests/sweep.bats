@@ -143,3 +143,24 @@ t:carrier:{c1}:stop_resume string zset moved true"
 	assert_output ''
 	assert_equal "$(rcli SMEMBERS 't:carrier:{c1}:confirming')" K1
 }
+
+@test "the global switch and a device shard's queue of the wrong type are reported and left alone" {
+	req G1
+	rcli HSET 't:{global}:stop_resume_queue_enabled' on 1 >/dev/null
+	rcli SET 't:device_eval:{d3}:queue' clobbered >/dev/null
+	# Every claim fails on the switch.
+	run -3 sr-claim
+	run -1 --separate-stderr sr-sweep
+	assert_equal "$(echo "$output" | jq -r '"\(.finding) \(.key) \(.type) \(.want) \(.repaired)"' | sort)" \
+"wrong_type t:device_eval:{d3}:queue string zset false
+wrong_type t:{global}:stop_resume_queue_enabled hash string false"
+	[[ $stderr == *"2 damaged keys left for you"* ]]
+	assert_equal "$(rcli TYPE 't:{global}:stop_resume_queue_enabled')" hash
+	# Set right by hand: nothing to find, and the account drains.
+	rcli DEL 't:{global}:stop_resume_queue_enabled' >/dev/null
+	rcli DEL 't:device_eval:{d3}:queue' >/dev/null
+	run -0 --separate-stderr sr-sweep
+	assert_output ''
+	run -0 drain 1
+	assert_equal "$(jq -r .card "$T/gw.log")" G1
+}
