@@ -26,8 +26,8 @@ static const char usage[] =
 "devices stuck claimed, and account keys of the wrong type (moved aside: the\n"
 "queues and the frozen and confirming sets are rebuilt, the running claims,\n"
 "flapping window and open alerts start again; a key only it holds, such as\n"
-"the limits, is reported with \"repaired\":false). One JSON line per finding;\n"
-"none in normal operation.\n"
+"the limits, or a card's key that is not a hash, is reported with\n"
+"\"repaired\":false). One JSON line per finding; none in normal operation.\n"
 "Then every account's audit entries older than SRQ_AUDIT_DAYS are trimmed.\n"
 "\n"
 "Options (\"long ago\" per priority class, in ms; at most 7 days):\n"
@@ -99,6 +99,7 @@ cmp_str(const void *a, const void *b)
 
 /* Run the sweep script over w->ids (each once), pipelined in chunks. */
 static long sweep_failed; /* ids whose sweep script Redis refused */
+static long keys_left;    /* damaged keys reported, not repaired */
 
 static void
 sweep_ids(struct sweep *w, int device, int shard)
@@ -155,7 +156,16 @@ sweep_ids(struct sweep *w, int device, int shard)
 
 			if (!rep)
 				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-			if (rep->type == REDIS_REPLY_STRING || rep->type == REDIS_REPLY_STATUS) {
+			if (!device && rep->type == REDIS_REPLY_STRING && !strncmp(rep->str, "wrong_type:", 11)) {
+				/* Its command cannot be read: left for a look. */
+				char key[SR_KEY_MAX];
+
+				sr_emit(json_pack("{ss ss ss ss ss ss sb}", "finding", "wrong_type", "card", w->ids[i],
+				    "carrier", w->carrier, "key", sr_key_card(key, cfg.prefix, w->carrier, w->ids[i]),
+				    "type", rep->str + 11, "want", "hash", "repaired", 0));
+				fflush(stdout);
+				keys_left++;
+			} else if (rep->type == REDIS_REPLY_STRING || rep->type == REDIS_REPLY_STATUS) {
 				report(rep->str, device ? "device" : "card", w->ids[i], device ? NULL : w->carrier);
 				w->findings++;
 			} else if (rep->type == REDIS_REPLY_ERROR) {
@@ -193,7 +203,6 @@ static const struct {
 };
 #define NACCOUNT_KEYS (sizeof account_keys / sizeof account_keys[0])
 
-static long keys_left; /* damaged keys reported, not repaired */
 
 /* Check the types of one account's keys; returns the findings repaired. */
 static long

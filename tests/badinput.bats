@@ -133,6 +133,13 @@ records() { grep -c '^{' <<<"$output"; }
 	assert_equal "$(grep '^{' <<<"$output" | jq -r 'select(.card == "G1") | .state')" done
 	assert_equal "$(grep '^{' <<<"$output" | jq -r 'select(.card == "G3") | .state')" error
 	assert_equal "$(rcli HGET 't:carrier:{c1}:card:G1' action)" ''
+	# The sweep names the two for a look (their commands cannot be read), and
+	# leaves them as they are.
+	run -1 --separate-stderr sr-sweep
+	assert_equal "$(jq -r '"\(.finding) \(.card) \(.key) \(.type) \(.repaired)"' <<<"$output" | sort | paste -sd,)" \
+		"wrong_type G2 t:carrier:{c1}:card:G2 string false,wrong_type G3 t:carrier:{c1}:card:G3 string false"
+	[[ $stderr == *"2 damaged keys left for you"* ]]
+	assert_equal "$(rcli GET 't:carrier:{c1}:card:G2')" clobbered
 }
 
 @test "an idle bucket clobbered by hand fails its own card's finish only: the rest of the batch finishes, and that command stays" {

@@ -17,6 +17,8 @@
     confirming_unlisted  a confirming command missing from the confirming
                       set (an index: sr-stat counts it): listed (reported
                       when nothing else was found)
+    wrong_type:T      the card's key is a T, not a hash (a hand edit): its
+                      command cannot be read; left as it is, for a look
   "Long ago" and "overdue" depend on the priority class (ARGV[3..5]).
 
   Input:
@@ -34,6 +36,8 @@ local t = rcall('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local key, frozenKey, card = KEYS[1], KEYS[5], ARGV[1]
 local queues = { KEYS[2], KEYS[3], KEYS[4] }
+local t = rcall('TYPE', key).ok
+if t ~= 'hash' and t ~= 'none' then return 'wrong_type:' .. t end
 local h = rcall('HMGET', key, 'action', 'frozen', 'claim', 'lease_until', 'confirming',
   'last_call', 'prio', 'ver')
 local prio = tonumber(h[7]) or 1
