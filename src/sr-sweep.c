@@ -203,7 +203,6 @@ static const struct {
 };
 #define NACCOUNT_KEYS (sizeof account_keys / sizeof account_keys[0])
 
-
 /* Check the types of one account's keys; returns the findings repaired. */
 static long
 check_account_keys(const char *carrier)
