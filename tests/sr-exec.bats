@@ -34,10 +34,14 @@ stop_request() {
 	stop_request W1
 	stop_request W2
 	sr-claim >"$T/tasks"
-	# One call at a time: W2 waits for W1's slot, judged already when it came.
+	# One call at a time: W2 waits for W1's slot, and is renewed while W1 is
+	# at the carrier (its gate pass recorded).
 	sr-exec --concurrency 1 <"$T/tasks" >"$T/results" &
 	pid=$!
-	sleep 0.5
+	for i in $(seq 100); do
+		[ -n "$(rcli HGET 't:carrier:{c1}:card:W1' called)" ] && break
+		sleep 0.05
+	done
 	rcli HSET t:card:W2:facts pe $((NOW + 86400)) >/dev/null
 	wait "$pid"
 	assert_equal "$(jq -r '"\(.card) \(.outcome) \(.error)"' "$T/results" | sort | paste -sd,)" \
