@@ -203,6 +203,26 @@ static const struct {
 };
 #define NACCOUNT_KEYS (sizeof account_keys / sizeof account_keys[0])
 
+/* The types of keys[0..n-1] (as TYPE names them), read in one round trip
+ * into types. */
+static void
+key_types(char (*keys)[SR_KEY_MAX], size_t n, char (*types)[16])
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *a[] = { "TYPE", keys[i] };
+
+		sr_redis_append(&rds, 2, a, NULL);
+	}
+	for (size_t i = 0; i < n; i++) {
+		redisReply *rep = sr_redis_reply(&rds);
+
+		if (!rep)
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		snprintf(types[i], sizeof types[i], "%s", rep->type == REDIS_REPLY_STATUS ? rep->str : "none");
+		freeReplyObject(rep);
+	}
+}
+
 /* Check the types of one account's keys; returns the findings repaired. */
 static long
 check_account_keys(const char *carrier)
@@ -211,19 +231,9 @@ check_account_keys(const char *carrier)
 	long repaired = 0;
 	int64_t now = -1;
 
-	for (size_t i = 0; i < NACCOUNT_KEYS; i++) {
-		const char *a[] = { "TYPE", sr_key_account(keys[i], cfg.prefix, carrier, account_keys[i].name) };
-
-		sr_redis_append(&rds, 2, a, NULL);
-	}
-	for (size_t i = 0; i < NACCOUNT_KEYS; i++) {
-		redisReply *rep = sr_redis_reply(&rds);
-
-		if (!rep)
-			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		snprintf(types[i], sizeof types[i], "%s", rep->type == REDIS_REPLY_STATUS ? rep->str : "none");
-		freeReplyObject(rep);
-	}
+	for (size_t i = 0; i < NACCOUNT_KEYS; i++)
+		sr_key_account(keys[i], cfg.prefix, carrier, account_keys[i].name);
+	key_types(keys, NACCOUNT_KEYS, types);
 	for (size_t i = 0; i < NACCOUNT_KEYS; i++) {
 		redisReply *mv;
 		json_t *o;
@@ -276,9 +286,9 @@ check_account_keys(const char *carrier)
 static void
 check_global_keys(void)
 {
-	char keys[3 + SR_DEVICE_SHARDS][SR_KEY_MAX];
+	char keys[3 + SR_DEVICE_SHARDS][SR_KEY_MAX], types[3 + SR_DEVICE_SHARDS][16];
 	const char *want[3 + SR_DEVICE_SHARDS];
-	int n = 0;
+	size_t n = 0;
 
 	sr_key_switch(keys[n], cfg.prefix);
 	want[n++] = "string";
@@ -290,24 +300,14 @@ check_global_keys(void)
 		sr_key_shard(keys[n], cfg.prefix, d, "queue");
 		want[n++] = "zset";
 	}
-	for (int i = 0; i < n; i++) {
-		const char *a[] = { "TYPE", keys[i] };
-
-		sr_redis_append(&rds, 2, a, NULL);
-	}
-	for (int i = 0; i < n; i++) {
-		redisReply *rep = sr_redis_reply(&rds);
-
-		if (!rep)
-			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		if (rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "none") && strcmp(rep->str, want[i])) {
+	key_types(keys, n, types);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(types[i], "none") && strcmp(types[i], want[i])) {
 			sr_emit(json_pack("{ss ss ss ss sb}", "finding", "wrong_type", "key", keys[i], "type",
-			    rep->str, "want", want[i], "repaired", 0));
+			    types[i], "want", want[i], "repaired", 0));
 			fflush(stdout);
 			keys_left++;
 		}
-		freeReplyObject(rep);
-	}
 }
 
 static int

@@ -36,8 +36,8 @@ local t = rcall('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local key, frozenKey, card = KEYS[1], KEYS[5], ARGV[1]
 local queues = { KEYS[2], KEYS[3], KEYS[4] }
-local t = rcall('TYPE', key).ok
-if t ~= 'hash' and t ~= 'none' then return 'wrong_type:' .. t end
+local keyType = rcall('TYPE', key).ok
+if keyType ~= 'hash' and keyType ~= 'none' then return 'wrong_type:' .. keyType end
 local h = rcall('HMGET', key, 'action', 'frozen', 'claim', 'lease_until', 'confirming',
   'last_call', 'prio', 'ver')
 local prio = tonumber(h[7]) or 1
