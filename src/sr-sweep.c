@@ -3,6 +3,7 @@
  *
  * For every card id of every account (its command hash or a queue entry) it
  * runs sweep_card.lua, and sweep_device.lua for every device evaluation;
+ * the account's keys and its idle buckets are checked for their type first;
  * each script says what it repaired (one JSON line per finding) or nothing.
  * The sweep is the one low-frequency job allowed to walk the keyspace (SCAN).
  * Then the audit stream of every account loses the entries older than
@@ -25,9 +26,10 @@ static const char usage[] =
 "commands that lost their version (given one above any claim in flight),\n"
 "devices stuck claimed, and account keys of the wrong type (moved aside: the\n"
 "queues and the frozen and confirming sets are rebuilt, the running claims,\n"
-"flapping window and open alerts start again; a key only it holds, such as\n"
-"the limits, or a card's key that is not a hash, is reported with\n"
-"\"repaired\":false). One JSON line per finding; none in normal operation.\n"
+"flapping window and open alerts start again, the cards of an idle bucket\n"
+"start as new; a key only it holds, such as the limits, or a card's key\n"
+"that is not a hash, is reported with \"repaired\":false). One JSON line per\n"
+"finding; none in normal operation.\n"
 "Then every account's audit entries older than SRQ_AUDIT_DAYS are trimmed.\n"
 "\n"
 "Options (\"long ago\" per priority class, in ms; at most 7 days):\n"
@@ -62,7 +64,19 @@ struct sweep {
 	char **ids;
 	size_t n, cap;
 	long findings;
+	char **buckets; /* the account's idle buckets, by HEAD */
+	size_t nb, capb;
 };
+
+static void
+push_str(char ***list, size_t *n, size_t *cap, const char *s)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		*list = sr_realloc(*list, *cap * sizeof **list);
+	}
+	(*list)[(*n)++] = sr_strdup(s);
+}
 
 static void
 collect_id(const char *id, void *arg)
@@ -71,11 +85,21 @@ collect_id(const char *id, void *arg)
 
 	if (!sr_valid_id(id))
 		return; /* e.g. a device's ":scenes" set */
-	if (w->n == w->cap) {
-		w->cap = w->cap ? w->cap * 2 : 256;
-		w->ids = sr_realloc(w->ids, w->cap * sizeof *w->ids);
-	}
-	w->ids[w->n++] = sr_strdup(id);
+	push_str(&w->ids, &w->n, &w->cap, id);
+}
+
+/* One of the account's keys, named past "P:carrier:{c}:": a card's command
+ * hash, or an idle bucket ("idle:HEAD"; a name with one more ':' is a key
+ * moved aside, no bucket). */
+static void
+collect_key(const char *rest, void *arg)
+{
+	struct sweep *w = arg;
+
+	if (!strncmp(rest, "card:", 5))
+		collect_id(rest + 5, w);
+	else if (!strncmp(rest, "idle:", 5) && !strchr(rest + 5, ':'))
+		push_str(&w->buckets, &w->nb, &w->capb, rest + 5);
 }
 
 static long grace_high = 120000, grace_normal = 600000, grace_bulk = 3600000, grace_device = 600000;
@@ -223,6 +247,38 @@ key_types(char (*keys)[SR_KEY_MAX], size_t n, char (*types)[16])
 	}
 }
 
+/* Rename key, of a type other than want, to KEY:damaged:MS (for a look).
+ * The type is checked again where the key is moved (sweep_key.lua): one
+ * repaired since, by hand or by another sweep, is left alone, and 0 is
+ * returned. Else the finding o gets "moved_to", or "repaired":false when
+ * Redis refused the move; 1 is returned. *now caches Redis's clock. */
+static int
+move_aside(const char *key, const char *want, json_t *o, int64_t *now)
+{
+	char aside[SR_KEY_MAX + 40];
+	const char *a[] = { key, aside, want };
+	redisReply *mv;
+
+	if (*now < 0 && (*now = sr_redis_time_ms(&rds)) < 0)
+		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	snprintf(aside, sizeof aside, "%s:damaged:%lld", key, (long long)*now);
+	sr_redis_append_script(&rds, SR_LUA_SWEEP_KEY, 2, 3, a, NULL);
+	if (!(mv = sr_redis_reply(&rds)))
+		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	if (mv->type == REDIS_REPLY_NIL) {
+		freeReplyObject(mv); /* (false) */
+		return 0;
+	}
+	if (mv->type == REDIS_REPLY_ERROR) {
+		sr_warn("moving %s aside failed: %s", key, mv->str);
+		sweep_failed++;
+		json_object_set_new(o, "repaired", json_false());
+	} else
+		json_object_set_new(o, "moved_to", json_string(aside));
+	freeReplyObject(mv);
+	return 1;
+}
+
 /* Check the types of one account's keys; returns the findings repaired. */
 static long
 check_account_keys(const char *carrier)
@@ -235,9 +291,7 @@ check_account_keys(const char *carrier)
 		sr_key_account(keys[i], cfg.prefix, carrier, account_keys[i].name);
 	key_types(keys, NACCOUNT_KEYS, types);
 	for (size_t i = 0; i < NACCOUNT_KEYS; i++) {
-		redisReply *mv;
 		json_t *o;
-		char aside[SR_KEY_MAX + 40];
 
 		if (!strcmp(types[i], "none") || !strcmp(types[i], account_keys[i].type))
 			continue;
@@ -246,35 +300,62 @@ check_account_keys(const char *carrier)
 		if (!account_keys[i].aside) {
 			json_object_set_new(o, "repaired", json_false());
 			keys_left++;
-		} else {
-			/* The type is checked again where the key is moved: one
-			 * repaired since (another sweep, by hand) is left alone. */
-			const char *a[] = { keys[i], aside, account_keys[i].type };
-
-			if (now < 0 && (now = sr_redis_time_ms(&rds)) < 0)
-				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-			snprintf(aside, sizeof aside, "%s:damaged:%lld", keys[i], (long long)now);
-			sr_redis_append_script(&rds, SR_LUA_SWEEP_KEY, 2, 3, a, NULL);
-			if (!(mv = sr_redis_reply(&rds)))
-				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-			if (mv->type == REDIS_REPLY_NIL) {
-				freeReplyObject(mv); /* (false) repaired meanwhile: nothing to report */
-				json_decref(o);
-				continue;
-			}
-			if (mv->type == REDIS_REPLY_ERROR) {
-				sr_warn("moving %s aside failed: %s", keys[i], mv->str);
-				sweep_failed++;
-				json_object_set_new(o, "repaired", json_false());
-			} else {
-				json_object_set_new(o, "moved_to", json_string(aside));
-				repaired++;
-			}
-			freeReplyObject(mv);
-		}
+		} else if (!move_aside(keys[i], account_keys[i].type, o, &now)) {
+			json_decref(o); /* repaired meanwhile: nothing to report */
+			continue;
+		} else if (json_object_get(o, "moved_to"))
+			repaired++;
 		sr_emit(o);
 		fflush(stdout);
 	}
+	return repaired;
+}
+
+/* The account's idle buckets (where cards with no command sleep) of the
+ * wrong type: each fails every request and finish of its up to 100 cards.
+ * Moved aside: what it held (their versions, last calls) is gone already,
+ * and with no bucket they start again as new cards (their next command's
+ * interval is not held against a call made before the damage). Returns the
+ * findings repaired. */
+static long
+check_buckets(struct sweep *w)
+{
+	static char keys[256][SR_KEY_MAX], types[256][16];
+	long repaired = 0;
+	int64_t now = -1;
+
+	for (size_t s = 0; s < w->nb; s += 256) {
+		size_t n = w->nb - s < 256 ? w->nb - s : 256;
+
+		for (size_t i = 0; i < n; i++) {
+			char name[SR_KEY_MAX];
+
+			snprintf(name, sizeof name, "idle:%s", w->buckets[s + i]);
+			sr_key_account(keys[i], cfg.prefix, w->carrier, name);
+		}
+		key_types(keys, n, types);
+		for (size_t i = 0; i < n; i++) {
+			json_t *o;
+
+			if (!strcmp(types[i], "none") || !strcmp(types[i], "hash"))
+				continue;
+			o = json_pack("{ss ss ss ss ss}", "finding", "wrong_type", "key", keys[i], "type", types[i],
+			    "want", "hash", "carrier", w->carrier);
+			if (!move_aside(keys[i], "hash", o, &now)) {
+				json_decref(o);
+				continue;
+			}
+			if (json_object_get(o, "moved_to"))
+				repaired++;
+			sr_emit(o);
+			fflush(stdout);
+		}
+	}
+	for (size_t i = 0; i < w->nb; i++)
+		free(w->buckets[i]);
+	free(w->buckets);
+	w->buckets = NULL;
+	w->nb = w->capb = 0;
 	return repaired;
 }
 
@@ -321,15 +402,17 @@ do_sweep(void)
 	acc = accounts();
 
 	for (size_t a = 0; acc->type == REDIS_REPLY_ARRAY && a < acc->elements; a++) {
-		struct sweep w = { acc->element[a]->str, NULL, 0, 0, 0 };
+		struct sweep w = { .carrier = acc->element[a]->str };
 		char pattern[SR_KEY_MAX], prefix[SR_KEY_MAX];
 
 		/* Its keys first: the card pass rebuilds what is moved aside. */
 		total += check_account_keys(w.carrier);
-		/* Every command hash of the account, and every queue member. */
-		sr_key_account(prefix, cfg.prefix, w.carrier, "card:");
+		/* Every command hash and idle bucket of the account (one walk of
+		 * the keyspace), and every queue member. */
+		sr_key_account(prefix, cfg.prefix, w.carrier, "");
 		snprintf(pattern, sizeof pattern, "%s*", prefix);
-		sr_redis_scan_must(&rds, pattern, strlen(prefix), collect_id, &w);
+		sr_redis_scan_must(&rds, pattern, strlen(prefix), collect_key, &w);
+		total += check_buckets(&w);
 		for (int q = 0; q < 3; q++) {
 			char qkey[SR_KEY_MAX];
 			const char *z[] = { "ZRANGE", sr_key_account(qkey, cfg.prefix, w.carrier, qs[q]), "0", "-1" };
@@ -344,7 +427,7 @@ do_sweep(void)
 	}
 	freeReplyObject(acc);
 	for (int s = 0; s < SR_DEVICE_SHARDS; s++) {
-		struct sweep w = { NULL, NULL, 0, 0, 0 };
+		struct sweep w = { .carrier = NULL };
 		char pattern[SR_KEY_MAX], prefix[SR_KEY_MAX];
 
 		snprintf(prefix, sizeof prefix, "%s:device_eval:{d%d}:dev:", cfg.prefix, s);

@@ -150,6 +150,11 @@ sr_cmds_collect(struct sr_redis *r, struct sr_cmd_calls *c)
 				    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
 				continue;
 			}
+			if (rep->element[2 * i]->type == REDIS_REPLY_ERROR) {
+				/* this card's own key is damaged: the others went on */
+				snprintf(m->error, sizeof m->error, "enqueue failed: %s", rep->element[2 * i]->str);
+				continue;
+			}
 			for (int s = 0; s < 4; s++)
 				if (!strcmp(rep->element[2 * i]->str, statuses[s]))
 					m->status = statuses[s];

@@ -162,6 +162,31 @@ records() { grep -c '^{' <<<"$output"; }
 	assert_equal "$(rcli EXISTS 't:carrier:{c1}:card:AA01' 't:carrier:{c1}:card:CC01')" 0
 	assert_equal "$(rcli HGET 't:carrier:{c1}:card:BB01' action)" stop
 	assert [ -n "$(rcli ZSCORE 't:carrier:{c1}:stop_resume' BB01)" ]
+	# The sweep moves the bucket aside (what it held is gone already), once.
+	run -1 --separate-stderr sr-sweep
+	assert_equal "$(jq -r '"\(.finding) \(.key) \(.type) \(.want) \(.moved_to | test("^t:carrier:[{]c1[}]:idle:BB:damaged:[0-9]+$"))"' <<<"$output")" \
+		"wrong_type t:carrier:{c1}:idle:BB string hash true"
+	run -0 --separate-stderr sr-sweep
+	assert_output ''
+	# Its result, sent again, now finishes BB01 (its claim is still live);
+	# the two finished ones are stale.
+	run -0 sr-confirm <"$T/results"
+	assert_equal "$(jq -r '"\(.card) \(.state)"' <<<"$output" | paste -sd,)" "AA01 stale,BB01 done,CC01 stale"
+	assert_equal "$(rcli HGET 't:carrier:{c1}:idle:BB' 01 | cut -d'|' -f1)" 1
+}
+
+@test "an idle bucket or a command hash clobbered by hand fails its own card's request only: the rest of the account's batch is queued" {
+	rcli SET 't:carrier:{c1}:idle:BB' clobbered >/dev/null
+	rcli SET 't:carrier:{c1}:card:DD01' clobbered >/dev/null
+	for c in AA01 BB01 CC01 DD01; do
+		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
+	done >"$T/in"
+	run -3 --separate-stderr sr-enqueue <"$T/in"
+	assert_equal "$(jq -r '"\(.card) \(.status)"' <<<"$output" | paste -sd,)" \
+		"AA01 queued,BB01 error,CC01 queued,DD01 error"
+	assert_equal "$(jq -r 'select(.status == "error") | .error' <<<"$output" | grep -c WRONGTYPE)" 2
+	[[ $stderr == *"2 requests not queued"* ]]
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:stop_resume' 0 -1 | sort | paste -sd' ')" "AA01 CC01"
 }
 
 @test "a command hash that lost its version holds back its own card only: the rest is claimed, and the sweep gives it one above any in flight" {

@@ -164,3 +164,20 @@ wrong_type t:{global}:stop_resume_queue_enabled hash string false"
 	run -0 drain 1
 	assert_equal "$(jq -r .card "$T/gw.log")" G1
 }
+
+@test "a claimed command whose queue entry was lost is queued again at its lease's end: the call in flight still finishes it" {
+	req K1
+	sr-claim >"$T/tasks"
+	rcli ZREM 't:carrier:{c1}:stop_resume' K1 >/dev/null
+	run -1 --separate-stderr sr-sweep
+	assert_equal "$(jq -r '"\(.finding) \(.card)"' <<<"$output")" "missing_entry K1"
+	assert_equal "$(rcli ZSCORE 't:carrier:{c1}:stop_resume' K1)" "$(rcli HGET 't:carrier:{c1}:card:K1' lease_until)"
+	# Not claimable again while its lease runs: the claim out there is its only one.
+	run -0 sr-claim
+	assert_output ''
+	run -0 --separate-stderr sr-sweep
+	assert_output ''
+	sr-exec <"$T/tasks" | sr-confirm >"$T/finals"
+	assert_equal "$(jq -r '"\(.card) \(.state)"' "$T/finals")" "K1 done"
+	assert_equal "$(jq -r '"\(.kind) \(.card)"' "$T/gw.log")" "stop K1"
+}

@@ -62,7 +62,8 @@ local function audit(card, vb, va, event, action, reason, scene, source)
     'source', source)
 end
 
-for i = 1, (#KEYS - 7) / 2 do
+-- One card: its status and version.
+local function enqueueOne(i)
   local key, bucket = KEYS[6 + 2 * i], KEYS[7 + 2 * i]
   local a = 2 + (i - 1) * 8
   local card, want, target, reason, scene, source, prio, manual =
@@ -99,10 +100,9 @@ for i = 1, (#KEYS - 7) / 2 do
     if action then
       local nv = cardCancel(key, bucket, queues, card, frozenKey, confirmingKey, openKey)
       audit(card, ver, nv, 'cancelled', action, reason, scene, source)
-      out[#out + 1] = 'cancelled'; out[#out + 1] = nv
-    else
-      out[#out + 1] = 'noop'; out[#out + 1] = ver
+      return 'cancelled', nv
     end
+    return 'noop', ver
   elseif action == want then
     -- Same intent already queued: keep its place, its counters and its
     -- version; only a more urgent scene moves it up a class.
@@ -115,36 +115,51 @@ for i = 1, (#KEYS - 7) / 2 do
         rcall('HSET', key, 'prio', prio)
       end
     end
-    out[#out + 1] = 'unchanged'; out[#out + 1] = ver
+    return 'unchanged', ver
+  end
+  -- The version read above, one more (one write for the whole command).
+  local nv = ver + 1
+  local set = { 'ver', nv, 'action', want, 'reason', reason, 'scene', scene, 'source', source,
+    'prio', prio }
+  if asleep then
+    cardWake(key, bucket, set) -- its state back into its hash, with the command
   else
-    -- The version read above, one more (one write for the whole command).
-    local nv = ver + 1
-    local set = { 'ver', nv, 'action', want, 'reason', reason, 'scene', scene, 'source', source,
-      'prio', prio }
-    if asleep then
-      cardWake(key, bucket, set) -- its state back into its hash, with the command
-    else
-      rcall('HSET', key, unpack(set))
+    rcall('HSET', key, unpack(set))
+  end
+  local due = now
+  if not confirming and lastCall + interval > due then due = lastCall + interval end
+  if action then
+    -- Replacing a command: its counters and its place in another class
+    -- or in the frozen set go with it. (A new command has neither.)
+    rcall('HDEL', key, 'fails', 'first_fail', 'last_error', 'last_http', 'frozen', 'frozen_who',
+      'frozen_why')
+    for q = 1, 3 do
+      if q ~= prio + 1 then rcall('ZREM', queues[q], card) end
     end
-    local due = now
-    if not confirming and lastCall + interval > due then due = lastCall + interval end
-    if action then
-      -- Replacing a command: its counters and its place in another class
-      -- or in the frozen set go with it. (A new command has neither.)
-      rcall('HDEL', key, 'fails', 'first_fail', 'last_error', 'last_http', 'frozen', 'frozen_who',
-        'frozen_why')
-      for q = 1, 3 do
-        if q ~= prio + 1 then rcall('ZREM', queues[q], card) end
-      end
-      rcall('ZREM', frozenKey, card)
-    end
-    -- A live claim keeps its lease as the score (its gate will fail on the
-    -- version); an old backoff does not delay a new intent.
-    local lease = tonumber(h[7]) or 0
-    if lease > due then due = lease end
-    rcall('ZADD', queues[prio + 1], due, card)
-    audit(card, ver, nv, 'queued', want, reason, scene, source)
-    out[#out + 1] = 'queued'; out[#out + 1] = nv
+    rcall('ZREM', frozenKey, card)
+  end
+  -- A live claim keeps its lease as the score (its gate will fail on the
+  -- version); an old backoff does not delay a new intent.
+  local lease = tonumber(h[7]) or 0
+  if lease > due then due = lease end
+  rcall('ZADD', queues[prio + 1], due, card)
+  audit(card, ver, nv, 'queued', want, reason, scene, source)
+  return 'queued', nv
+end
+
+-- Each card under pcall: one card's damaged key (its hash or its bucket
+-- of the wrong type, a hand edit) is that card's error reply, not its
+-- batch's. A damaged hash fails the card's first read; a damaged bucket
+-- the read of a sleeping card, or a cancel's write putting an awake card
+-- to sleep, once its version was bumped (a script's writes are never
+-- rolled back: a claim in flight for the old version fails at its gate).
+for i = 1, (#KEYS - 7) / 2 do
+  local ok, status, ver = pcall(enqueueOne, i)
+  if ok then
+    out[#out + 1] = status; out[#out + 1] = ver
+  else
+    out[#out + 1] = redis.error_reply(type(status) == 'table' and (status.err or '?') or tostring(status))
+    out[#out + 1] = 0
   end
 end
 return out

@@ -12,7 +12,8 @@
                       version its hash still names (includes/version.lua)
     stale_claim       a claim whose lease expired long ago: released, due now
                       ('called' is kept, so the next claim queries first)
-    missing_entry     a command in no queue: queued at max(now, interval end)
+    missing_entry     a command in no queue: queued at max(now, interval end,
+                      the lease of a live claim)
     stuck_confirming  a confirming command overdue for its query: due now
     confirming_unlisted  a confirming command missing from the confirming
                       set (an index: sr-stat counts it): listed (reported
@@ -85,6 +86,9 @@ if not inq then
   local due = now
   local nextCall = (tonumber(h[6]) or 0) + tonumber(ARGV[2])
   if h[5] ~= '1' and nextCall > due then due = nextCall end
+  -- A live claim keeps its lease as the score, as the claim sets it: due
+  -- sooner, the command would be claimed again under the call in flight.
+  if h[3] and (tonumber(h[4]) or 0) > due then due = tonumber(h[4]) end
   rcall('ZADD', queues[prio + 1], due, card)
   return 'missing_entry'
 end
