@@ -67,24 +67,63 @@ check_options(void)
 		    error_class_opt);
 }
 
+/* A command's fields, as read: its hash's, or packed (sr_key_wait). */
+struct command {
+	const char *v[F_COUNT];
+	char packed[F_COUNT][130];
+};
+
 static const char *
-field(redisReply *r, int f)
+field(const struct command *h, int f)
 {
-	return r->type == REDIS_REPLY_ARRAY && (size_t)f < r->elements &&
-	    r->element[f]->type == REDIS_REPLY_STRING ? r->element[f]->str : NULL;
+	return h->v[f];
 }
 
 static long long
-num(redisReply *r, int f)
+num(const struct command *h, int f)
 {
-	const char *s = field(r, f);
+	const char *s = field(h, f);
 
 	return s ? atoll(s) : 0;
 }
 
+/* The command of card from its hash's reply r, or with none there, from
+ * its wait and idle buckets (a command waiting packed for its claim). */
+static void
+command_read(struct command *h, redisReply *r, const char *account, const char *card)
+{
+	for (int f = 0; f < F_COUNT; f++)
+		h->v[f] = r->type == REDIS_REPLY_ARRAY && (size_t)f < r->elements &&
+		    r->element[f]->type == REDIS_REPLY_STRING ? r->element[f]->str : NULL;
+	if (!h->v[F_ACTION] && !h->v[F_VER]) {
+		static const struct { int f, i, idle; } map[] = {
+			{ F_ACTION, SR_WAIT_ACTION, 0 }, { F_REASON, SR_WAIT_REASON, 0 },
+			{ F_SCENE, SR_WAIT_SCENE, 0 }, { F_PRIO, SR_WAIT_PRIO, 0 }, { F_VER, SR_IDLE_VER, 1 },
+		};
+		char wkey[SR_KEY_MAX], ikey[SR_KEY_MAX];
+		const char *field = sr_key_wait(wkey, cfg.prefix, account, card);
+		const char *w[] = { "HGET", wkey, field }, *i[] = { "HGET", ikey, field };
+		redisReply *wr = cmd(3, w), *ir;
+
+		sr_key_idle(ikey, cfg.prefix, account, card);
+		ir = cmd(3, i);
+		for (size_t m = 0; wr->type == REDIS_REPLY_STRING && m < sizeof map / sizeof map[0]; m++) {
+			redisReply *from = map[m].idle ? ir : wr;
+
+			if (from->type == REDIS_REPLY_STRING &&
+			    sr_idle_get(from->str, map[m].i, h->packed[map[m].f], sizeof h->packed[0]))
+				h->v[map[m].f] = h->packed[map[m].f];
+		}
+		if (h->v[F_ACTION] && !h->v[F_SCENE])
+			h->v[F_SCENE] = h->v[F_REASON]; /* left empty: the reason */
+		freeReplyObject(wr);
+		freeReplyObject(ir);
+	}
+}
+
 /* Where one command stands; its record if it passes the filters. */
 static json_t *
-card_record(const char *account, const char *card, redisReply *h, int in_frozen, long long due,
+card_record(const char *account, const char *card, const struct command *h, int in_frozen, long long due,
     long long now)
 {
 	const char *state, *filter = reason_match;
@@ -163,14 +202,24 @@ walk(const char *account, void (*fn)(json_t *, void *), void *arg)
 					a[2 + f] = fields[f];
 				sr_redis_append(&rds, 2 + F_COUNT, a, NULL);
 			}
-			for (size_t i = 0; i + 1 < page->elements; i += 2) {
-				redisReply *h = sr_redis_reply(&rds);
-				json_t *o;
+			/* Every reply of the page first: a packed command is read
+			 * after them (command_read). */
+			redisReply *hs[500];
 
-				if (!h)
+			for (size_t i = 0; i + 1 < page->elements; i += 2)
+				if (!(hs[i / 2] = sr_redis_reply(&rds)))
 					sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-				o = found < list_limit ? card_record(account, page->element[i]->str, h, q == 3,
-				    atoll(page->element[i + 1]->str), now) : NULL;
+			for (size_t i = 0; i + 1 < page->elements; i += 2) {
+				redisReply *h = hs[i / 2];
+				json_t *o = NULL;
+
+				if (found < list_limit) {
+					struct command c;
+
+					command_read(&c, h, account, page->element[i]->str);
+					o = card_record(account, page->element[i]->str, &c, q == 3,
+					    atoll(page->element[i + 1]->str), now);
+				}
 				freeReplyObject(h);
 				if (o) {
 					found++;

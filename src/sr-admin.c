@@ -244,16 +244,18 @@ audit_entries(const char *stream, const char *card, long limit)
 	}
 }
 
-/* A sleeping card's packed state (sr_key_idle) into o, as its hash's fields
- * would be. */
+/* A packed value (a sleeping card's state, sr_key_idle, or its waiting
+ * command, sr_key_wait) into o, as its hash's fields would be. */
 static void
-idle_fields(json_t *o, const char *packed)
+idle_fields(json_t *o, const char *packed, const char *const *fields)
 {
 	char v[128];
 
-	for (int i = 0; sr_idle_fields[i]; i++)
+	for (int i = 0; fields[i]; i++)
 		if (sr_idle_get(packed, i, v, sizeof v))
-			json_object_set_new(o, sr_idle_fields[i], field_value(sr_idle_fields[i], v));
+			json_object_set_new(o, fields[i], field_value(fields[i], v));
+	if (fields == sr_wait_fields && !json_object_get(o, "scene") && json_object_get(o, "reason"))
+		json_object_set(o, "scene", json_object_get(o, "reason")); /* left empty: the reason */
 }
 
 /* Everything about one card, for show and why. */
@@ -278,15 +280,22 @@ card_state(const char *card, const char *carrier, long long *now_ms, int history
 
 		command = hash_obj(rep = cmd(2, a));
 		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 0) {
+			char wkey[SR_KEY_MAX];
 			const char *field = sr_key_idle(key, cfg.prefix, carrier, card);
-			const char *b[] = { "HGET", key, field };
-			redisReply *v = cmd(3, b);
+			const char *b[] = { "HGET", key, field }, *c[] = { "HGET", wkey, field };
+			redisReply *v, *w;
 
-			if (v->type == REDIS_REPLY_STRING)
-				idle_fields(command, v->str);
-			else
+			sr_key_wait(wkey, cfg.prefix, carrier, card);
+			v = cmd(3, b);
+			w = cmd(3, c);
+			if (v->type == REDIS_REPLY_STRING) {
+				idle_fields(command, v->str, sr_idle_fields);
+				if (w->type == REDIS_REPLY_STRING) /* its command, waiting packed */
+					idle_fields(command, w->str, sr_wait_fields);
+			} else
 				found = 0;
 			freeReplyObject(v);
+			freeReplyObject(w);
 		}
 		freeReplyObject(rep);
 		if (found || tries == 2)
@@ -425,8 +434,8 @@ int
 card_mutate(const char *what, const char *card, const char *account)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char *carrier = account ? sr_strdup(account) : card_carrier(card), keys[9][SR_KEY_MAX], maxlen[24];
-	const char *argv[14];
+	char *carrier = account ? sr_strdup(account) : card_carrier(card), keys[10][SR_KEY_MAX], maxlen[24];
+	const char *argv[15];
 	redisReply *rep;
 	json_t *o;
 	int n = 0;
@@ -446,12 +455,14 @@ card_mutate(const char *what, const char *card, const char *account)
 	argv[n++] = sr_key_account(keys[7], cfg.prefix, carrier, "alerts_open");
 	sr_key_idle(keys[8], cfg.prefix, carrier, card);
 	argv[n++] = keys[8];
+	sr_key_wait(keys[9], cfg.prefix, carrier, card);
+	argv[n++] = keys[9];
 	argv[n++] = what;
 	argv[n++] = card;
 	argv[n++] = who;
 	argv[n++] = reason;
 	argv[n++] = maxlen;
-	sr_redis_append_script(&rds, SR_LUA_ADMIN_CARD, 9, n, argv, NULL);
+	sr_redis_append_script(&rds, SR_LUA_ADMIN_CARD, 10, n, argv, NULL);
 	if (!(rep = sr_redis_reply(&rds)))
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 	if (rep->type == REDIS_REPLY_ERROR) {

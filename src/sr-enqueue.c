@@ -715,11 +715,12 @@ run_direct(struct batch *b, long long now)
 		/* A fresh version: the request id (card-ver-action) of every
 		 * intent is unique, and a claim of an older one fails its gate. */
 		{
-			char bucket[SR_KEY_MAX];
-			const char *argv[] = { sr_key_card(key, cfg.prefix, r->carrier, r->card), bucket };
+			char bucket[SR_KEY_MAX], wait[SR_KEY_MAX];
+			const char *argv[] = { sr_key_card(key, cfg.prefix, r->carrier, r->card), bucket, wait };
 
 			sr_key_idle(bucket, cfg.prefix, r->carrier, r->card);
-			sr_redis_append_script(&rds, SR_LUA_DIRECT_VERSION, 2, 2, argv, NULL);
+			sr_key_wait(wait, cfg.prefix, r->carrier, r->card);
+			sr_redis_append_script(&rds, SR_LUA_DIRECT_VERSION, 3, 3, argv, NULL);
 		}
 		r->direct = sr_malloc(sizeof *r->direct);
 		memset(r->direct, 0, sizeof *r->direct);

@@ -64,8 +64,10 @@ struct sweep {
 	char **ids;
 	size_t n, cap;
 	long findings;
-	char **buckets; /* the account's idle buckets, by HEAD */
-	size_t nb, capb;
+	struct buckets {
+		char **heads; /* the account's idle or wait buckets, by HEAD */
+		size_t n, cap;
+	} idle, wait;
 };
 
 static void
@@ -79,6 +81,16 @@ push_str(char ***list, size_t *n, size_t *cap, const char *s)
 }
 
 static void
+free_strs(char ***list, size_t *n, size_t *cap)
+{
+	for (size_t i = 0; i < *n; i++)
+		free((*list)[i]);
+	free(*list);
+	*list = NULL;
+	*n = *cap = 0;
+}
+
+static void
 collect_id(const char *id, void *arg)
 {
 	struct sweep *w = arg;
@@ -89,17 +101,19 @@ collect_id(const char *id, void *arg)
 }
 
 /* One of the account's keys, named past "P:carrier:{c}:": a card's command
- * hash, or an idle bucket ("idle:HEAD"; a name with one more ':' is a key
- * moved aside, no bucket). */
+ * hash, or an idle or wait bucket ("idle:HEAD", "wait:HEAD"; a name with
+ * one more ':' is a key moved aside, no bucket). */
 static void
 collect_key(const char *rest, void *arg)
 {
 	struct sweep *w = arg;
+	struct buckets *b = !strncmp(rest, "idle:", 5) ? &w->idle : !strncmp(rest, "wait:", 5) ? &w->wait :
+	    NULL;
 
 	if (!strncmp(rest, "card:", 5))
 		collect_id(rest + 5, w);
-	else if (!strncmp(rest, "idle:", 5) && !strchr(rest + 5, ':'))
-		push_str(&w->buckets, &w->nb, &w->capb, rest + 5);
+	else if (b && !strchr(rest + 5, ':'))
+		push_str(&b->heads, &b->n, &b->cap, rest + 5);
 }
 
 static long grace_high = 120000, grace_normal = 600000, grace_bulk = 3600000, grace_device = 600000;
@@ -129,7 +143,7 @@ static void
 sweep_ids(struct sweep *w, int device, int shard)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char k[6][SR_KEY_MAX], interval[24], gh[24], gn[24], gb[24], gd[24];
+	char k[8][SR_KEY_MAX], interval[24], gh[24], gn[24], gb[24], gd[24];
 
 	snprintf(interval, sizeof interval, "%ld", w->carrier ? sr_account(&cfg, w->carrier)->interval_ms :
 	    cfg.min_interval_ms);
@@ -169,10 +183,12 @@ sweep_ids(struct sweep *w, int device, int shard)
 					sr_key_account(k[2], cfg.prefix, w->carrier, qs[1]),
 					sr_key_account(k[3], cfg.prefix, w->carrier, qs[2]),
 					sr_key_account(k[4], cfg.prefix, w->carrier, "frozen"),
-					sr_key_account(k[5], cfg.prefix, w->carrier, "confirming"),
+					sr_key_account(k[5], cfg.prefix, w->carrier, "confirming"), k[6], k[7],
 					w->ids[i], interval, gh, gn, gb };
 
-				sr_redis_append_script(&rds, SR_LUA_SWEEP_CARD, 6, 11, a, NULL);
+				sr_key_idle(k[6], cfg.prefix, w->carrier, w->ids[i]);
+				sr_key_wait(k[7], cfg.prefix, w->carrier, w->ids[i]);
+				sr_redis_append_script(&rds, SR_LUA_SWEEP_CARD, 8, 13, a, NULL);
 			}
 		}
 		for (size_t i = s; i < e; i++) {
@@ -311,34 +327,59 @@ check_account_keys(const char *carrier)
 	return repaired;
 }
 
-/* The account's idle buckets (where cards with no command sleep) of the
- * wrong type: each fails every request and finish of its up to 100 cards.
- * Moved aside: what it held (their versions, last calls) is gone already,
- * and with no bucket they start again as new cards (their next command's
- * interval is not held against a call made before the damage). Returns the
+/* The cards whose commands wait in the wait bucket key (of HEAD). */
+static void
+collect_waiting(struct sweep *w, const char *key, const char *head)
+{
+	const char *a[] = { "HKEYS", key };
+	redisReply *rep = sr_redis_must(&rds, 2, a);
+
+	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
+		char id[SR_KEY_MAX];
+
+		snprintf(id, sizeof id, "%s%s", head, rep->element[i]->str);
+		collect_id(id, w);
+	}
+	freeReplyObject(rep);
+}
+
+/* The account's idle or wait buckets (where cards with no command sleep,
+ * and where a command waits packed for its claim: README "Redis layout")
+ * of the wrong type: each fails every request and finish of its up to 100
+ * cards. Moved aside: what it held is gone already; with no idle bucket its
+ * cards start again as new ones (the next command of each is not held to
+ * an interval counted from a call made before the damage), and with no wait
+ * bucket the card pass removes the queue entries left without a command.
+ * The cards waiting in the sound wait buckets are swept too (collected into
+ * w): one whose queue entry was lost is found only there. Returns the
  * findings repaired. */
 static long
-check_buckets(struct sweep *w)
+check_buckets(struct sweep *w, struct buckets *b, const char *kind)
 {
 	static char keys[256][SR_KEY_MAX], types[256][16];
 	long repaired = 0;
 	int64_t now = -1;
 
-	for (size_t s = 0; s < w->nb; s += 256) {
-		size_t n = w->nb - s < 256 ? w->nb - s : 256;
+	for (size_t s = 0; s < b->n; s += 256) {
+		size_t n = b->n - s < 256 ? b->n - s : 256;
 
 		for (size_t i = 0; i < n; i++) {
 			char name[SR_KEY_MAX];
 
-			snprintf(name, sizeof name, "idle:%s", w->buckets[s + i]);
+			snprintf(name, sizeof name, "%s:%s", kind, b->heads[s + i]);
 			sr_key_account(keys[i], cfg.prefix, w->carrier, name);
 		}
 		key_types(keys, n, types);
 		for (size_t i = 0; i < n; i++) {
 			json_t *o;
 
-			if (!strcmp(types[i], "none") || !strcmp(types[i], "hash"))
+			if (!strcmp(types[i], "none"))
 				continue;
+			if (!strcmp(types[i], "hash")) {
+				if (b == &w->wait)
+					collect_waiting(w, keys[i], b->heads[s + i]);
+				continue;
+			}
 			o = json_pack("{ss ss ss ss ss}", "finding", "wrong_type", "key", keys[i], "type", types[i],
 			    "want", "hash", "carrier", w->carrier);
 			if (!move_aside(keys[i], "hash", o, &now)) {
@@ -351,11 +392,7 @@ check_buckets(struct sweep *w)
 			fflush(stdout);
 		}
 	}
-	for (size_t i = 0; i < w->nb; i++)
-		free(w->buckets[i]);
-	free(w->buckets);
-	w->buckets = NULL;
-	w->nb = w->capb = 0;
+	free_strs(&b->heads, &b->n, &b->cap);
 	return repaired;
 }
 
@@ -412,7 +449,8 @@ do_sweep(void)
 		sr_key_account(prefix, cfg.prefix, w.carrier, "");
 		snprintf(pattern, sizeof pattern, "%s*", prefix);
 		sr_redis_scan_must(&rds, pattern, strlen(prefix), collect_key, &w);
-		total += check_buckets(&w);
+		total += check_buckets(&w, &w.idle, "idle");
+		total += check_buckets(&w, &w.wait, "wait");
 		for (int q = 0; q < 3; q++) {
 			char qkey[SR_KEY_MAX];
 			const char *z[] = { "ZRANGE", sr_key_account(qkey, cfg.prefix, w.carrier, qs[q]), "0", "-1" };

@@ -331,8 +331,14 @@ const char *sr_key_idle_of(char *buf, const char *card_key);
 extern const char *const sr_idle_fields[];
 enum sr_idle_field { SR_IDLE_VER, SR_IDLE_LAST_CALL, SR_IDLE_SEEN, SR_IDLE_SEEN_MS, SR_IDLE_LAST_DIR,
 	SR_IDLE_DIR_CHANGES, SR_IDLE_SUPERSEDED };
-/* The value of sr_idle_fields[i] in a packed state into out (n bytes);
- * 0 when it is absent (or longer than out). */
+/* Where a card's command waits packed until its claim, when the card has
+ * no hash (README "Redis layout"): its wait bucket into buf; returns its
+ * field, as sr_key_idle. The value holds sr_wait_fields' values in order. */
+const char *sr_key_wait(char *buf, const char *prefix, const char *carrier, const char *card);
+extern const char *const sr_wait_fields[];
+enum sr_wait_field { SR_WAIT_ACTION, SR_WAIT_REASON, SR_WAIT_SCENE, SR_WAIT_SOURCE, SR_WAIT_PRIO };
+/* The value of field i of a packed value (an idle state, or a waiting
+ * command) into out (n bytes); 0 when it is absent (or longer than out). */
 int sr_idle_get(const char *packed, int i, char *out, size_t n);
 char *sr_key_card_facts(char *buf, const char *prefix, const char *card);
 char *sr_key_device_facts(char *buf, const char *prefix, const char *device);

@@ -50,7 +50,7 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
 	struct sr_cmd_calls *c = sr_malloc(sizeof *c);
 	char interval[24], maxlen[24];
-	char (*keys)[SR_KEY_MAX] = sr_malloc((7 + 2 * SR_CMD_GROUP) * sizeof *keys);
+	char (*keys)[SR_KEY_MAX] = sr_malloc((7 + 3 * SR_CMD_GROUP) * sizeof *keys);
 	char (*prio)[4] = sr_malloc((size_t)(n + 1) * sizeof *prio);
 	char *taken = sr_malloc((size_t)n + 1);
 	int norder = 0;
@@ -78,7 +78,7 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 
 		while (e < norder && e - s < SR_CMD_GROUP && !strcmp(c->order[e]->carrier, carrier))
 			e++;
-		nk = 7 + 2 * (e - s); /* each card's command hash and idle bucket */
+		nk = 7 + 3 * (e - s); /* each card's command hash, idle and wait buckets */
 		argv = sr_malloc((size_t)(nk + 2 + 8 * (e - s)) * sizeof *argv);
 		for (int q = 0; q < 3; q++)
 			argv[argc++] = sr_key_account(keys[q], cfg->prefix, carrier, qs[q]);
@@ -89,9 +89,11 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 		for (int k = s; k < e; k++) {
 			const char *card = c->order[k]->card;
 
-			argv[argc++] = sr_key_card(keys[7 + 2 * (k - s)], cfg->prefix, carrier, card);
-			sr_key_idle(keys[8 + 2 * (k - s)], cfg->prefix, carrier, card);
-			argv[argc++] = keys[8 + 2 * (k - s)];
+			argv[argc++] = sr_key_card(keys[7 + 3 * (k - s)], cfg->prefix, carrier, card);
+			sr_key_idle(keys[8 + 3 * (k - s)], cfg->prefix, carrier, card);
+			argv[argc++] = keys[8 + 3 * (k - s)];
+			sr_key_wait(keys[9 + 3 * (k - s)], cfg->prefix, carrier, card);
+			argv[argc++] = keys[9 + 3 * (k - s)];
 		}
 		/* the account's interval: its profile's, or the environment's */
 		snprintf(interval, sizeof interval, "%ld", sr_account(cfg, carrier)->interval_ms);

@@ -44,8 +44,8 @@ static int
 gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, struct sr_direct *d)
 {
 	struct sr_edge *e = sr_gateway_edge(gw, d->carrier);
-	char keys[4][SR_KEY_MAX];
-	const char *argv[7];
+	char keys[5][SR_KEY_MAX];
+	const char *argv[8];
 	redisReply *rep;
 	int query = d->query_next, ready;
 
@@ -62,10 +62,12 @@ gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, str
 	argv[2] = sr_key_account(keys[2], cfg->prefix, d->carrier, "limits");
 	sr_key_idle(keys[3], cfg->prefix, d->carrier, d->card);
 	argv[3] = keys[3];
-	argv[4] = e->acct->settings;
-	argv[5] = query ? "query" : d->resend ? "resend" : "call";
-	argv[6] = "200";
-	sr_redis_append_script(r, SR_LUA_DIRECT_GATE, 4, 7, argv, NULL);
+	sr_key_wait(keys[4], cfg->prefix, d->carrier, d->card);
+	argv[4] = keys[4];
+	argv[5] = e->acct->settings;
+	argv[6] = query ? "query" : d->resend ? "resend" : "call";
+	argv[7] = "200";
+	sr_redis_append_script(r, SR_LUA_DIRECT_GATE, 5, 8, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1) {
@@ -116,8 +118,8 @@ static int
 done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 {
 	struct sr_call *c = &d->call;
-	char keys[7][SR_KEY_MAX], gated[24], http[24], slot[24];
-	const char *argv[18], *seen = "";
+	char keys[8][SR_KEY_MAX], gated[24], http[24], slot[24];
+	const char *argv[19], *seen = "";
 	redisReply *rep;
 
 	snprintf(gated, sizeof gated, "%lld", d->gated);
@@ -130,14 +132,16 @@ done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 	argv[5] = sr_key_account(keys[5], cfg->prefix, d->carrier, "alerts_open");
 	sr_key_idle(keys[6], cfg->prefix, d->carrier, d->card);
 	argv[6] = keys[6];
-	argv[7] = c->edge->acct->settings;
-	argv[8] = sr_outcome_name(c->outcome);
-	argv[9] = c->class ? c->class : "";
-	argv[10] = gated;
-	argv[11] = c->error;
-	argv[12] = http;
-	argv[13] = d->carrier;
-	argv[14] = d->kind;
+	sr_key_wait(keys[7], cfg->prefix, d->carrier, d->card);
+	argv[7] = keys[7];
+	argv[8] = c->edge->acct->settings;
+	argv[9] = sr_outcome_name(c->outcome);
+	argv[10] = c->class ? c->class : "";
+	argv[11] = gated;
+	argv[12] = c->error;
+	argv[13] = http;
+	argv[14] = d->carrier;
+	argv[15] = d->kind;
 	/* What the answer says the card now is at the carrier. */
 	if (!strcmp(c->action, "status")) {
 		if (c->outcome == SR_OUT_OK &&
@@ -145,11 +149,11 @@ done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 			seen = c->observed;
 	} else if ((c->outcome == SR_OUT_OK && !c->in_progress) || c->outcome == SR_OUT_ALREADY)
 		seen = !strcmp(d->action, "stop") ? "stopped" : "active"; /* accepted is not landed */
-	argv[15] = seen;
+	argv[16] = seen;
 	snprintf(slot, sizeof slot, "%lld", d->slot);
-	argv[16] = d->prev_call;
-	argv[17] = slot;
-	sr_redis_append_script(r, SR_LUA_DIRECT_DONE, 7, 18, argv, NULL);
+	argv[17] = d->prev_call;
+	argv[18] = slot;
+	sr_redis_append_script(r, SR_LUA_DIRECT_DONE, 8, 19, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type == REDIS_REPLY_ERROR)

@@ -43,6 +43,15 @@ sr_key_idle(char *buf, const char *prefix, const char *carrier, const char *card
 }
 
 const char *
+sr_key_wait(char *buf, const char *prefix, const char *carrier, const char *card)
+{
+	size_t n = strlen(card), head = n > 2 ? n - 2 : 0;
+
+	snprintf(buf, SR_KEY_MAX, "%s:carrier:{%s}:wait:%.*s", prefix, carrier, (int)head, card);
+	return card + head;
+}
+
+const char *
 sr_key_idle_of(char *buf, const char *card_key)
 {
 	const char *p, *at = NULL;
@@ -61,6 +70,9 @@ sr_key_idle_of(char *buf, const char *card_key)
 /* In the order of the packed value: share/lua/includes/idle.lua's list. */
 const char *const sr_idle_fields[] = { "ver", "last_call", "seen", "seen_ms", "last_dir",
 	"dir_changes", "superseded", NULL };
+
+/* share/lua/includes/idle.lua's WAIT_FIELDS (a scene left empty is the reason). */
+const char *const sr_wait_fields[] = { "action", "reason", "scene", "source", "prio", NULL };
 
 int
 sr_idle_get(const char *packed, int i, char *out, size_t n)

@@ -191,9 +191,12 @@ records() { grep -c '^{' <<<"$output"; }
 
 @test "a command hash that lost its version holds back its own card only: the rest is claimed, and the sweep gives it one above any in flight" {
 	gwsim_start
-	for c in G1 G2 G3 G4 G5; do
+	for c in G1 G2 G3 G4 G5 G6; do
 		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
 	done | sr-enqueue >/dev/null
+	# G6 waits packed, its version in its idle entry damaged; the others' hashes are.
+	rcli HSET 't:carrier:{c1}:idle:' G6 'x' >/dev/null
+	hashed G2 G3 G4 G5
 	rcli HDEL 't:carrier:{c1}:card:G2' ver >/dev/null
 	# Nor are numbers too long to be exact, wherever they are.
 	rcli HSET 't:carrier:{c1}:card:G5' ver 12345678901234567890 counted_ver 12345678901234567890 >/dev/null
@@ -207,13 +210,14 @@ records() { grep -c '^{' <<<"$output"; }
 	# The sweep finds them and gives each a version again; they go on.
 	run -1 --separate-stderr sr-sweep
 	assert_equal "$(jq -r '"\(.finding) \(.card)"' <<<"$output" | sort | paste -sd,)" \
-		"no_version G2,no_version G3,no_version G4,no_version G5"
+		"no_version G2,no_version G3,no_version G4,no_version G5,no_version G6"
 	assert_equal "$(rcli HGET 't:carrier:{c1}:card:G2' ver) $(rcli HGET 't:carrier:{c1}:card:G5' ver)" "1 1"
+	assert_equal "$(rcli HMGET 't:carrier:{c1}:card:G6' ver action | paste -sd' ')" "1 stop"
 	run -0 --separate-stderr sr-sweep
 	assert_output ''
-	rcli ZADD 't:carrier:{c1}:stop_resume' 0 G2 0 G3 0 G4 0 G5 >/dev/null # due now, not a lease ahead
+	rcli ZADD 't:carrier:{c1}:stop_resume' 0 G2 0 G3 0 G4 0 G5 0 G6 >/dev/null # due now, not a lease ahead
 	run -0 drain 10
-	assert_equal "$(jq -r .card "$T/gw.log" | sort | paste -sd' ')" "G1 G2 G3 G4 G5"
+	assert_equal "$(jq -r .card "$T/gw.log" | sort | paste -sd' ')" "G1 G2 G3 G4 G5 G6"
 }
 
 @test "a version lost while a stop is at the carrier: the renewal takes one above it, and the stop's result does not finish it" {
@@ -253,6 +257,7 @@ records() { grep -c '^{' <<<"$output"; }
 @test "a lost version next to an old packed state, or met by the direct path, never takes the version of a claim in flight" {
 	gwsim_start
 	printf '{"card":"W1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" | sr-enqueue >/dev/null
+	hashed W1
 	rcli HSET 't:carrier:{c1}:card:W1' ver 5 >/dev/null
 	sr-claim | sr-exec >"$T/stop"
 	assert_equal "$(jq -r '"\(.ver) \(.outcome)"' "$T/stop")" "5 ok"

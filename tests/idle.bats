@@ -23,6 +23,11 @@ packed() {
 	rcli HGET "t:carrier:{c1}:idle:${1:0:${#1}-2}" "${1: -2}"
 }
 
+# waiting CARD: the card's command waiting packed for its claim.
+waiting() {
+	rcli HGET "t:carrier:{c1}:wait:${1:0:${#1}-2}" "${1: -2}"
+}
+
 @test "a finished card sleeps in its bucket; its next command wakes it with its version, and its interval holds" {
 	gwsim_start
 	run -0 sr-enqueue < <(req 8986001 package_expired "$PAST"; req 8986002 package_expired "$PAST")
@@ -32,13 +37,17 @@ packed() {
 	assert_equal "$(rcli HKEYS 't:carrier:{c1}:idle:89860' | sort | paste -sd' ')" "01 02"
 	IFS='|' read -r ver last_call seen _ last_dir <<<"$(packed 8986001)"
 	assert_equal "$ver $seen $last_dir" "1 stopped stop"
-	# The renewal wakes it: version 2, due no earlier than the interval allows.
+	# The renewal: version 2, due no earlier than the interval allows; it
+	# waits packed, the card still asleep.
 	run -0 sr-enqueue < <(req 8986001 order "$FUTURE")
 	assert_output --partial '"status":"queued","action":"resume","reason":"entitled","ver":2'
-	assert_equal "$(packed 8986001)" ''
+	assert_equal "$(packed 8986001 | cut -d'|' -f1-3)" "2|$last_call|stopped"
+	assert_equal "$(waiting 8986001)" "resume|entitled|order||0"
+	assert_equal "$(rcli EXISTS 't:carrier:{c1}:card:8986001')" 0
 	due=$(rcli ZSCORE 't:carrier:{c1}:stop_resume:high' 8986001)
 	[ "$due" -ge $((last_call + SRQ_MIN_INTERVAL_MS)) ]
-	assert_equal "$(rcli HMGET 't:carrier:{c1}:card:8986001' ver last_call seen | paste -sd' ')" "2 $last_call stopped"
+	assert_equal "$(sr-admin show 8986001 | jq -r '.command | "\(.ver) \(.last_call) \(.seen) \(.action) \(.scene)"')" \
+		"2 $last_call stopped resume order"
 	# The other card still sleeps.
 	assert_equal "$(packed 8986002 | cut -d'|' -f1)" 1
 }
@@ -57,4 +66,38 @@ packed() {
 	assert_equal "$(packed 8986003 | cut -d'|' -f1,3)" "2|active"
 	assert_equal "$(jq -r '"\(.card) \(.kind) \(.key)"' "$T/gw.log" | paste -sd,)" \
 		"8986003 stop 8986003-1-stop,8986003 resume 8986003-2-resume"
+}
+
+@test "a new command waits packed until its claim: replaced, cancelled, listed, claimed and finished as a hash would be" {
+	gwsim_start
+	export SRQ_MIN_INTERVAL_MS=0
+	run -0 sr-enqueue < <(req 8986011 package_expired "$PAST"; req 8986012 package_expired "$PAST"; req 8986013 package_expired "$PAST")
+	assert_equal "$(rcli --scan --pattern 't:carrier:{c1}:card:*' | wc -l)" 0
+	assert_equal "$(waiting 8986011)" "stop|package_expired|||1"
+	assert_equal "$(packed 8986011)" 1
+	# Asked again: unchanged, nothing written.
+	run -0 sr-enqueue < <(req 8986011 package_expired "$PAST")
+	assert_output --partial '"status":"unchanged"'
+	# A renewal before the claim cancels one (version 2, asleep again).
+	run -0 sr-enqueue < <(printf '{"card":"8986012","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"active"}}\n' "$FUTURE")
+	assert_output --partial '"status":"cancelled"'
+	assert_equal "$(waiting 8986012)$(rcli EXISTS 't:carrier:{c1}:card:8986012')" 0
+	assert_equal "$(packed 8986012)" 2
+	# An operator sees it, and freezes another: changed in its hash.
+	assert_equal "$(sr-admin list c1 | jq -r '"\(.card) \(.state) \(.ver) \(.reason)"' | paste -sd,)" \
+		"8986011 due 1 package_expired,8986013 due 1 package_expired"
+	sr-admin freeze 8986013 --carrier c1 --reason test >/dev/null
+	assert_equal "$(waiting 8986013)" ''
+	assert_equal "$(rcli HMGET 't:carrier:{c1}:card:8986013' action frozen ver | paste -sd' ')" "stop 1 1"
+	run -0 --separate-stderr sr-sweep
+	assert_output ''
+	# The claim takes it into the card's hash; the finish puts the card to sleep.
+	sr-claim >"$T/tasks"
+	assert_equal "$(jq -r '"\(.card) \(.ver) \(.reason) \(.scene)"' "$T/tasks")" "8986011 1 package_expired package_expired"
+	assert_equal "$(waiting 8986011)$(packed 8986011)" ''
+	assert_equal "$(rcli HMGET 't:carrier:{c1}:card:8986011' action ver claim | paste -sd' ' | cut -d' ' -f1,2)" "stop 1"
+	sr-exec <"$T/tasks" | sr-confirm >/dev/null
+	assert_equal "$(packed 8986011 | cut -d'|' -f1,3)" "1|stopped"
+	assert_equal "$(rcli --scan --pattern 't:carrier:{c1}:wait:*' | wc -l)" 0
+	assert_equal "$(jq -r '"\(.kind) \(.card)"' "$T/gw.log")" "stop 8986011"
 }

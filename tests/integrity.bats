@@ -138,5 +138,5 @@ line() { # line TASK TOKEN OUTCOME [EXTRA-JSON]
 	assert_output --partial '"state":"stale"'
 	assert_equal "$(rcli HGET t:card:X1:facts st)" active
 	req X1 "$PAST"
-	assert_equal "$(rcli HGET "$K" action)" stop
+	assert_equal "$(sr-admin show X1 | jq -r .command.action)" stop
 }

@@ -38,7 +38,7 @@ req() {
 	run -0 sr-enqueue < <(req R1; req R2)
 	assert_equal "$(grep -c '"status":"queued"' <<<"$output")" 2
 	# Acked, so the replica has it: what a failover would promote.
-	assert_equal "$(redis-cli -s "$T/r/redis.sock" HGET 't:carrier:{c1}:card:R1' action)" stop
+	assert_equal "$(redis-cli -s "$T/r/redis.sock" HGET 't:carrier:{c1}:wait:' R1 | cut -d'|' -f1)" stop
 	run -0 sr-asset <<<'{"card":"R3","carrier":"c1","pkg_expires_at":1}'
 	assert_output --partial '"status":"loaded"'
 

@@ -77,7 +77,7 @@ refused() {
 	export SRQ_REDIS="redis://[::1]:$PORT/2"
 	run -0 sr-enqueue <<<"{\"card\":\"V1\",\"carrier\":\"c1\",\"scene\":\"package_expired\",\"facts\":{\"pkg_expires_at\":$PAST}}"
 	assert_equal "$(echo "$output" | jq -r .status)" queued
-	assert_equal "$(redis-cli -h ::1 -p "$PORT" -n 2 EXISTS 't:carrier:{c1}:card:V1')" 1
+	assert_equal "$(redis-cli -h ::1 -p "$PORT" -n 2 HEXISTS 't:carrier:{c1}:wait:' V1)" 1
 	assert_equal "$(redis-cli -h ::1 -p "$PORT" -n 0 DBSIZE)" 0
 }
 

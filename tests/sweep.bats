@@ -53,12 +53,14 @@ req() { # req CARD [SCENE]
 	rcli ZADD 't:carrier:{c1}:stop_resume:high' $((now_ms + 3600000)) L1 >/dev/null
 	# A confirming command overdue for its status query.
 	req U1 reset
+	hashed U1 # (as once claimed: a command waiting packed is never confirming)
 	rcli HSET 't:carrier:{c1}:card:U1' confirming 1 >/dev/null
 	rcli ZADD 't:carrier:{c1}:stop_resume:bulk' $((now_ms - 7200000)) U1 >/dev/null
 	# A frozen command left in a queue, and one missing from the frozen set.
 	req F1
-	rcli HSET 't:carrier:{c1}:card:F1' frozen 1 >/dev/null
 	req F2
+	hashed F1 F2
+	rcli HSET 't:carrier:{c1}:card:F1' frozen 1 >/dev/null
 	rcli HSET 't:carrier:{c1}:card:F2' frozen 1 >/dev/null
 	rcli ZREM 't:carrier:{c1}:stop_resume' F2 >/dev/null
 	# A device stuck claimed.
@@ -90,6 +92,7 @@ req() { # req CARD [SCENE]
 	req K2
 	req K3
 	# K3 was confirming an unknown result.
+	hashed K3
 	rcli HSET 't:carrier:{c1}:card:K3' confirming 1 >/dev/null
 	rcli SADD 't:carrier:{c1}:confirming' K3 >/dev/null
 	# Hand edits: strings where the queue, the confirming set and the limits were.

@@ -19,6 +19,7 @@
     KEYS[5]     frozen commands (ZSET)     KEYS[6] confirming (SET)
     KEYS[7]     audit stream               KEYS[8] open alerts (HASH)
     KEYS[9]     the card's idle bucket (a dropped command's card sleeps there)
+    KEYS[10]    the card's wait bucket (a command waiting packed: idle.lua)
     ARGV[1]  operation   ARGV[2] card   ARGV[3] who   ARGV[4] why
     ARGV[5]  the audit stream's cap
   Output:
@@ -35,6 +36,7 @@ local queues = { KEYS[2], KEYS[3], KEYS[4] }
 local frozenKey, confirmingKey, auditKey, openKey, bucket = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local op, card, who, why, maxlen = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 
+cardUnpackWaiting(key, bucket, KEYS[10]) -- changed in its hash
 local c = rcall('HMGET', key, 'action', 'ver', 'prio')
 local action, ver, prio = c[1], tonumber(c[2]) or 0, tonumber(c[3]) or 1
 if not action then return redis.error_reply('no command') end

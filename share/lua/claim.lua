@@ -31,20 +31,25 @@
     next_due_ms: earliest score left in the queues (-1 when empty)
     queued: commands in the queues, claimed ones included (frozen excluded)
     held: 'paused' or 'breaker' when the account takes no call now, else ''
-  Command hashes are named from ARGV[1] and the queue members: they carry the
-  same hash tag as KEYS, so the script still touches a single slot.
+  Command hashes, and the idle and wait buckets of a command waiting packed
+  (includes/idle.lua: its claim moves it into its card's hash), are named
+  from ARGV[2] and the queue members: they carry the same hash tag as KEYS,
+  so the script still touches a single slot.
 ]]
 local rcall = redis.call
 --- @include "now"
 --- @include "edge"
 --- @include "later"
 --- @include "version"
+--- @include "idle"
 local now = serverNow()
 local nowS = digits(now)
 local queues = { KEYS[1], KEYS[2], KEYS[3] }
 local runningKey, limitsKey, seqKey = KEYS[4], KEYS[5], KEYS[6]
 local s = cjson.decode(ARGV[1])
 local prefix = ARGV[2]
+-- The account's key prefix: where a card's idle and wait buckets are.
+local account = string.sub(prefix, 1, -6) -- less "card:"
 local max = tonumber(ARGV[3])
 local leaseMs, interval = s.lease, s.interval
 local e = edgeRead(KEYS[8])
@@ -91,9 +96,25 @@ local function take(q, n)
       -- A protected call: while the account's slot moves to another master,
       -- a card hash already there is refused here ("non local key"), and
       -- that must cost this entry, not the whole claim.
-      local h = redis.pcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'frozen',
-        'called', 'reason', 'scene', 'attempt')
-      if h.err then h = {} end
+      -- Its command waiting packed (idle.lua), read first: its card has no
+      -- hash then, and while the slot moves a key not there is refused.
+      local f = string.sub(card, -2)
+      local head = string.sub(card, 1, #card - #f)
+      local bucket, wait = account .. 'idle:' .. head, account .. 'wait:' .. head
+      local idle, waiting
+      local w = redis.pcall('HGET', wait, f)
+      local h
+      if type(w) == 'string' then
+        local t = redis.pcall('HGET', bucket, f)
+        idle, waiting = type(t) == 'string' and idleParse(t) or {}, waitParse(w)
+        h = { waiting.action, idle.ver, nil, idle.last_call, nil, nil, waiting.reason, waiting.scene }
+      elseif not w or not w.err then
+        h = redis.pcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'frozen',
+          'called', 'reason', 'scene', 'attempt')
+        if h.err then h = {} end
+      else
+        h = {}
+      end
       local action = h[1]
       if h[5] == '1' then
         rcall('ZREM', queues[q], card) -- frozen: the frozen set holds it
@@ -120,12 +141,23 @@ local function take(q, n)
         else
           local token = h[2] .. '-' .. nextSeq()
           local attempt = (tonumber(h[9]) or 0) + 1
-          rcall('HSET', key, 'claim', token, 'lease_until', leaseS, 'attempt', digits(attempt))
+          local claimed = { 'claim', token, 'lease_until', leaseS, 'attempt', digits(attempt) }
+          local ok = true
+          if waiting then
+            -- Its first claim: into the card's hash, with the claim. While
+            -- the slot moves, a key not yet there is refused: it waits a
+            -- lease, as above.
+            ok = pcall(cardUnpack, key, bucket, wait, idle, waiting, claimed, later)
+          else
+            rcall('HSET', key, unpack(claimed))
+          end
           later('ZADD', queues[q], leaseS, card)
-          later('ZADD', runningKey, leaseS, token)
-          tasks[#tasks + 1] = { confirming and 'query' or 'call', card, action,
-            tonumber(h[2]), token, attempt, h[7] or '', h[8] or '' }
-          got = got + 1
+          if ok then
+            later('ZADD', runningKey, leaseS, token)
+            tasks[#tasks + 1] = { confirming and 'query' or 'call', card, action,
+              tonumber(h[2]), token, attempt, h[7] or '', h[8] or '' }
+            got = got + 1
+          end
         end
       end
     end

@@ -140,8 +140,10 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   if outcome == 'blocked' or outcome == 'superseded' then
     -- The gate settled these itself. Say where the command stands.
     if not action then
+      -- Finished; stale if the card's version moved on since (a newer
+      -- command waiting packed, or cancelled).
       if not curVer then curVer = (idleRead(key, bucket) or {}).ver end
-      return { 'done', tonumber(curVer) or 0, 0 }
+      return { curVer == ver and 'done' or 'stale', tonumber(curVer) or 0, 0 }
     end
     if curVer ~= ver or claim == token then return { 'stale', tonumber(curVer) or 0, 0 } end
     return { 'requeued', tonumber(curVer) or 0, 0 }

@@ -13,6 +13,7 @@
     KEYS[2]  account edge state (HASH)    KEYS[3] account limits (HASH)
     KEYS[4]  account audit stream         KEYS[5] alert stream
     KEYS[6]  open alerts (HASH)           KEYS[7] the card's idle bucket
+    KEYS[8]  the card's wait bucket
     ARGV[1]  the account's settings (JSON)
     ARGV[2]  outcome (ok already retry fail unknown)
     ARGV[3]  class of a retry, or ''      ARGV[4] when its slot was granted (ms)
@@ -33,7 +34,7 @@ local now = serverNow()
 local key, edgeKey, auditKey, alertKey, openKey = KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6]
 local s = cjson.decode(ARGV[1])
 local bucket = KEYS[7]
-cardAwake(key, bucket) -- what it writes below lands on the card's whole state
+cardAwake(key, bucket, KEYS[8]) -- what it writes below lands on the card's whole state
 local outcome, class, gatedAt, err, http, account, kind =
   ARGV[2], ARGV[3], tonumber(ARGV[4]) or 0, ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 

@@ -15,7 +15,7 @@
   Input:
     KEYS[1]  command hash of the card (holds last_call)
     KEYS[2]  account edge state (HASH)   KEYS[3] account limits (HASH)
-    KEYS[4]  the card's idle bucket
+    KEYS[4]  the card's idle bucket      KEYS[5] its wait bucket
     ARGV[1]  the account's settings (JSON: interval, window, qps, burst, aimd_*)
     ARGV[2]  kind (call|query|resend)
     ARGV[3]  ahead ms
@@ -33,7 +33,7 @@ local key, edgeKey = KEYS[1], KEYS[2]
 local s = cjson.decode(ARGV[1])
 local kind, ahead = ARGV[2], tonumber(ARGV[3])
 
-cardAwake(key, KEYS[4]) -- its last call is in its hash
+cardAwake(key, KEYS[4], KEYS[5]) -- its last call is in its hash
 local lastCall = rcall('HGET', key, 'last_call')
 if kind == 'call' and (tonumber(lastCall) or 0) + s.interval > now then
   return { 'interval', tonumber(lastCall) + s.interval }

@@ -8,6 +8,7 @@
 
   Input:
     KEYS[1]  command hash of the card     KEYS[2] its idle bucket
+    KEYS[3]  its wait bucket (a queued command waiting packed: idle.lua)
   Output:
     the new version (integer)
 ]]
@@ -15,7 +16,7 @@
 --- @include "version"
 local h = redis.call('HMGET', KEYS[1], 'action', 'ver')
 if not h[1] then
-  cardAwake(KEYS[1], KEYS[2])
+  cardAwake(KEYS[1], KEYS[2], KEYS[3])
 elseif not versionWhole(h[2]) then
   versionRecover(KEYS[1]) -- a hash damaged by hand: above any claim in flight
 end

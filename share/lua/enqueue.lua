@@ -23,7 +23,8 @@
       srq since). A card stopped by hand is exempt: it is never resumed
       automatically, and it is already stopped.
   Due time is max(now, last_call + min_interval): a command is never claimable
-  before its card may be called again.
+  before its card may be called again. A new command of a card with no hash
+  waits packed in its wait bucket until its claim (includes/idle.lua).
 
   Input:
     KEYS[1..3]  queues (ZSET card -> due ms): high, normal, bulk priority
@@ -32,8 +33,8 @@
     KEYS[6]     confirming commands (SET card)
     KEYS[7]     open alerts (HASH cause -> alert id): a cancelled command's
                 card alerts are resolved
-    KEYS[7+i]   two per card, in ARGV's order: its command hash, then its
-                idle bucket (idle.lua; see README "Redis layout")
+    KEYS[7+i]   three per card, in ARGV's order: its command hash, its idle
+                bucket and its wait bucket (idle.lua; see README "Redis layout")
     ARGV[1]     min interval between state-change calls of a card, ms
     ARGV[2]     audit stream cap (approximate MAXLEN)
     then 8 ARGV per card i, in KEYS order:
@@ -64,24 +65,34 @@ end
 
 -- One card: its status and version.
 local function enqueueOne(i)
-  local key, bucket = KEYS[6 + 2 * i], KEYS[7 + 2 * i]
+  local key, bucket, wait = KEYS[5 + 3 * i], KEYS[6 + 3 * i], KEYS[7 + 3 * i]
   local a = 2 + (i - 1) * 8
   local card, want, target, reason, scene, source, prio, manual =
     ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6],
     tonumber(ARGV[a + 7]), ARGV[a + 8] == '1'
   local h = rcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'prio', 'frozen',
     'lease_until', 'called', 'seen')
-  local asleep
+  local asleep, packed
   if not h[1] and not h[2] then
     -- No command and no version in a hash: the card is asleep (idle.lua),
-    -- or new. (A packed version damaged by hand counts as none: no claim
-    -- of a sleeping card can be in flight.)
+    -- or new, and its command, if any, waits packed. (A packed version
+    -- damaged by hand counts as none: no claim of a sleeping card can be
+    -- in flight.)
     asleep = idleRead(key, bucket)
     if asleep then
       h[2], h[4], h[9] = versionWhole(asleep.ver) and asleep.ver or nil, asleep.last_call, asleep.seen
     end
+    packed = waitRead(key, wait)
+    if packed then h[1], h[5] = packed.action, packed.prio end
+  end
+  -- A waiting command changed (replaced, cancelled, moved up a class) is
+  -- changed in its hash: unpacked first.
+  local function unpackIt()
+    if packed then cardWake(key, bucket, nil, wait) end
+    asleep, packed = nil, nil
   end
   if h[1] and not versionWhole(h[2]) then
+    unpackIt()
     -- A command whose version was lost (a hash damaged by hand): one above
     -- any claim in flight, before the command is judged against.
     h[2] = versionRecover(key)
@@ -98,6 +109,7 @@ local function enqueueOne(i)
   end
   if want == 'none' then
     if action then
+      unpackIt()
       local nv = cardCancel(key, bucket, queues, card, frozenKey, confirmingKey, openKey)
       audit(card, ver, nv, 'cancelled', action, reason, scene, source)
       return 'cancelled', nv
@@ -110,6 +122,7 @@ local function enqueueOne(i)
     if prio < old and h[6] ~= '1' then
       local score = rcall('ZSCORE', queues[old + 1], card)
       if score then
+        unpackIt()
         rcall('ZREM', queues[old + 1], card)
         rcall('ZADD', queues[prio + 1], score, card)
         rcall('HSET', key, 'prio', prio)
@@ -121,7 +134,13 @@ local function enqueueOne(i)
   local nv = ver + 1
   local set = { 'ver', nv, 'action', want, 'reason', reason, 'scene', scene, 'source', source,
     'prio', prio }
-  if asleep then
+  if action then unpackIt() end
+  local state = asleep or {}
+  state.ver = nv
+  if not action and rcall('EXISTS', key) == 0 and waitPack(key, bucket, wait, state,
+      { action = want, reason = reason, scene = scene, source = source, prio = prio }) then
+    -- a new command of a card with no hash: packed, its version in its idle entry
+  elseif asleep then
     cardWake(key, bucket, set) -- its state back into its hash, with the command
   else
     rcall('HSET', key, unpack(set))
@@ -153,7 +172,7 @@ end
 -- the read of a sleeping card, or a cancel's write putting an awake card
 -- to sleep, once its version was bumped (a script's writes are never
 -- rolled back: a claim in flight for the old version fails at its gate).
-for i = 1, (#KEYS - 7) / 2 do
+for i = 1, (#KEYS - 7) / 3 do
   local ok, status, ver = pcall(enqueueOne, i)
   if ok then
     out[#out + 1] = status; out[#out + 1] = ver

@@ -20,12 +20,18 @@
                       when nothing else was found)
     wrong_type:T      the card's key is a T, not a hash (a hand edit): its
                       command cannot be read; left as it is, for a look
+    packed_and_hash   a command waiting packed (includes/idle.lua) for a card
+                      that has a hash: the hash's command wins, and the packed
+                      one is removed (left, it would pass for the card's
+                      command once the card sleeps); with none in the hash,
+                      the packed one is moved into it
   "Long ago" and "overdue" depend on the priority class (ARGV[3..5]).
 
   Input:
     KEYS[1]     command hash of the card
     KEYS[2..4]  queues high, normal, bulk       KEYS[5] frozen (ZSET)
     KEYS[6]     confirming commands (SET)
+    KEYS[7]     the card's idle bucket    KEYS[8] its wait bucket (idle.lua)
     ARGV[1]     card id        ARGV[2] min interval ms
     ARGV[3..5]  grace ms for high, normal, bulk
   Output:
@@ -33,12 +39,33 @@
 ]]
 local rcall = redis.call
 --- @include "version"
+--- @include "idle"
 local t = rcall('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local key, frozenKey, card = KEYS[1], KEYS[5], ARGV[1]
 local queues = { KEYS[2], KEYS[3], KEYS[4] }
 local keyType = rcall('TYPE', key).ok
 if keyType ~= 'hash' and keyType ~= 'none' then return 'wrong_type:' .. keyType end
+if keyType == 'hash' and rcall('HEXISTS', KEYS[8], idleField(key)) == 1 then
+  if rcall('HEXISTS', key, 'action') == 1 then
+    rcall('HDEL', KEYS[8], idleField(key))
+  else
+    cardWake(key, KEYS[7], nil, KEYS[8])
+  end
+  return 'packed_and_hash'
+end
+if keyType == 'none' then
+  -- Its command may wait packed: sound when it is queued with a whole
+  -- version; else it is unpacked, and repaired in its hash as below.
+  local w = waitRead(key, KEYS[8])
+  if w then
+    local t = idleRead(key, KEYS[7])
+    local queued = false
+    for q = 1, 3 do queued = queued or rcall('ZSCORE', queues[q], card) end
+    if queued and t and versionWhole(t.ver) then return false end
+    cardWake(key, KEYS[7], nil, KEYS[8])
+  end
+end
 local h = rcall('HMGET', key, 'action', 'frozen', 'claim', 'lease_until', 'confirming',
   'last_call', 'prio', 'ver')
 local prio = tonumber(h[7]) or 1

@@ -293,6 +293,38 @@ rcli() {
 	redis-cli -s "$T/redis.sock" ${REDISCLI_AUTH:+--no-auth-warning} "$@"
 }
 
+# hashed CARD...: each card's command waiting packed (README "Redis layout":
+# its wait and idle buckets) written as a hash instead: the form of a command
+# already claimed, or written by an older release, for a test that edits its
+# hash by hand. Account $ACCOUNT (c1).
+hashed() {
+	local c head f out a=${ACCOUNT:-c1}
+	for c in "$@"; do
+		if [ ${#c} -le 2 ]; then head='' f=$c; else head=${c:0:${#c}-2} f=${c: -2}; fi
+		out=$(rcli EVAL "
+			local function put(t, v, names)
+			  local i = 1
+			  for p in string.gmatch(v .. '|', '([^|]*)|') do
+			    if names[i] and p ~= '' then t[#t + 1] = names[i]; t[#t + 1] = p end
+			    i = i + 1
+			  end
+			end
+			local w = redis.call('HGET', KEYS[3], ARGV[1])
+			if not w then return redis.error_reply('no command waits packed') end
+			local t = {}
+			put(t, redis.call('HGET', KEYS[2], ARGV[1]) or '',
+			  { 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir', 'dir_changes', 'superseded' })
+			put(t, w, { 'action', 'reason', 'scene', 'source', 'prio' })
+			local scene = string.match(w, '^[^|]*|[^|]*|([^|]*)')
+			if scene == '' then t[#t + 1] = 'scene'; t[#t + 1] = string.match(w, '^[^|]*|([^|]*)') end
+			redis.call('HSET', KEYS[1], unpack(t))
+			redis.call('HDEL', KEYS[2], ARGV[1])
+			redis.call('HDEL', KEYS[3], ARGV[1])
+			return 1" 3 "t:carrier:{$a}:card:$c" "t:carrier:{$a}:idle:$head" "t:carrier:{$a}:wait:$head" "$f")
+		[ "$out" = 1 ] || { echo "hashed $c: $out" >&2; return 1; }
+	done
+}
+
 # rcli_at KEY ARGS...: redis-cli on the server holding KEY (one server: the
 # server), for what must run there itself (MONITOR).
 rcli_at() {

@@ -19,6 +19,18 @@
   a direct call) is read as it is. The 100 to a bucket hold for ids of
   digits: ids of letters too can fill a bucket past Redis's compact
   encoding (still correct, less compact).
+
+  A card's command waits packed too, from the request that writes it until
+  its claim, when the card has no hash of its own (asleep, or new):
+    P:carrier:{c}:wait:898600123456789012 field "34"
+  value: action|reason|scene|source|prio (scene empty when it is the
+  reason). Its version and the rest of its state stay in its idle entry.
+  A hash cost a waiting command ~200 B, most of it the key; packed it costs
+  ~40. Whatever changes a waiting command other than the request that
+  wrote it (its claim, a replacement or a cancel, an operator, the direct
+  path, the sweep's repair) unpacks it into the card's hash first: from
+  there on every script sees a hash, as before. A value that would not fit
+  (a long source, a '|' in one) is written to a hash, as before.
 ]]
 -- How the card functions write what nothing reads back in the same script
 -- (a finished card's hash gone, its queue entries): at once, unless a batch
@@ -36,10 +48,10 @@ local function idleField(key)
   return #id <= 2 and id or string.sub(id, -2)
 end
 
--- The sleeping card's state (field -> value); nil when it is not asleep.
-local function idleRead(key, bucket)
-  local v = redis.call('HGET', bucket, idleField(key))
-  if not v then return nil end
+local WAIT_FIELDS = { 'action', 'reason', 'scene', 'source', 'prio' }
+
+-- A packed idle state (field -> value).
+local function idleParse(v)
   local t, i = {}, 1
   for part in string.gmatch(v .. '|', '([^|]*)|') do
     if part ~= '' and IDLE_FIELDS[i] then t[IDLE_FIELDS[i]] = part end
@@ -48,29 +60,95 @@ local function idleRead(key, bucket)
   return t
 end
 
--- Wake a sleeping card before anything writes its hash: its state moves
--- back into the hash, with the fields of set (a flat list) written in the
--- same HSET, after it (so they win). Returns the state it woke with (nil:
--- it was not asleep).
-local function cardWake(key, bucket, set)
-  local t = idleRead(key, bucket)
+-- A packed waiting command (field -> value).
+local function waitParse(v)
+  local t, i = {}, 1
+  for part in string.gmatch(v .. '|', '([^|]*)|') do
+    if WAIT_FIELDS[i] then t[WAIT_FIELDS[i]] = part end
+    i = i + 1
+  end
+  if t.scene == '' then t.scene = t.reason end
+  return t
+end
+
+-- The sleeping card's state (field -> value); nil when it is not asleep.
+local function idleRead(key, bucket)
+  local v = redis.call('HGET', bucket, idleField(key))
+  return v and idleParse(v)
+end
+
+-- The card's command waiting packed in wait (field -> value: action,
+-- reason, scene, source, prio); nil when it has none.
+local function waitRead(key, wait)
+  local v = redis.call('HGET', wait, idleField(key))
+  return v and waitParse(v)
+end
+
+-- A card's idle state packed: its bucket's value.
+local function idlePack(state)
+  local parts, last = {}, 0
+  for i, k in ipairs(IDLE_FIELDS) do
+    parts[i] = state[k] or ''
+    if parts[i] ~= '' then last = i end
+  end
+  return table.concat(parts, '|', 1, last), parts, last
+end
+
+-- A new command of a card with no hash, packed: state is its idle state
+-- with its new version, cmd its action, reason, scene, source and prio.
+-- Returns false, having written nothing, when a value would not fit.
+local function waitPack(key, bucket, wait, state, cmd)
+  local scene = cmd.scene == cmd.reason and '' or cmd.scene
+  local w = table.concat({ cmd.action, cmd.reason, scene, cmd.source, cmd.prio }, '|')
+  local v = idlePack(state)
+  local _, bars = string.gsub(w, '|', '')
+  if bars ~= 4 or #w > IDLE_MAX or #v > IDLE_MAX then return false end
+  local f = idleField(key)
+  redis.call('HSET', bucket, f, v)
+  redis.call('HSET', wait, f, w)
+  return true
+end
+
+-- Into the card's hash: its idle state t and its waiting command w (as
+-- read), then the fields of set (a flat list, after them: they win). Their
+-- entries go with del (redis.call, or a batch's later).
+local function cardUnpack(key, bucket, wait, t, w, set, del)
   local all = {}
-  if t then
-    for k, v in pairs(t) do
+  for _, x in ipairs({ t or {}, w or {} }) do
+    for k, v in pairs(x) do
       all[#all + 1] = k; all[#all + 1] = v
     end
   end
   for _, x in ipairs(set or {}) do all[#all + 1] = x end
   if #all > 0 then redis.call('HSET', key, unpack(all)) end
-  if t then redis.call('HDEL', bucket, idleField(key)) end
+  if t then del('HDEL', bucket, idleField(key)) end
+  if w then del('HDEL', wait, idleField(key)) end
+end
+
+-- Wake a sleeping card before anything writes its hash: its state, and its
+-- waiting command if wait is given, move back into the hash, with the
+-- fields of set written in the same HSET. Returns the state it woke with
+-- (nil: it was not asleep).
+local function cardWake(key, bucket, set, wait)
+  local t = idleRead(key, bucket)
+  cardUnpack(key, bucket, wait, t, wait and waitRead(key, wait), set, redis.call)
   return t
 end
 
 -- The card awake, whatever happened since the caller last looked: the
 -- direct path works on a card's hash between scripts, and a queued command
--- of the same card may finish (and put it to sleep) in between.
-local function cardAwake(key, bucket)
-  if redis.call('HEXISTS', key, 'ver') == 0 then cardWake(key, bucket) end
+-- of the same card may finish (and put it to sleep), and a new one be
+-- packed, in between.
+local function cardAwake(key, bucket, wait)
+  if redis.call('HEXISTS', key, 'ver') == 0 then cardWake(key, bucket, nil, wait) end
+end
+
+-- A command waiting packed into its card's hash, before a script that
+-- changes it; false when the card has a hash or no waiting command.
+local function cardUnpackWaiting(key, bucket, wait)
+  if redis.call('EXISTS', key) == 1 or not waitRead(key, wait) then return false end
+  cardWake(key, bucket, nil, wait)
+  return true
 end
 
 -- Put a card whose command is done to sleep: state (field -> value; false
@@ -81,12 +159,7 @@ end
 -- hash (a state too long to pack, or none).
 local function cardSleep(key, bucket, state)
   if not state.ver then return false end
-  local parts, last = {}, 0
-  for i, k in ipairs(IDLE_FIELDS) do
-    parts[i] = state[k] or ''
-    if parts[i] ~= '' then last = i end
-  end
-  local v = table.concat(parts, '|', 1, last)
+  local v, parts, last = idlePack(state)
   if #v > IDLE_MAX then
     local set = {}
     for i = 1, last do

@@ -8,9 +8,11 @@
 
   Only writes that nothing in the batch reads back, and that cannot fail
   for one card alone, go here: the account's queues, running claims,
-  confirming set and open alerts, and a finished card's hash (DEL). A write
-  to a card's own idle bucket stays in its item, under its pcall, so that a
-  damaged bucket fails that card and not the batch's end. batch.lua's
+  confirming set and open alerts, a finished card's hash (DEL), and the
+  claim's removal of the bucket entries it has just read (HDEL). A write
+  that may be a bucket's first touch in the item stays in its item, under
+  its pcall, so that a damaged bucket fails that card and not the batch's
+  end. batch.lua's
   batchEach flushes before an item whose card an earlier item had, so every
   item sees what the items before it did; the claim flushes before it
   reads its queue again.
