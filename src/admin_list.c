@@ -87,38 +87,31 @@ num(const struct command *h, int f)
 	return s ? atoll(s) : 0;
 }
 
-/* The command of card from its hash's reply r, or with none there, from
- * its wait and idle buckets (a command waiting packed for its claim). */
+/* The command of a card from the replies to its hash's HMGET (r), or with
+ * no command there, to its wait and idle entries' HGETs (w, i: a command
+ * waiting packed for its claim). */
 static void
-command_read(struct command *h, redisReply *r, const char *account, const char *card)
+command_read(struct command *h, redisReply *r, redisReply *w, redisReply *i)
 {
+	static const struct { int f, i, idle; } map[] = {
+		{ F_ACTION, SR_WAIT_ACTION, 0 }, { F_REASON, SR_WAIT_REASON, 0 },
+		{ F_SCENE, SR_WAIT_SCENE, 0 }, { F_PRIO, SR_WAIT_PRIO, 0 }, { F_VER, SR_IDLE_VER, 1 },
+	};
+
 	for (int f = 0; f < F_COUNT; f++)
 		h->v[f] = r->type == REDIS_REPLY_ARRAY && (size_t)f < r->elements &&
 		    r->element[f]->type == REDIS_REPLY_STRING ? r->element[f]->str : NULL;
-	if (!h->v[F_ACTION] && !h->v[F_VER]) {
-		static const struct { int f, i, idle; } map[] = {
-			{ F_ACTION, SR_WAIT_ACTION, 0 }, { F_REASON, SR_WAIT_REASON, 0 },
-			{ F_SCENE, SR_WAIT_SCENE, 0 }, { F_PRIO, SR_WAIT_PRIO, 0 }, { F_VER, SR_IDLE_VER, 1 },
-		};
-		char wkey[SR_KEY_MAX], ikey[SR_KEY_MAX];
-		const char *field = sr_key_wait(wkey, cfg.prefix, account, card);
-		const char *w[] = { "HGET", wkey, field }, *i[] = { "HGET", ikey, field };
-		redisReply *wr = cmd(3, w), *ir;
+	if (h->v[F_ACTION] || h->v[F_VER] || w->type != REDIS_REPLY_STRING)
+		return;
+	for (size_t m = 0; m < sizeof map / sizeof map[0]; m++) {
+		redisReply *from = map[m].idle ? i : w;
 
-		sr_key_idle(ikey, cfg.prefix, account, card);
-		ir = cmd(3, i);
-		for (size_t m = 0; wr->type == REDIS_REPLY_STRING && m < sizeof map / sizeof map[0]; m++) {
-			redisReply *from = map[m].idle ? ir : wr;
-
-			if (from->type == REDIS_REPLY_STRING &&
-			    sr_idle_get(from->str, map[m].i, h->packed[map[m].f], sizeof h->packed[0]))
-				h->v[map[m].f] = h->packed[map[m].f];
-		}
-		if (h->v[F_ACTION] && !h->v[F_SCENE])
-			h->v[F_SCENE] = h->v[F_REASON]; /* left empty: the reason */
-		freeReplyObject(wr);
-		freeReplyObject(ir);
+		if (from->type == REDIS_REPLY_STRING &&
+		    sr_idle_get(from->str, map[m].i, h->packed[map[m].f], sizeof h->packed[0]))
+			h->v[map[m].f] = h->packed[map[m].f];
 	}
+	if (h->v[F_ACTION] && !h->v[F_SCENE])
+		h->v[F_SCENE] = h->v[F_REASON]; /* left empty: the reason */
 }
 
 /* Where one command stands; its record if it passes the filters. */
@@ -194,32 +187,39 @@ walk(const char *account, void (*fn)(json_t *, void *), void *arg)
 				freeReplyObject(page);
 				break;
 			}
+			/* Per card its wait and idle entries, then its hash: a
+			 * claim moves a waiting command from the first into the
+			 * last, never back, so one read in between sees it once. */
 			for (size_t i = 0; i + 1 < page->elements; i += 2) {
-				const char *a[2 + F_COUNT] = { "HMGET", sr_key_card(ck, cfg.prefix, account,
-					page->element[i]->str) };
+				const char *card = page->element[i]->str;
+				char wk[SR_KEY_MAX], ik[SR_KEY_MAX];
+				const char *field = sr_key_wait(wk, cfg.prefix, account, card);
+				const char *w[] = { "HGET", wk, field }, *b[] = { "HGET", ik, field };
+				const char *a[2 + F_COUNT] = { "HMGET", sr_key_card(ck, cfg.prefix, account, card) };
 
+				sr_key_idle(ik, cfg.prefix, account, card);
 				for (int f = 0; f < F_COUNT; f++)
 					a[2 + f] = fields[f];
+				sr_redis_append(&rds, 3, w, NULL);
+				sr_redis_append(&rds, 3, b, NULL);
 				sr_redis_append(&rds, 2 + F_COUNT, a, NULL);
 			}
-			/* Every reply of the page first: a packed command is read
-			 * after them (command_read). */
-			redisReply *hs[500];
-
-			for (size_t i = 0; i + 1 < page->elements; i += 2)
-				if (!(hs[i / 2] = sr_redis_reply(&rds)))
-					sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 			for (size_t i = 0; i + 1 < page->elements; i += 2) {
-				redisReply *h = hs[i / 2];
+				redisReply *w = sr_redis_reply(&rds), *b = w ? sr_redis_reply(&rds) : NULL;
+				redisReply *h = b ? sr_redis_reply(&rds) : NULL;
 				json_t *o = NULL;
 
+				if (!h)
+					sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 				if (found < list_limit) {
 					struct command c;
 
-					command_read(&c, h, account, page->element[i]->str);
+					command_read(&c, h, w, b);
 					o = card_record(account, page->element[i]->str, &c, q == 3,
 					    atoll(page->element[i + 1]->str), now);
 				}
+				freeReplyObject(w);
+				freeReplyObject(b);
 				freeReplyObject(h);
 				if (o) {
 					found++;

@@ -298,3 +298,20 @@ records() { grep -c '^{' <<<"$output"; }
 	assert_equal "$(jq -r .state <<<"$output" | sort -u)" stale
 	assert_equal "$(rcli XLEN 't:carrier:{c1}:audit')" "$audit"
 }
+
+@test "a packed command left beside a card's hash by hand: the claim takes the hash's, with its version" {
+	# K100's command in its hash (a '|' in its source does not pack): stop, version 3.
+	for s in package_expired order package_expired; do
+		printf '{"card":"K100","carrier":"c1","scene":"%s","source":"a|b","facts":{"pkg_expires_at":%d}}\n' \
+			"$s" "$([ "$s" = order ] && echo "$FUTURE" || echo "$PAST")" | sr-enqueue >/dev/null
+	done
+	assert_equal "$(rcli HMGET 't:carrier:{c1}:card:K100' action ver | paste -sd' ')" "stop 3"
+	rcli HSET 't:carrier:{c1}:wait:K1' 00 'resume|entitled|order||0' >/dev/null
+	rcli HSET 't:carrier:{c1}:idle:K1' 00 2 >/dev/null
+	run -0 sr-claim
+	assert_equal "$(jq -r '"\(.action) \(.ver)"' <<<"$output")" "stop 3"
+	# The sweep drops the packed one: the hash's command is the card's.
+	run -1 --separate-stderr sr-sweep
+	assert_equal "$(jq -r '"\(.finding) \(.card)"' <<<"$output")" "packed_and_hash K100"
+	assert_equal "$(rcli HGET 't:carrier:{c1}:wait:K1' 00)" ''
+}

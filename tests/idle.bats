@@ -101,3 +101,12 @@ waiting() {
 	assert_equal "$(rcli --scan --pattern 't:carrier:{c1}:wait:*' | wc -l)" 0
 	assert_equal "$(jq -r '"\(.kind) \(.card)"' "$T/gw.log")" "stop 8986011"
 }
+
+@test "a waiting command shows the same before and after its claim, packed or in its hash" {
+	run -0 sr-enqueue < <(req 8986021 package_expired "$PAST")
+	before=$(sr-admin show 8986021 | jq -c '.command | {action, ver, reason, scene, source, prio}')
+	sr-claim >/dev/null
+	after=$(sr-admin show 8986021 | jq -c '.command | {action, ver, reason, scene, source, prio}')
+	assert_equal "$before" "$after"
+	assert_equal "$before" '{"action":"stop","ver":1,"reason":"package_expired","scene":"package_expired","source":"","prio":1}'
+}

@@ -102,3 +102,16 @@ frozen_by() {
 	assert_output --partial 'is not one of'
 	run -2 sr-admin list c1 --error-class 9xx
 }
+
+@test "a list taken while a claim runs shows every command once, waiting or claimed" {
+	export SRQ_MAX_RUNNING=100000
+	awk -v p="$PAST" 'BEGIN { for (i = 0; i < 10000; i++)
+		printf "{\"card\":\"89860%05d\",\"carrier\":\"c1\",\"scene\":\"package_expired\",\"facts\":{\"pkg_expires_at\":%d}}\n", i, p }' |
+		sr-enqueue >/dev/null
+	# The claim moves each command from where it waits packed into its hash.
+	( sleep 0.1; sr-claim --max 10000 --batch 10000 >/dev/null ) &
+	sr-admin list c1 --limit 100000 >"$T/list"
+	wait
+	assert_equal "$(jq -r .card "$T/list" | sort -u | wc -l)" 10000
+	assert_equal "$(wc -l <"$T/list")" 10000
+}

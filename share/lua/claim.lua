@@ -96,24 +96,24 @@ local function take(q, n)
       -- A protected call: while the account's slot moves to another master,
       -- a card hash already there is refused here ("non local key"), and
       -- that must cost this entry, not the whole claim.
-      -- Its command waiting packed (idle.lua), read first: its card has no
-      -- hash then, and while the slot moves a key not there is refused.
+      -- Its card's hash, or with none, its command waiting packed (idle.lua).
       local f = string.sub(card, -2)
       local head = string.sub(card, 1, #card - #f)
       local bucket, wait = account .. 'idle:' .. head, account .. 'wait:' .. head
       local idle, waiting
-      local w = redis.pcall('HGET', wait, f)
-      local h
-      if type(w) == 'string' then
-        local t = redis.pcall('HGET', bucket, f)
-        idle, waiting = type(t) == 'string' and idleParse(t) or {}, waitParse(w)
-        h = { waiting.action, idle.ver, nil, idle.last_call, nil, nil, waiting.reason, waiting.scene }
-      elseif not w or not w.err then
+      local h = {}
+      local exists = redis.pcall('EXISTS', key)
+      if exists == 1 then
         h = redis.pcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'frozen',
           'called', 'reason', 'scene', 'attempt')
         if h.err then h = {} end
-      else
-        h = {}
+      elseif exists == 0 then
+        local w = redis.pcall('HGET', wait, f)
+        local t = type(w) == 'string' and redis.pcall('HGET', bucket, f)
+        if type(t) == 'string' then
+          idle, waiting = idleParse(t), waitParse(w)
+          h = { waiting.action, idle.ver, nil, idle.last_call, nil, nil, waiting.reason, waiting.scene }
+        end
       end
       local action = h[1]
       if h[5] == '1' then

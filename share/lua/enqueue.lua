@@ -63,6 +63,12 @@ local function audit(card, vb, va, event, action, reason, scene, source)
     'source', source)
 end
 
+-- A command waiting packed that is changed (replaced, cancelled, moved up a
+-- class) is changed in its card's hash: unpacked first.
+local function unpackWaiting(key, bucket, wait, packed)
+  if packed then cardWake(key, bucket, nil, wait) end
+end
+
 -- One card: its status and version.
 local function enqueueOne(i)
   local key, bucket, wait = KEYS[5 + 3 * i], KEYS[6 + 3 * i], KEYS[7 + 3 * i]
@@ -73,7 +79,8 @@ local function enqueueOne(i)
   local h = rcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'prio', 'frozen',
     'lease_until', 'called', 'seen')
   local asleep, packed
-  if not h[1] and not h[2] then
+  local hashless = not h[1] and not h[2]
+  if hashless then
     -- No command and no version in a hash: the card is asleep (idle.lua),
     -- or new, and its command, if any, waits packed. (A packed version
     -- damaged by hand counts as none: no claim of a sleeping card can be
@@ -81,18 +88,14 @@ local function enqueueOne(i)
     asleep = idleRead(key, bucket)
     if asleep then
       h[2], h[4], h[9] = versionWhole(asleep.ver) and asleep.ver or nil, asleep.last_call, asleep.seen
+      -- (a packed command always has its card's idle entry beside it)
+      packed = waitRead(key, wait)
+      if packed then h[1], h[5] = packed.action, packed.prio end
     end
-    packed = waitRead(key, wait)
-    if packed then h[1], h[5] = packed.action, packed.prio end
-  end
-  -- A waiting command changed (replaced, cancelled, moved up a class) is
-  -- changed in its hash: unpacked first.
-  local function unpackIt()
-    if packed then cardWake(key, bucket, nil, wait) end
-    asleep, packed = nil, nil
   end
   if h[1] and not versionWhole(h[2]) then
-    unpackIt()
+    unpackWaiting(key, bucket, wait, packed)
+    asleep, packed = nil, nil
     -- A command whose version was lost (a hash damaged by hand): one above
     -- any claim in flight, before the command is judged against.
     h[2] = versionRecover(key)
@@ -109,7 +112,7 @@ local function enqueueOne(i)
   end
   if want == 'none' then
     if action then
-      unpackIt()
+      unpackWaiting(key, bucket, wait, packed)
       local nv = cardCancel(key, bucket, queues, card, frozenKey, confirmingKey, openKey)
       audit(card, ver, nv, 'cancelled', action, reason, scene, source)
       return 'cancelled', nv
@@ -122,7 +125,7 @@ local function enqueueOne(i)
     if prio < old and h[6] ~= '1' then
       local score = rcall('ZSCORE', queues[old + 1], card)
       if score then
-        unpackIt()
+        unpackWaiting(key, bucket, wait, packed)
         rcall('ZREM', queues[old + 1], card)
         rcall('ZADD', queues[prio + 1], score, card)
         rcall('HSET', key, 'prio', prio)
@@ -134,12 +137,15 @@ local function enqueueOne(i)
   local nv = ver + 1
   local set = { 'ver', nv, 'action', want, 'reason', reason, 'scene', scene, 'source', source,
     'prio', prio }
-  if action then unpackIt() end
-  local state = asleep or {}
-  state.ver = nv
-  if not action and rcall('EXISTS', key) == 0 and waitPack(key, bucket, wait, state,
-      { action = want, reason = reason, scene = scene, source = source, prio = prio }) then
-    -- a new command of a card with no hash: packed, its version in its idle entry
+  if action then
+    unpackWaiting(key, bucket, wait, packed)
+    asleep, packed = nil, nil
+  end
+  if asleep then asleep.ver = nv end
+  if not action and hashless and waitPack(key, bucket, wait, asleep and idlePack(asleep) or digits(nv),
+      want, reason, scene, source, prio) then
+    -- A new command of a card with no hash (no command and no version in
+    -- it): packed, its version in its idle entry.
   elseif asleep then
     cardWake(key, bucket, set) -- its state back into its hash, with the command
   else

@@ -47,10 +47,15 @@ local queues = { KEYS[2], KEYS[3], KEYS[4] }
 local keyType = rcall('TYPE', key).ok
 if keyType ~= 'hash' and keyType ~= 'none' then return 'wrong_type:' .. keyType end
 if keyType == 'hash' and rcall('HEXISTS', KEYS[8], idleField(key)) == 1 then
-  if rcall('HEXISTS', key, 'action') == 1 then
+  local c = rcall('HMGET', key, 'action', 'ver')
+  if c[1] then
     rcall('HDEL', KEYS[8], idleField(key))
   else
     cardWake(key, KEYS[7], nil, KEYS[8])
+    -- Its version above the hash's: never one the card may have had.
+    if versionWhole(c[2]) and (tonumber(rcall('HGET', key, 'ver')) or 0) <= tonumber(c[2]) then
+      rcall('HSET', key, 'ver', string.format('%d', tonumber(c[2]) + 1))
+    end
   end
   return 'packed_and_hash'
 end

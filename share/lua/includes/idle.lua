@@ -94,17 +94,19 @@ local function idlePack(state)
   return table.concat(parts, '|', 1, last), parts, last
 end
 
--- A new command of a card with no hash, packed: state is its idle state
--- with its new version, cmd its action, reason, scene, source and prio.
--- Returns false, having written nothing, when a value would not fit.
-local function waitPack(key, bucket, wait, state, cmd)
-  local scene = cmd.scene == cmd.reason and '' or cmd.scene
-  local w = table.concat({ cmd.action, cmd.reason, scene, cmd.source, cmd.prio }, '|')
-  local v = idlePack(state)
-  local _, bars = string.gsub(w, '|', '')
-  if bars ~= 4 or #w > IDLE_MAX or #v > IDLE_MAX then return false end
+-- A new command of a card with no hash, packed: idle is its idle state
+-- packed, with its new version. Returns false, having written nothing, when
+-- a value would not fit.
+local function waitPack(key, bucket, wait, idle, action, reason, scene, source, prio)
+  if scene == reason then scene = '' end
+  if string.find(reason, '|', 1, true) or string.find(scene, '|', 1, true) or
+      string.find(source, '|', 1, true) then
+    return false
+  end
+  local w = action .. '|' .. reason .. '|' .. scene .. '|' .. source .. '|' .. prio
+  if #w > IDLE_MAX or #idle > IDLE_MAX then return false end
   local f = idleField(key)
-  redis.call('HSET', bucket, f, v)
+  redis.call('HSET', bucket, f, idle)
   redis.call('HSET', wait, f, w)
   return true
 end
