@@ -100,7 +100,7 @@ local function take(q, n)
       local f = string.sub(card, -2)
       local head = string.sub(card, 1, #card - #f)
       local bucket, wait = account .. 'idle:' .. head, account .. 'wait:' .. head
-      local idle, waiting
+      local idle, waiting -- a packed command's values, as read
       local h = {}
       local exists = redis.pcall('EXISTS', key)
       if exists == 1 then
@@ -111,8 +111,11 @@ local function take(q, n)
         local w = redis.pcall('HGET', wait, f)
         local t = type(w) == 'string' and redis.pcall('HGET', bucket, f)
         if type(t) == 'string' then
-          idle, waiting = idleParse(t), waitParse(w)
-          h = { waiting.action, idle.ver, nil, idle.last_call, nil, nil, waiting.reason, waiting.scene }
+          idle, waiting = t, w
+          local ver, lastCall = string.match(t, '^([^|]*)|?([^|]*)')
+          local action, reason, scene = string.match(w, '^([^|]*)|([^|]*)|([^|]*)|')
+          h = { action, ver, nil, lastCall ~= '' and lastCall or nil, nil, nil, reason,
+            scene ~= '' and scene or reason }
         end
       end
       local action = h[1]
@@ -147,7 +150,12 @@ local function take(q, n)
             -- Its first claim: into the card's hash, with the claim. While
             -- the slot moves, a key not yet there is refused: it waits a
             -- lease, as above.
-            ok = pcall(cardUnpack, key, bucket, wait, idle, waiting, claimed, later)
+            ok = redis.pcall('HSET', key, unpack(packedFields(idle, waiting, claimed)))
+            ok = type(ok) == 'number'
+            if ok then
+              later('HDEL', bucket, f)
+              later('HDEL', wait, f)
+            end
           else
             rcall('HSET', key, unpack(claimed))
           end

@@ -127,6 +127,24 @@ local function cardUnpack(key, bucket, wait, t, w, set, del)
   if w then del('HDEL', wait, idleField(key)) end
 end
 
+-- What a command waiting packed and its card's idle state (the values as
+-- read, w and t) write into the card's hash, as a flat list, then the
+-- fields of set: for the claim, which reads them itself.
+local function packedFields(t, w, set)
+  local all, i = {}, 1
+  for part in string.gmatch(t .. '|', '([^|]*)|') do
+    if part ~= '' and IDLE_FIELDS[i] then all[#all + 1] = IDLE_FIELDS[i]; all[#all + 1] = part end
+    i = i + 1
+  end
+  local action, reason, scene, source, prio = string.match(w, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)')
+  if scene == '' then scene = reason end
+  local n = #all
+  all[n + 1], all[n + 2], all[n + 3], all[n + 4], all[n + 5] = 'action', action, 'reason', reason, 'scene'
+  all[n + 6], all[n + 7], all[n + 8], all[n + 9], all[n + 10] = scene, 'source', source, 'prio', prio
+  for _, x in ipairs(set) do all[#all + 1] = x end
+  return all
+end
+
 -- Wake a sleeping card before anything writes its hash: its state, and its
 -- waiting command if wait is given, move back into the hash, with the
 -- fields of set written in the same HSET. Returns the state it woke with
