@@ -93,10 +93,10 @@ local function take(q, n)
     if #due == 0 then break end
     for _, card in ipairs(due) do
       local key = prefix .. card
-      -- A protected call: while the account's slot moves to another master,
-      -- a card hash already there is refused here ("non local key"), and
-      -- that must cost this entry, not the whole claim.
       -- Its card's hash, or with none, its command waiting packed (idle.lua).
+      -- Protected calls: while the account's slot moves to another master,
+      -- a card key already there is refused here ("non local key"), and
+      -- that must cost this entry, not the whole claim.
       local f = string.sub(card, -2)
       local head = string.sub(card, 1, #card - #f)
       local bucket, wait = account .. 'idle:' .. head, account .. 'wait:' .. head
