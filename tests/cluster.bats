@@ -96,7 +96,7 @@ teardown() {
 	ccli SET 't:carrier:{a0}:seq' 100 >/dev/null
 	ccli SADD 't:carrier:{a0}:confirming' X3 >/dev/null
 	ccli HSET 't:carrier:{a0}:edge' tat 0 >/dev/null
-	ACCOUNT=a0 hashed C0 C1 C2 # as claimed once
+	RCLI=ccli ACCOUNT=a0 hashed C0 C1 C2 # as claimed once
 	slot=$(ccli CLUSTER KEYSLOT a0)
 	src=$(master_of a0)
 	for port in "${CLUSTER_PORTS[@]}"; do [ "$port" != "$src" ] && dst=$port && break; done

@@ -296,12 +296,12 @@ rcli() {
 # hashed CARD...: each card's command waiting packed (README "Redis layout":
 # its wait and idle buckets) written as a hash instead: the form of a command
 # already claimed, or written by an older release, for a test that edits its
-# hash by hand. Account $ACCOUNT (c1).
+# hash by hand. Account $ACCOUNT (c1), through $RCLI (rcli).
 hashed() {
 	local c head f out a=${ACCOUNT:-c1}
 	for c in "$@"; do
 		if [ ${#c} -le 2 ]; then head='' f=$c; else head=${c:0:${#c}-2} f=${c: -2}; fi
-		out=$(rcli EVAL "
+		out=$(${RCLI:-rcli} EVAL "
 			local function put(t, v, names)
 			  local i = 1
 			  for p in string.gmatch(v .. '|', '([^|]*)|') do
