@@ -116,8 +116,8 @@ command_read(struct command *h, redisReply *r, redisReply *w, redisReply *i)
 
 /* Where one command stands; its record if it passes the filters. */
 static json_t *
-card_record(const char *account, const char *card, const struct command *h, int in_frozen, long long due,
-    long long now)
+card_record(const char *account, const char *card, const struct command *h, int in_frozen,
+    long long due, long long now)
 {
 	const char *state, *filter = reason_match;
 	char iso[32];
