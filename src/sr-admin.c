@@ -292,12 +292,11 @@ card_state(const char *card, const char *carrier, long long *now_ms, int history
 			sr_key_wait(wkey, cfg.prefix, carrier, card);
 			v = cmd(3, b);
 			w = cmd(3, c);
-			if (v->type == REDIS_REPLY_STRING) {
+			if (v->type == REDIS_REPLY_STRING)
 				idle_fields(command, v->str, sr_idle_fields);
-				if (w->type == REDIS_REPLY_STRING) /* its command, waiting packed */
-					idle_fields(command, w->str, sr_wait_fields);
-			} else
-				found = 0;
+			if (w->type == REDIS_REPLY_STRING) /* its command, waiting packed */
+				idle_fields(command, w->str, sr_wait_fields);
+			found = v->type == REDIS_REPLY_STRING || w->type == REDIS_REPLY_STRING;
 			freeReplyObject(v);
 			freeReplyObject(w);
 		}

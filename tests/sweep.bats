@@ -189,20 +189,25 @@ wrong_type t:{global}:stop_resume_queue_enabled hash string false"
 	req P1
 	req P2
 	req P3
+	req P4
 	# P1: its queue entry lost (found only in its wait bucket). P2: its
-	# version in its idle entry garbled. P3: a hash written beside it by hand.
+	# version in its idle entry garbled; P4: that entry gone. P3: a hash
+	# written beside it by hand.
 	rcli ZREM 't:carrier:{c1}:stop_resume' P1 >/dev/null
 	rcli HSET 't:carrier:{c1}:idle:' P2 x >/dev/null
+	rcli HDEL 't:carrier:{c1}:idle:' P4 >/dev/null
 	rcli HSET 't:carrier:{c1}:card:P3' ver 7 action resume reason manual scene order prio 0 >/dev/null
+	# Shown as it is: a command without a version.
+	assert_equal "$(sr-admin show P4 | jq -r '"\(.command.action) \(.ver)"')" "stop 0"
 	run -1 --separate-stderr sr-sweep
 	assert_equal "$(jq -r '"\(.finding) \(.card)"' <<<"$output" | sort | paste -sd,)" \
-		"missing_entry P1,no_version P2,packed_and_hash P3"
+		"missing_entry P1,no_version P2,no_version P4,packed_and_hash P3"
 	run -0 --separate-stderr sr-sweep
 	assert_output ''
 	assert_equal "$(rcli HGET 't:carrier:{c1}:wait:' P3)" ''
 	assert_equal "$(sr-admin show P3 | jq -r '"\(.command.action) \(.command.ver)"')" "resume 7"
 	assert_equal "$(sr-admin show P2 | jq -r '"\(.command.action) \(.command.ver)"')" "stop 1"
-	rcli ZADD 't:carrier:{c1}:stop_resume' 0 P2 >/dev/null # due now, not a lease ahead
+	rcli ZADD 't:carrier:{c1}:stop_resume' 0 P2 0 P4 >/dev/null # due now, not a lease ahead
 	run -0 drain 10
-	assert_equal "$(jq -r 'select(.kind == "stop") | .card' "$T/gw.log" | sort | paste -sd' ')" "P1 P2"
+	assert_equal "$(jq -r 'select(.kind == "stop") | .card' "$T/gw.log" | sort | paste -sd' ')" "P1 P2 P4"
 }
