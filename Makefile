@@ -154,11 +154,11 @@ deps:
 
 # The whole suite: unit tests, a short run of each fuzz target (about 40 s)
 # and the bats suites, on one Redis server and then on a Redis Cluster, all
-# on sanitizer builds.
+# on sanitizer builds. The builds use both cores (CI's budget is 20 minutes).
 test: deps
-	$(MAKE) SAN=1 unit all
-	$(MAKE) fuzz-smoke
-	$(MAKE) all
+	$(MAKE) -j2 SAN=1 unit all
+	$(MAKE) -j2 fuzz-smoke
+	$(MAKE) -j2 all
 	SRQ_BIN="$(CURDIR)/build/san/bin" tests/run
 	$(MAKE) test-cluster
 
