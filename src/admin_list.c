@@ -107,11 +107,10 @@ command_read(struct command *h, redisReply *r, redisReply *w, redisReply *i)
 		redisReply *from = map[m].idle ? i : w;
 
 		if (from->type == REDIS_REPLY_STRING &&
-		    sr_idle_get(from->str, map[m].i, h->packed[map[m].f], sizeof h->packed[0]))
+		    (map[m].idle ? sr_idle_get : sr_wait_get)(from->str, map[m].i, h->packed[map[m].f],
+		    sizeof h->packed[0]))
 			h->v[map[m].f] = h->packed[map[m].f];
 	}
-	if (h->v[F_ACTION] && !h->v[F_SCENE])
-		h->v[F_SCENE] = h->v[F_REASON]; /* left empty: the reason */
 }
 
 /* Where one command stands; its record if it passes the filters. */

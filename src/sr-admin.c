@@ -251,15 +251,13 @@ idle_fields(json_t *o, const char *packed, const char *const *fields)
 {
 	char v[128];
 
+	int wait = fields == sr_wait_fields;
+
 	for (int i = 0; fields[i]; i++)
-		if (sr_idle_get(packed, i, v, sizeof v))
+		if ((wait ? sr_wait_get : sr_idle_get)(packed, i, v, sizeof v))
 			json_object_set_new(o, fields[i], field_value(fields[i], v));
-	if (fields == sr_wait_fields) {
-		if (!json_object_get(o, "scene") && json_object_get(o, "reason"))
-			json_object_set(o, "scene", json_object_get(o, "reason")); /* left empty: the reason */
-		if (!json_object_get(o, "source"))
-			json_object_set_new(o, "source", json_string("")); /* as its hash has it */
-	}
+	if (wait && !json_object_get(o, "source"))
+		json_object_set_new(o, "source", json_string("")); /* as its hash has it */
 }
 
 /* Everything about one card, for show and why. */

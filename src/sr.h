@@ -340,6 +340,8 @@ enum sr_wait_field { SR_WAIT_ACTION, SR_WAIT_REASON, SR_WAIT_SCENE, SR_WAIT_SOUR
 /* The value of field i of a packed value (an idle state, or a waiting
  * command) into out (n bytes); 0 when it is absent (or longer than out). */
 int sr_idle_get(const char *packed, int i, char *out, size_t n);
+/* The same for a waiting command's field i, its scene the reason when left empty. */
+int sr_wait_get(const char *packed, int i, char *out, size_t n);
 char *sr_key_card_facts(char *buf, const char *prefix, const char *card);
 char *sr_key_device_facts(char *buf, const char *prefix, const char *device);
 char *sr_key_accounts(char *buf, const char *prefix);

@@ -159,3 +159,12 @@ sr_key_switch(char *buf, const char *prefix)
 	snprintf(buf, SR_KEY_MAX, "%s:{global}:stop_resume_queue_enabled", prefix);
 	return buf;
 }
+
+int
+sr_wait_get(const char *packed, int i, char *out, size_t n)
+{
+	if (sr_idle_get(packed, i, out, n))
+		return 1;
+	/* a scene left empty is the reason */
+	return i == SR_WAIT_SCENE && sr_idle_get(packed, SR_WAIT_REASON, out, n);
+}

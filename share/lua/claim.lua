@@ -113,9 +113,8 @@ local function take(q, n)
         if type(t) == 'string' then
           idle, waiting = t, w
           local ver, lastCall = string.match(t, '^([^|]*)|?([^|]*)')
-          local action, reason, scene = string.match(w, '^([^|]*)|([^|]*)|([^|]*)|')
-          h = { action, ver, nil, lastCall ~= '' and lastCall or nil, nil, nil, reason,
-            scene ~= '' and scene or reason }
+          local action, reason, scene = waitValues(w)
+          h = { action, ver, nil, lastCall ~= '' and lastCall or nil, nil, nil, reason, scene }
         end
       end
       local action = h[1]
@@ -150,12 +149,7 @@ local function take(q, n)
             -- Its first claim: into the card's hash, with the claim. While
             -- the slot moves, a key not yet there is refused: it waits a
             -- lease, as above.
-            ok = redis.pcall('HSET', key, unpack(packedFields(idle, waiting, claimed)))
-            ok = type(ok) == 'number'
-            if ok then
-              later('HDEL', bucket, f)
-              later('HDEL', wait, f)
-            end
+            ok = pcall(cardUnpack, key, bucket, wait, idle, waiting, claimed, later)
           else
             rcall('HSET', key, unpack(claimed))
           end

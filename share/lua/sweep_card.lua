@@ -64,10 +64,10 @@ if keyType == 'none' then
   -- version; else it is unpacked, and repaired in its hash as below.
   local w = waitRead(key, KEYS[8])
   if w then
-    local t = idleRead(key, KEYS[7])
+    local idle = idleRead(key, KEYS[7])
     local queued = false
     for q = 1, 3 do queued = queued or rcall('ZSCORE', queues[q], card) end
-    if queued and t and versionWhole(t.ver) then return false end
+    if queued and idle and versionWhole(idle.ver) then return false end
     cardWake(key, KEYS[7], nil, KEYS[8])
   end
 end

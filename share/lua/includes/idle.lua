@@ -48,8 +48,6 @@ local function idleField(key)
   return #id <= 2 and id or string.sub(id, -2)
 end
 
-local WAIT_FIELDS = { 'action', 'reason', 'scene', 'source', 'prio' }
-
 -- A packed idle state (field -> value).
 local function idleParse(v)
   local t, i = {}, 1
@@ -60,15 +58,11 @@ local function idleParse(v)
   return t
 end
 
--- A packed waiting command (field -> value).
-local function waitParse(v)
-  local t, i = {}, 1
-  for part in string.gmatch(v .. '|', '([^|]*)|') do
-    if WAIT_FIELDS[i] then t[WAIT_FIELDS[i]] = part end
-    i = i + 1
-  end
-  if t.scene == '' then t.scene = t.reason end
-  return t
+-- A packed waiting command's action, reason, scene (the reason when left
+-- empty), source and prio.
+local function waitValues(w)
+  local action, reason, scene, source, prio = string.match(w, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)')
+  return action, reason, scene ~= '' and scene or reason, source, prio
 end
 
 -- The sleeping card's state (field -> value); nil when it is not asleep.
@@ -81,7 +75,10 @@ end
 -- reason, scene, source, prio); nil when it has none.
 local function waitRead(key, wait)
   local v = redis.call('HGET', wait, idleField(key))
-  return v and waitParse(v)
+  if not v then return nil end
+  local t = {}
+  t.action, t.reason, t.scene, t.source, t.prio = waitValues(v)
+  return t
 end
 
 -- A card's idle state packed: its bucket's value.
@@ -111,15 +108,23 @@ local function waitPack(key, bucket, wait, idle, action, reason, scene, source, 
   return true
 end
 
--- Into the card's hash: its idle state t and its waiting command w (as
--- read), then the fields of set (a flat list, after them: they win). Their
--- entries go with del (redis.call, or a batch's later).
+-- Into the card's hash: its packed idle state t and waiting command w (the
+-- values as read; nil: none), then the fields of set (a flat list, after
+-- them: they win). Their entries go with del (redis.call, or a batch's
+-- later).
 local function cardUnpack(key, bucket, wait, t, w, set, del)
   local all = {}
-  for _, x in ipairs({ t or {}, w or {} }) do
-    for k, v in pairs(x) do
-      all[#all + 1] = k; all[#all + 1] = v
+  if t then
+    local state = idleParse(t)
+    for _, k in ipairs(IDLE_FIELDS) do
+      if state[k] then all[#all + 1] = k; all[#all + 1] = state[k] end
     end
+  end
+  if w then
+    local action, reason, scene, source, prio = waitValues(w)
+    local n = #all
+    all[n + 1], all[n + 2], all[n + 3], all[n + 4], all[n + 5] = 'action', action, 'reason', reason, 'scene'
+    all[n + 6], all[n + 7], all[n + 8], all[n + 9], all[n + 10] = scene, 'source', source, 'prio', prio
   end
   for _, x in ipairs(set or {}) do all[#all + 1] = x end
   if #all > 0 then redis.call('HSET', key, unpack(all)) end
@@ -127,32 +132,13 @@ local function cardUnpack(key, bucket, wait, t, w, set, del)
   if w then del('HDEL', wait, idleField(key)) end
 end
 
--- What a command waiting packed and its card's idle state (the values as
--- read, w and t) write into the card's hash, as a flat list, then the
--- fields of set: for the claim, which reads them itself.
-local function packedFields(t, w, set)
-  local all, i = {}, 1
-  for part in string.gmatch(t .. '|', '([^|]*)|') do
-    if part ~= '' and IDLE_FIELDS[i] then all[#all + 1] = IDLE_FIELDS[i]; all[#all + 1] = part end
-    i = i + 1
-  end
-  local action, reason, scene, source, prio = string.match(w, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)')
-  if scene == '' then scene = reason end
-  local n = #all
-  all[n + 1], all[n + 2], all[n + 3], all[n + 4], all[n + 5] = 'action', action, 'reason', reason, 'scene'
-  all[n + 6], all[n + 7], all[n + 8], all[n + 9], all[n + 10] = scene, 'source', source, 'prio', prio
-  for _, x in ipairs(set) do all[#all + 1] = x end
-  return all
-end
-
 -- Wake a sleeping card before anything writes its hash: its state, and its
 -- waiting command if wait is given, move back into the hash, with the
--- fields of set written in the same HSET. Returns the state it woke with
--- (nil: it was not asleep).
+-- fields of set written in the same HSET.
 local function cardWake(key, bucket, set, wait)
-  local t = idleRead(key, bucket)
-  cardUnpack(key, bucket, wait, t, wait and waitRead(key, wait), set, redis.call)
-  return t
+  local f = idleField(key)
+  cardUnpack(key, bucket, wait, redis.call('HGET', bucket, f), wait and redis.call('HGET', wait, f), set,
+    redis.call)
 end
 
 -- The card awake, whatever happened since the caller last looked: the
