@@ -35,7 +35,10 @@ static const char usage[] =
 "  SRQ_MIN_INTERVAL_MS, SRQ_CONFIRM_DELAY_MS (2000: wait before querying an\n"
 "  unknown result), SRQ_AUDIT_MAXLEN.\n"
 "Exit: 0 done, 1 bad lines, 2 usage, 3 Redis unavailable (unapplied lines are\n"
-"  answered with \"state\":\"error\"; their leases expire and they are redone).\n"
+"  answered with \"state\":\"error\"; their leases expire and they are redone)\n"
+"  or it refused to record a card's status: that line keeps its state and has\n"
+"  \"error\" (the next judgment reads the old status; the carrier answers\n"
+"  \"already\" if it is called again).\n"
 "Example:\n"
 "  sr-claim --until-empty --for 60 | sr-exec | sr-confirm | jq -r .state | sort | uniq -c\n";
 
@@ -51,6 +54,8 @@ struct res {
 	int bad;     /* rejected line */
 	int upstream_error; /* sr-exec could not process it */
 	int genuine;  /* the script applied it: its facts may be learned */
+	int updates;  /* fact writes sent for it (append_status_update) */
+	const char *unlearned; /* why what it proves is not known written */
 	char state[16];
 	long long ver_now;
 };
@@ -226,35 +231,46 @@ confirmed(struct res *r, redisReply *rep)
  * answered: a "done" line means the facts say so too. */
 static struct res batches[2][BATCH];
 static struct res *held;
-static int nheld, held_updates;
+static int nheld;
 static int64_t held_at; /* when it was held (mono ms) */
 
 static int emit(struct res *rs, int n);
 
-/* The held batch's fact writes answered, then its final lines. */
+/* The held batch's fact writes answered, then its final lines. A card
+ * whose write Redis refused (a damaged facts key) or did not answer keeps
+ * its state (the carrier's change is applied and recorded), says why its
+ * facts are not learned, and the exit is 3: the next judgment would read
+ * stale facts. */
 static int
 settle(void)
 {
-	int status, unwritten = held_updates > 0 && !redis_up;
+	static char refused[BATCH][160];
+	int status;
 
-	for (; held_updates > 0 && redis_up; held_updates--) {
-		redisReply *rep = sr_redis_reply(&rds);
+	for (int i = 0; i < nheld; i++) {
+		struct res *r = &held[i];
 
-		if (!rep) {
-			sr_redis_lost(&rds, &redis_up, "result");
-			sr_redis_discard(&rds);
-			unwritten = 1;
-			break;
+		for (; r->updates > 0; r->updates--) {
+			redisReply *rep = redis_up ? sr_redis_reply(&rds) : NULL;
+
+			if (!rep) {
+				if (redis_up) {
+					sr_redis_lost(&rds, &redis_up, "result");
+					sr_redis_discard(&rds);
+				}
+				r->unlearned = "Redis lost before the card's status was written";
+				continue;
+			}
+			if (rep->type == REDIS_REPLY_ERROR) {
+				snprintf(refused[i], sizeof refused[i], "the card's status was not learned: %s",
+				    rep->str);
+				sr_warn("card '%s': %s", r->t.card, refused[i]);
+				r->unlearned = refused[i];
+			}
+			freeReplyObject(rep);
 		}
-		if (rep->type == REDIS_REPLY_ERROR)
-			sr_warn("the card's status was not learned: %s", rep->str);
-		freeReplyObject(rep);
 	}
-	held_updates = 0;
 	status = held ? emit(held, nheld) : SR_EX_OK;
-	/* Applied, but what it proves about the cards is not known written. */
-	if (unwritten)
-		status = sr_worst(status, SR_EX_BACKEND);
 	held = NULL;
 	nheld = 0;
 	return status;
@@ -307,7 +323,7 @@ process(struct res *rs, int n)
 	 * never from a forged, replayed or stale line. */
 	for (int i = 0; i < n && redis_up; i++)
 		if (rs[i].genuine)
-			held_updates += append_status_update(&rs[i]);
+			rs[i].updates = append_status_update(&rs[i]);
 	held = rs;
 	nheld = n;
 	held_at = sr_mono_ms();
@@ -337,6 +353,10 @@ emit(struct res *rs, int n)
 				json_object_set_new(o, "state", json_string(r->state));
 				if (r->ver_now != r->t.ver)
 					json_object_set_new(o, "ver_now", json_integer(r->ver_now));
+				if (r->unlearned) {
+					json_object_set_new(o, "error", json_string(r->unlearned));
+					status = sr_worst(status, SR_EX_BACKEND);
+				}
 			} else {
 				json_object_set_new(o, "state", json_string("error"));
 				json_object_set_new(o, "error", json_string(

@@ -175,6 +175,25 @@ records() { grep -c '^{' <<<"$output"; }
 	assert_equal "$(rcli HGET 't:carrier:{c1}:idle:BB' 01 | cut -d'|' -f1)" 1
 }
 
+@test "a facts key clobbered by hand: the card's change is finished, its line says its status was not learned, exit 3" {
+	gwsim_start
+	for c in AA01 BB01 CC01; do
+		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
+	done | sr-enqueue >/dev/null
+	sr-claim --max 3 | sr-exec >"$T/results"
+	assert_equal "$(jq -r .outcome "$T/results" | sort -u)" ok
+	# BB01's stop is applied at the carrier; its facts can no longer be written.
+	rcli SET 't:card:BB01:facts' clobbered >/dev/null
+	run -3 --separate-stderr sr-confirm <"$T/results"
+	assert_equal "$(jq -r '"\(.card) \(.state)"' <<<"$output" | paste -sd,)" "AA01 done,BB01 done,CC01 done"
+	assert_equal "$(jq -r 'select(.error) | "\(.card) \(.error)"' <<<"$output")" \
+		"BB01 the card's status was not learned: WRONGTYPE Operation against a key holding the wrong kind of value"
+	[[ $stderr == *"card 'BB01': the card's status was not learned: WRONGTYPE"* ]]
+	# The others learned theirs; nothing is left queued.
+	assert_equal "$(rcli HGET 't:card:AA01:facts' st)" stopped
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:stop_resume')" 0
+}
+
 @test "an idle bucket or a command hash clobbered by hand fails its own card's request only: the rest of the account's batch is queued" {
 	rcli SET 't:carrier:{c1}:idle:BB' clobbered >/dev/null
 	rcli SET 't:carrier:{c1}:card:DD01' clobbered >/dev/null
