@@ -5,10 +5,11 @@
 # the fuzz targets, make test runs a short smoke of them. prometheus is here
 # for promtool (the metrics' format is checked with it; its daemon is not
 # started); help2man and man-db build and check the man pages; time (GNU
-# time) is how bench/core.sh reads one stage's CPU.
+# time) is how bench/core.sh reads one stage's CPU; parallel (GNU) lets bats run
+# two test files at a time (tests/run).
 set -eu
 pkgs="build-essential pkg-config libhiredis-dev libcurl4-openssl-dev libjansson-dev
-libcsv-dev libmicrohttpd-dev libssl-dev redis-server redis-tools jq bats bats-support bats-assert curl valgrind
+libcsv-dev libmicrohttpd-dev libssl-dev redis-server redis-tools jq bats bats-support bats-assert parallel curl valgrind
 clang libclang-rt-dev prometheus help2man man-db time"
 missing=""
 for p in $pkgs; do
