@@ -84,9 +84,11 @@ struct req {
 /* A batch in flight. Its enqueue scripts are sent without waiting, so Redis
  * runs them while the next batch is read and parsed (the two cores overlap);
  * their replies are collected just before the next batch's own. */
+#define SEEN_SLOTS (2 * BATCH) /* a power of two */
 struct batch {
 	struct req reqs[BATCH];
 	int n;
+	unsigned short seen[SEEN_SLOTS]; /* its cards: request index + 1, 0 free */
 	struct sr_cmd_calls *calls; /* the enqueue scripts in flight */
 	int ndevices; /* device requests written after the card scripts */
 	int switch_on; /* the global switch, read with the batch's facts */
@@ -221,6 +223,8 @@ parse_obj(struct req *r)
 		return;
 	if ((r->facts = json_object_get(r->obj, "facts")) && check_facts(r, r->facts) < 0)
 		return;
+	if (r->facts && json_object_size(r->facts) == 0)
+		r->facts = NULL; /* "facts":{} says nothing: a card nobody knows is rejected */
 	r->st = ST_PENDING;
 }
 
@@ -866,6 +870,36 @@ finish(struct batch *b)
 	return emit_batch(b->reqs, b->n);
 }
 
+/* Whether b has a request for r's card already; if not, r's card is added
+ * (r is to be b's next request). A card's second request in one batch
+ * would be judged on the facts read before the batch, without its first
+ * request's facts: the batch ends before it instead. */
+static int
+batch_has_card(struct batch *b, const struct req *r)
+{
+	unsigned h = 2166136261u; /* FNV-1a */
+
+	if (r->st != ST_PENDING || r->is_device)
+		return 0;
+	for (const char *p = r->card; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	for (unsigned i = h & (SEEN_SLOTS - 1);; i = (i + 1) & (SEEN_SLOTS - 1)) {
+		if (!b->seen[i]) {
+			b->seen[i] = (unsigned short)(b->n + 1);
+			return 0;
+		}
+		if (!strcmp(b->reqs[b->seen[i] - 1].card, r->card))
+			return 1;
+	}
+}
+
+static void
+batch_reset(struct batch *b)
+{
+	b->n = 0;
+	memset(b->seen, 0, sizeof b->seen);
+}
+
 /* Read the next request into r: 1 a line (maybe rejected), SR_READ_AGAIN,
  * SR_READ_EOF, or -2 for a CSV whose header is unusable. */
 static int
@@ -957,13 +991,27 @@ main(int argc, char *argv[])
 			status = sr_worst(status, SR_EX_USAGE);
 			rc = SR_READ_EOF;
 		}
+		if (rc == SR_READ_LINE && batch_has_card(cur, &cur->reqs[cur->n])) {
+			/* The card's request waits for the next batch, which reads
+			 * the facts this one writes. */
+			struct req again = cur->reqs[cur->n];
+
+			status = sr_worst(status, process(cur, prev));
+			prev = cur;
+			cur = cur == &bufs[0] ? &bufs[1] : &bufs[0];
+			batch_reset(cur);
+			cur->reqs[0] = again;
+			batch_has_card(cur, &cur->reqs[0]);
+			cur->n = 1;
+			continue;
+		}
 		if (rc == SR_READ_LINE)
 			cur->n++;
 		if (cur->n > 0 && (cur->n == BATCH || rc == SR_READ_AGAIN || rc == SR_READ_EOF)) {
 			status = sr_worst(status, process(cur, prev));
 			prev = cur;
 			cur = cur == &bufs[0] ? &bufs[1] : &bufs[0];
-			cur->n = 0;
+			batch_reset(cur);
 		} else if (prev && (rc == SR_READ_AGAIN || rc == SR_READ_EOF)) {
 			/* Input is idle: answer the batch in flight now. */
 			status = sr_worst(status, finish(prev));

@@ -74,6 +74,38 @@ req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
 	assert_equal "$(rcli EXISTS t:carrier:{c9}:card:C1)" 0
 }
 
+@test "a card's requests in one input are judged in order: the second sees the facts the first wrote" {
+	printf '{"card":"R1","carrier":"c1","status":"stopped","stopped_by":"auto","pkg_expires_at":0}\n' | sr-asset >/dev/null
+	# The order that renews the package, then a polling request without
+	# facts: the renewal holds, the card is to be resumed.
+	run -0 sr-enqueue <<-EOF
+	{"card":"R1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":$FUTURE}}
+	{"card":"R1","carrier":"c1","scene":"polling"}
+	EOF
+	assert_equal "$(jq -r '"\(.status) \(.action) \(.ver)"' <<<"$output" | paste -sd,)" "queued resume 1,unchanged resume 1"
+	assert_equal "$(rcli HGET 't:card:R1:facts' pe)" "$FUTURE"
+	assert_equal "$(sr-admin why R1 | jq -r .action)" resume
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:stop_resume:high') $(rcli ZCARD 't:carrier:{c1}:stop_resume')" "1 0"
+}
+
+@test "one card under two accounts in one input: the second is rejected, as in two inputs" {
+	gwsim_start
+	run -1 --separate-stderr sr-enqueue < <(req Z1 c1 package_expired "$PAST"; req Z1 c2 package_expired "$PAST")
+	assert_equal "$(jq -r .status <<<"$output" | paste -sd' ')" "queued rejected"
+	assert_output --partial "belongs to carrier 'c1'"
+	assert_equal "$(rcli HGET 't:card:Z1:facts' cr)" c1
+	run -0 drain 15
+	assert_equal "$(jq -s '[.[] | select(.card == "Z1" and .kind == "stop")] | length' "$T/gw.log")" 1
+	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+}
+
+@test "an empty facts object is no facts: a card nobody knows is rejected, not stopped" {
+	run -1 sr-enqueue <<<'{"card":"NEW1","carrier":"c1","scene":"order","facts":{}}'
+	assert_output --partial '"status":"rejected"'
+	assert_equal "$(rcli EXISTS 't:carrier:{c1}:stop_resume:high' 't:card:NEW1:facts')" 0
+}
+
 @test "same intent is unchanged, a renewal cancels, versions never repeat after a finish" {
 	run -0 sr-enqueue < <(req C1 c1 package_expired "$PAST"; req C1 c1 polling "$PAST")
 	assert_line --index 0 --partial '"status":"queued","action":"stop","reason":"package_expired","ver":1'
