@@ -255,6 +255,8 @@ gated(struct item *it, redisReply *rep)
 		    "the account is paused" : "the account's breaker is open",
 		    rep->element[1]->integer);
 		blocked(it, verdict, msg);
+	} else if (!strcmp(verdict, "frozen")) {
+		blocked(it, "frozen", "frozen by an operator since its claim: not sent");
 	} else if (!strcmp(verdict, "replayed")) {
 		blocked(it, "replayed", "this claim has called already: a replayed task is not sent");
 	} else {

@@ -23,6 +23,7 @@ static const char usage[] =
 "The inspection sweep: finds and repairs queue entries without a command,\n"
 "commands without a queue entry, claims whose lease expired long ago,\n"
 "confirming commands overdue for their query, frozen commands out of place,\n"
+"frozen- and confirming-set entries with no such command behind them,\n"
 "commands that lost their version (given one above any claim in flight),\n"
 "devices stuck claimed, and account keys of the wrong type (moved aside: the\n"
 "queues and the frozen and confirming sets are rebuilt, the running claims,\n"
@@ -431,7 +432,8 @@ check_global_keys(void)
 static int
 do_sweep(void)
 {
-	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
+	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk", "frozen",
+		"confirming" };
 	redisReply *acc;
 	long total = 0;
 
@@ -451,10 +453,11 @@ do_sweep(void)
 		sr_redis_scan_must(&rds, pattern, strlen(prefix), collect_key, &w);
 		total += check_buckets(&w, &w.idle, "idle");
 		total += check_buckets(&w, &w.wait, "wait");
-		for (int q = 0; q < 3; q++) {
+		for (int q = 0; q < 5; q++) {
 			char qkey[SR_KEY_MAX];
-			const char *z[] = { "ZRANGE", sr_key_account(qkey, cfg.prefix, w.carrier, qs[q]), "0", "-1" };
-			redisReply *rep = sr_redis_must(&rds, 4, z);
+			const char *z[] = { q < 4 ? "ZRANGE" : "SMEMBERS",
+				sr_key_account(qkey, cfg.prefix, w.carrier, qs[q]), "0", "-1" };
+			redisReply *rep = sr_redis_must(&rds, q < 4 ? 4 : 2, z);
 
 			for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
 				collect_id(rep->element[i]->str, &w);

@@ -36,6 +36,43 @@ stop_request() {
 	assert_output ''
 }
 
+@test "frozen after its claim, before its gate: nothing is sent, it stays frozen, and a retry drains it" {
+	gwsim_start
+	stop_request F1
+	sr-claim --max 1 >"$T/tasks"
+	sr-admin freeze F1 --reason dispute >/dev/null
+	sr-exec <"$T/tasks" >"$T/r"
+	assert_equal "$(jq -r '"\(.outcome) \(.gate)"' "$T/r")" "blocked frozen"
+	assert_equal "$(jq -s length "$T/gw.log")" 0
+	run -0 sr-confirm <"$T/r"
+	assert_equal "$(jq -r .state <<<"$output")" frozen
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1)" F1
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:sr_running')" 0
+	sr-admin audit F1 | jq -e 'select(.event == "gate:frozen" and .state == "frozen")'
+	sr-admin retry F1 --reason "dispute settled" >/dev/null
+	run -0 drain 10
+	assert_equal "$(jq -r 'select(.kind == "stop") | .applied' "$T/gw.log")" true
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:frozen')" 0
+}
+
+@test "frozen while its call is at the carrier: the result finishes it, and the frozen set keeps no ghost" {
+	gwsim_start
+	stop_request F1
+	sr-claim --max 1 | sr-exec >"$T/r"
+	sr-admin freeze F1 --reason dispute >/dev/null
+	run -0 sr-confirm <"$T/r"
+	assert_equal "$(jq -r .state <<<"$output")" done
+	# Nothing is frozen: no command is left to retry, and nothing pages.
+	run -1 sr-admin retry F1 --reason x
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:frozen')" 0
+	assert_equal "$(sr-stat | jq -r 'select(.carrier == "c1") | .frozen')" 0
+	# The card's next command is not listed as frozen, and is called.
+	printf '{"card":"F1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' "$FUTURE" | sr-enqueue >/dev/null
+	assert_equal "$(sr-admin list c1 --state frozen | jq -s length)" 0
+	run -0 drain 10
+	assert_equal "$(jq -r .kind "$T/gw.log" | paste -sd' ')" "stop resume"
+}
+
 @test "a permanent rejection alerts and freezes at once" {
 	gwsim_start --fault-reject 1
 	stop_request F2

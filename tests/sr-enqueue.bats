@@ -103,7 +103,7 @@ req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
 @test "an empty facts object is no facts: a card nobody knows is rejected, not stopped" {
 	run -1 sr-enqueue <<<'{"card":"NEW1","carrier":"c1","scene":"order","facts":{}}'
 	assert_output --partial '"status":"rejected"'
-	assert_equal "$(rcli EXISTS 't:carrier:{c1}:stop_resume:high' 't:card:NEW1:facts')" 0
+	assert_equal "$(rcli EXISTS 't:carrier:{c1}:stop_resume:high') $(rcli EXISTS 't:card:NEW1:facts')" "0 0"
 }
 
 @test "same intent is unchanged, a renewal cancels, versions never repeat after a finish" {

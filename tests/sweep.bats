@@ -63,6 +63,11 @@ req() { # req CARD [SCENE]
 	rcli HSET 't:carrier:{c1}:card:F1' frozen 1 >/dev/null
 	rcli HSET 't:carrier:{c1}:card:F2' frozen 1 >/dev/null
 	rcli ZREM 't:carrier:{c1}:stop_resume' F2 >/dev/null
+	# Frozen- and confirming-set entries with no such command behind them,
+	# one of them a live command's (an older release left them).
+	req N1
+	rcli ZADD 't:carrier:{c1}:frozen' 1 GF1 1 N1 >/dev/null
+	rcli SADD 't:carrier:{c1}:confirming' GC1 >/dev/null
 	# A device stuck claimed.
 	printf '{"card":"D1C","carrier":"c1","device":"D1","pkg_expires_at":%d}\n{"device":"D1","disabled":1}\n' "$PAST" | sr-asset >/dev/null
 	printf '{"device":"D1","scene":"device"}\n' | sr-enqueue >/dev/null
@@ -73,7 +78,7 @@ req() { # req CARD [SCENE]
 	# Damage repaired is news: exit 1 (cron mails it).
 	run -1 --separate-stderr sr-sweep --grace-high 60000 --grace-normal 60000 --grace-bulk 600000 --grace-device 60000
 	assert_equal "$(echo "$output" | jq -r '"\(.finding) \(.card // .device)"' | sort | tr '\n' ',')" \
-		"device_stale_claim D1,frozen_in_queue F1,frozen_unlisted F2,missing_entry M1,orphan_entry GHOST,stale_claim L1,stuck_confirming U1,"
+		"device_stale_claim D1,frozen_in_queue F1,frozen_unlisted F2,missing_entry M1,orphan_confirming GC1,orphan_entry GHOST,orphan_frozen GF1,orphan_frozen N1,stale_claim L1,stuck_confirming U1,"
 	# Repaired: a second sweep finds nothing.
 	run -0 --separate-stderr sr-sweep --grace-high 60000 --grace-normal 60000 --grace-bulk 600000 --grace-device 60000
 	assert_output ''
@@ -82,7 +87,8 @@ req() { # req CARD [SCENE]
 	# And the repaired work converges: every non-frozen command is executed.
 	dev-eval --until-empty --for 10 >/dev/null
 	run -0 drain 30
-	assert_equal "$(jq -r 'select(.kind == "stop") | .card' "$T/gw.log" | sort -u | tr '\n' ' ')" "D1C L1 M1 U1 "
+	assert_equal "$(rcli SMEMBERS 't:carrier:{c1}:confirming')" ''
+	assert_equal "$(jq -r 'select(.kind == "stop") | .card' "$T/gw.log" | sort -u | tr '\n' ' ')" "D1C L1 M1 N1 U1 "
 	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
 	assert_output ''
 }

@@ -68,7 +68,7 @@
     ARGV[4+14(i-1)..17+14(i-1)]  result i:
       card, token, version, kind (call|query), outcome, http, error, observed,
       retry_after ms, jitter in [0,1000),
-      blocked reason (gate: interval|lost|rate|paused|breaker|replayed),
+      blocked reason (gate: interval|lost|rate|paused|breaker|replayed|frozen),
       class of a retry (throttled|too_frequent|refused|not_sent|auth|unreplicated) or '',
       when the gate granted the call's slot (Redis ms; '' unknown),
       in_progress ('1' when the carrier only accepted the change)
@@ -135,7 +135,8 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   local retryAfter, jitter = tonumber(retryAfterArg) or 0, tonumber(jitterArg)
   local gatedAt, inProgress = tonumber(gatedAtArg), inProgressArg == '1'
   local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'prio', 'reason', 'scene', 'source',
-    'called', 'last_dir', 'dir_changes', 'queried', 'confirming', 'last_call', 'seen', 'seen_ms')
+    'called', 'last_dir', 'dir_changes', 'queried', 'confirming', 'last_call', 'seen', 'seen_ms',
+    'frozen')
   local action, curVer, claim, prio = h[1], h[2], h[3], tonumber(h[4]) or 1
   if outcome == 'blocked' or outcome == 'superseded' then
     -- The gate settled these itself. Say where the command stands.
@@ -146,7 +147,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
       return { curVer == ver and 'done' or 'stale', tonumber(curVer) or 0, 0 }
     end
     if curVer ~= ver or claim == token then return { 'stale', tonumber(curVer) or 0, 0 } end
-    return { 'requeued', tonumber(curVer) or 0, 0 }
+    return { h[16] == '1' and 'frozen' or 'requeued', tonumber(curVer) or 0, 0 }
   end
 
   -- A call or a query that went, and this claim's own: the command's live
@@ -229,6 +230,9 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
       after.last_dir = action
     end
     after.dir_changes = table.concat(kept, ' ')
+    -- A command frozen by hand while its call was out: the call applied,
+    -- the command is done, and nothing is left for the frozen set to hold.
+    if h[16] == '1' then later('ZREM', frozenKey, card) end
     cardFinish(key, bucket, queues, card, confirmingKey, anyOpen and openKey, prio, h[12] == '1', after,
       { ver = h[2], last_call = h[13], seen = h[14], seen_ms = h[15], last_dir = h[9],
         dir_changes = h[10] })

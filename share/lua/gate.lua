@@ -5,7 +5,8 @@
   Passes only if, at this instant on the Redis clock:
     the account is not paused and its breaker is closed (a half-open breaker
       lets one probe call through);
-    the claim is still ours (token) and the version is still current;
+    the claim is still ours (token), the command is not frozen (sr-admin
+      freeze since the claim), and the version is still current;
     for a state-change call: this claim has not called already (a replayed
       task never calls twice), and at least the interval has passed since
       the card's last call, stop and resume together;
@@ -55,6 +56,7 @@
                            seq: the account's call sequence number (unique request ids)
     { 'done' }             (judged) the command is finished, no call made
     { 'lost' }             the claim is no longer ours (lease expired and re-claimed, or done)
+    { 'frozen' }           frozen by an operator since its claim: the claim is dropped, no call
     { 'stale', ver }       a newer version exists
     { 'replayed' }         this claim has called already: a replayed task
     { 'interval', until }  the card was called too recently; may call at 'until' (ms)
@@ -103,11 +105,21 @@ end
 local function gateOne(key, bucket, token, ver, kind, card, resendArg)
   local resend = resendArg == '1'
   local h = rcall('HMGET', key, 'claim', 'ver', 'last_call', 'prio', 'counted_ver', 'called',
-    'lease_until')
+    'lease_until', 'frozen')
   local lastCall = tonumber(h[3]) or 0
   local queue = queues[(tonumber(h[4]) or 1) + 1]
 
   if h[1] ~= token then return { 'lost' } end
+  if h[8] == '1' then
+    -- Frozen by an operator since its claim: nothing goes out for it, not
+    -- even a query; its claim ends and it stays in the frozen set.
+    audit(key, card, ver, 'gate:frozen', 'frozen')
+    cardRelease(key, token, h[6])
+    rcall('ZREM', runningKey, token)
+    count('out_blocked')
+    count('finishes')
+    return { 'frozen' }
+  end
   if h[2] ~= ver then
     count('conflicts') -- a newer version was found
     giveBack(key, card, ver, token, h[6], queue, 'stale', math.max(now, lastCall + s.interval))

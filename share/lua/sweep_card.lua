@@ -5,6 +5,11 @@
   Normal operation leaves nothing to find; each finding is damage (a lost
   write, a hand edit, a bug) repaired on the spot:
     orphan_entry      a queue entry with no command behind it: removed
+    orphan_frozen     a frozen-set entry with no frozen command behind it (a
+                      command finished, or replaced by a new request, after
+                      an older release let it stay): removed, so it neither
+                      pages (srq_frozen) nor lists a live command as frozen
+    orphan_confirming a confirming-set entry with no command: removed
     frozen_in_queue   a frozen command still queued: taken out (and listed)
     frozen_unlisted   a frozen command missing from the frozen set: listed
     no_version        a command whose version is gone or not a whole number
@@ -67,7 +72,10 @@ if keyType == 'none' then
     local idle = idleRead(key, KEYS[7])
     local queued = false
     for q = 1, 3 do queued = queued or rcall('ZSCORE', queues[q], card) end
-    if queued and idle and versionWhole(idle.ver) then return false end
+    if queued and idle and versionWhole(idle.ver) then
+      -- (a packed command is never frozen: a freeze unpacks it)
+      return rcall('ZREM', frozenKey, card) == 1 and 'orphan_frozen'
+    end
     cardWake(key, KEYS[7], nil, KEYS[8])
   end
 end
@@ -86,6 +94,8 @@ if not h[1] then
     for q = 1, 3 do rcall('ZREM', queues[q], card) end
     return 'orphan_entry'
   end
+  if rcall('ZREM', frozenKey, card) == 1 then return 'orphan_frozen' end
+  if rcall('SREM', KEYS[6], card) == 1 then return 'orphan_confirming' end
   return false
 end
 if not versionWhole(h[8]) then
@@ -109,6 +119,8 @@ if h[5] == '1' and rcall('SISMEMBER', KEYS[6], card) == 0 then
   rcall('SADD', KEYS[6], card)
   unlisted = 'confirming_unlisted'
 end
+-- (not frozen: the branch above returned)
+if rcall('ZREM', frozenKey, card) == 1 then unlisted = unlisted or 'orphan_frozen' end
 if h[3] and (tonumber(h[4]) or 0) < now - grace then
   rcall('HDEL', key, 'claim', 'lease_until')
   rcall('ZADD', queues[prio + 1], now, card)
