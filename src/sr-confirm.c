@@ -104,25 +104,39 @@ parse(struct res *r, const char *line)
 	}
 }
 
-/* Facts the result proves: the card's state at the carrier right now. */
-static int
-append_status_update(struct res *r)
+/* The card's state at the carrier right now, as the result proves it (and
+ * who stopped it), or NULL when it proves none. */
+static const char *
+status_proved(const struct res *r, const char **by_out)
 {
 	const char *state = NULL, *by = NULL;
-	char key[SR_KEY_MAX];
 	int is_query = !strcmp(r->t.kind, "query");
 
+	*by_out = NULL;
 	if (is_query && !strcmp(r->outcome, "ok"))
 		state = sr_jstr(r->obj, "observed");
 	else if (json_is_true(json_object_get(r->obj, "in_progress")))
-		return 0; /* accepted: it has not landed yet */
+		return NULL; /* accepted: it has not landed yet */
 	else if (!is_query && (!strcmp(r->outcome, "ok") || !strcmp(r->outcome, "already"))) {
 		state = !strcmp(r->t.action, "stop") ? "stopped" : "active";
 		/* Only a stop that srq made is srq's: "already" stopped may be a
 		 * stop by hand, whose stopped_by must survive. */
 		by = !strcmp(r->t.action, "stop") && !strcmp(r->outcome, "ok") ? "auto" : NULL;
 	}
+	*by_out = by;
 	if (!state || (strcmp(state, "active") && strcmp(state, "stopped")))
+		return NULL;
+	return state;
+}
+
+/* Facts the result proves, written: returns the writes appended. */
+static int
+append_status_update(struct res *r)
+{
+	const char *by, *state = status_proved(r, &by);
+	char key[SR_KEY_MAX];
+
+	if (!state)
 		return 0;
 	sr_key_card_facts(key, cfg.prefix, r->t.card);
 	if (by) {
@@ -289,6 +303,7 @@ process(struct res *rs, int n)
 	static const char *argv[15 + 16 * BATCH];
 	char taken[BATCH] = { 0 };
 	int ngroups = 0, nidx = 0, status;
+	const char *by;
 
 	for (int i = 0; i < n && redis_up; i++) {
 		int first = nidx;
@@ -321,9 +336,11 @@ process(struct res *rs, int n)
 	/* What an applied result proves about the card, for the next judgment:
 	 * learned only from a result the script accepted as this claim's own,
 	 * never from a forged, replayed or stale line. */
-	for (int i = 0; i < n && redis_up; i++)
-		if (rs[i].genuine)
+	for (int i = 0; i < n; i++)
+		if (rs[i].genuine && redis_up)
 			rs[i].updates = append_status_update(&rs[i]);
+		else if (rs[i].genuine && status_proved(&rs[i], &by)) /* applied, then Redis was lost */
+			rs[i].unlearned = "Redis lost before the card's status was written";
 	held = rs;
 	nheld = n;
 	held_at = sr_mono_ms();
