@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include "sr.h"
 
 long
@@ -167,9 +169,41 @@ load_config_file(void)
 	fclose(f);
 }
 
+const char *
+sr_url_shown(const char *url, char *out, size_t n)
+{
+	CURLU *u = curl_url();
+	char *pw = NULL, *query = NULL, *shown = NULL;
+
+	snprintf(out, n, "%s", url);
+	if (!strchr(url, '@') && !strchr(url, '?') && !strchr(url, '#'))
+		return out; /* nothing in it can be a secret */
+	if (!u || curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
+		snprintf(out, n, "(a URL that does not parse, redacted)");
+		goto out;
+	}
+	if (curl_url_get(u, CURLUPART_PASSWORD, &pw, 0) == CURLUE_OK)
+		curl_url_set(u, CURLUPART_PASSWORD, "redacted", 0);
+	if (curl_url_get(u, CURLUPART_QUERY, &query, 0) == CURLUE_OK)
+		curl_url_set(u, CURLUPART_QUERY, "redacted", 0);
+	curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0);
+	if (curl_url_get(u, CURLUPART_URL, &shown, 0) == CURLUE_OK)
+		snprintf(out, n, "%s", shown);
+	else
+		snprintf(out, n, "(redacted)");
+out:
+	curl_free(pw);
+	curl_free(query);
+	curl_free(shown);
+	curl_url_cleanup(u);
+	return out;
+}
+
 void
 sr_config_each(void (*fn)(const char *name, const char *value, const char *from, void *arg), void *arg)
 {
+	char shown[1024];
+
 	for (int i = 0; settings[i].name; i++) {
 		const char *v = getenv(settings[i].name);
 		const char *from = from_file[i][0] ? from_file[i] : v && *v ? "environment" : "default";
@@ -178,6 +212,8 @@ sr_config_each(void (*fn)(const char *name, const char *value, const char *from,
 			v = settings[i].dflt;
 		if (settings[i].secret && *v)
 			v = "(set, redacted)";
+		else if (!strcmp(settings[i].name, "SRQ_GATEWAY"))
+			v = sr_url_shown(v, shown, sizeof shown);
 		fn(settings[i].name, v, from, arg);
 	}
 }

@@ -47,6 +47,16 @@ teardown() {
 	[[ $stderr != *"$REDIS_PW"* ]]
 }
 
+@test "a password or token carried in SRQ_GATEWAY's URL is never printed" {
+	export SRQ_GATEWAY="https://ops:$GW_TOKEN@gw.example/v1?token=$GW_TOKEN#$GW_TOKEN"
+	run -0 --separate-stderr sr-admin config
+	assert_equal "$(jq -r 'select(.setting == "SRQ_GATEWAY") | .value' <<<"$output")" \
+		"https://ops:redacted@gw.example/v1?redacted"
+	[[ $output != *"$GW_TOKEN"* && $stderr != *"$GW_TOKEN"* ]]
+	run -2 --separate-stderr sr-exec --gateway "ftp://ops:$GW_TOKEN@gw.example/?k=$GW_TOKEN" </dev/null
+	[[ $stderr == *"ftp://ops:redacted@gw.example/?redacted"* && $stderr != *"$GW_TOKEN"* ]]
+}
+
 @test "profile secrets (a carrier password, an app secret) never appear in argv, output, audit or logs" {
 	unset SRQ_GATEWAY_TOKEN_FILE
 	gwsim_stop
