@@ -136,7 +136,7 @@ field_value(const char *name, const char *v)
 			return d == (double)(long long)d && !strchr(v, '.') ? json_integer(atoll(v)) :
 			    json_real(d);
 	}
-	return json_string(v);
+	return sr_json_text(v);
 }
 
 json_t *
@@ -809,7 +809,11 @@ main(int argc, char *argv[])
 	sr_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case O_REASON: reason = optarg; break;
+		case O_REASON:
+			if (!sr_utf8_valid(optarg))
+				sr_die(SR_EX_USAGE, "--reason: not UTF-8 text");
+			reason = optarg;
+			break;
 		case O_CARRIER:
 			if (!sr_valid_id(optarg))
 				sr_die(SR_EX_USAGE, "--carrier: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);

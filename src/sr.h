@@ -398,10 +398,12 @@ int sr_reader_wait(struct sr_reader *rd, int timeout_ms);
 /* Mark a record rejected: "status":"rejected" and "error" set in o, and
  * "PROG: line N: ERROR" on stderr. Returns SR_EX_REJECTED (for sr_worst). */
 int sr_rejected(json_t *o, long line, const char *error);
-/* A message as a JSON string, never NULL: one cut to its buffer inside a
- * UTF-8 character (messages quote the input) loses that character, not
- * the whole member. */
+/* Text as a JSON string, never NULL: a byte that is not UTF-8 (a message
+ * cut inside a character, an operator's reason in Latin-1) is shown as
+ * U+FFFD, and the member is not lost. */
 json_t *sr_json_text(const char *s);
+/* Whether s is well-formed UTF-8. */
+int sr_utf8_valid(const char *s);
 /* Print obj as one compact JSON line on stdout and release it. */
 void sr_emit(json_t *obj);
 /* --table: sr_out keeps records (instead of printing JSONL) until

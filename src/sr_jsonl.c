@@ -175,17 +175,74 @@ sr_emit(json_t *obj)
 	json_decref(obj);
 }
 
+/* The length of the well-formed UTF-8 sequence at p (at most left bytes),
+ * or 0: overlong forms, surrogates and code points past U+10FFFF are not. */
+static size_t
+utf8_seq(const unsigned char *p, size_t left)
+{
+	size_t n;
+	unsigned cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (n > left)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+int
+sr_utf8_valid(const char *s)
+{
+	size_t left = strlen(s), n;
+
+	for (const unsigned char *p = (const unsigned char *)s; left > 0; p += n, left -= n)
+		if (!(n = utf8_seq(p, left)))
+			return 0;
+	return 1;
+}
+
 /* jansson refuses text that is not UTF-8, and json_object_set_new then
- * drops the member without a word: a rejection would lose its reason. */
+ * drops the member without a word (a rejection would lose its reason, an
+ * audit entry its who or why): each byte that is not part of a UTF-8
+ * sequence is shown as U+FFFD instead. */
 json_t *
 sr_json_text(const char *s)
 {
-	size_t n = strlen(s);
 	json_t *j = json_string(s);
+	size_t left = strlen(s), n, k = 0;
+	const unsigned char *p = (const unsigned char *)s;
+	char *out;
 
-	for (int k = 0; !j && k < 3 && n > 0; k++)
-		j = json_stringn(s, --n);
-	return j ? j : json_string("(message not UTF-8)");
+	if (j)
+		return j;
+	out = sr_malloc(3 * left + 1);
+	for (; left > 0; p += n, left -= n)
+		if ((n = utf8_seq(p, left))) {
+			memcpy(out + k, p, n);
+			k += n;
+		} else {
+			memcpy(out + k, "\xef\xbf\xbd", 3);
+			k += 3;
+			n = 1;
+		}
+	j = json_stringn(out, k);
+	free(out);
+	return j ? j : json_string("(not UTF-8)");
 }
 
 int

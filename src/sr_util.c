@@ -195,12 +195,12 @@ sr_who(void)
 	const char *u = getenv("SUDO_USER");
 	struct passwd *pw;
 
-	if (u && *u)
+	if (u && *u && sr_utf8_valid(u))
 		return u;
 	/* The effective user, not $USER: cron sets no USER. */
 	if ((pw = getpwuid(geteuid())) && pw->pw_name && *pw->pw_name)
 		return pw->pw_name;
-	return (u = getenv("USER")) && *u ? u : "unknown";
+	return (u = getenv("USER")) && *u && sr_utf8_valid(u) ? u : "unknown";
 }
 
 char *

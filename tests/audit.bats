@@ -39,6 +39,21 @@ bare() {
 	assert_equal "$(jq -r .state <<<"$output")" due
 }
 
+@test "a reason that is not UTF-8 is refused; a who or why stored so is shown, not dropped" {
+	run -2 --separate-stderr sr-admin freeze C1 --reason "$(printf 'caf\xe9 dispute')"
+	[[ $stderr == *"--reason: not UTF-8 text"* ]]
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:C1' frozen)$(rcli EXISTS 't:carrier:{c1}:frozen')" 0
+	# A SUDO_USER that is not UTF-8 is not who: the effective user is.
+	SUDO_USER=$'ev\xffil' run -0 sr-admin freeze C1 --reason 'customer dispute'
+	assert_equal "$(sr-admin audit C1 | jq -r 'select(.event == "admin:freeze") | .who')" "$(id -un)"
+	# An entry written so by hand (or by an older release) keeps its fields.
+	rcli XADD 't:carrier:{c1}:audit' '*' card C1 event admin:retry who "$(printf 'ev\xffil')" \
+		why "$(printf 'caf\xe9')" >/dev/null
+	run -0 sr-admin audit C1
+	assert_equal "$(jq -r 'select(.event == "admin:retry") | "\(.who) \(.why)"' <<<"$output")" "ev�il caf�"
+	sr-admin show C1 | jq -e '.audit[-1].why == "caf�"'
+}
+
 @test "show finds a card's history behind 30,000 newer entries of other cards; why reads no audit at all" {
 	sr-admin freeze C1 --reason 'customer dispute' >/dev/null
 	for i in $(seq 30000); do

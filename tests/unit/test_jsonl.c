@@ -95,14 +95,24 @@ main(void)
 		json_decref(o);
 	}
 	/* A message quoting the input, cut inside a character by its buffer,
-	 * keeps what it has: a rejection always says why. */
+	 * keeps what it has: a rejection always says why. So does text with a
+	 * byte that is not UTF-8 inside it (an operator's Latin-1): U+FFFD. */
 	{
-		json_t *o = json_object();
+		json_t *o = json_object(), *t;
 
 		sr_rejected(o, 1, "unknown card fact \"caf\xc3");
-		CHECK(sr_jstr(o, "error") && !strcmp(sr_jstr(o, "error"), "unknown card fact \"caf"),
-		    "the cut character dropped, the message kept: %s", sr_jstr(o, "error"));
+		CHECK(sr_jstr(o, "error") && !strcmp(sr_jstr(o, "error"), "unknown card fact \"caf\xef\xbf\xbd"),
+		    "the cut character shown as U+FFFD, the message kept: %s", sr_jstr(o, "error"));
 		json_decref(o);
+		t = sr_json_text("caf\xe9 dispute \xc3\xa9");
+		CHECK(!strcmp(json_string_value(t), "caf\xef\xbf\xbd dispute \xc3\xa9"), "Latin-1 inside: %s",
+		    json_string_value(t));
+		json_decref(t);
 	}
+	CHECK(sr_utf8_valid("") && sr_utf8_valid("plain") && sr_utf8_valid("caf\xc3\xa9 \xf0\x9f\x98\x80"),
+	    "UTF-8 is valid");
+	CHECK(!sr_utf8_valid("caf\xe9") && !sr_utf8_valid("\xc0\xaf") && !sr_utf8_valid("\xed\xa0\x80") &&
+	    !sr_utf8_valid("\xf4\x90\x80\x80") && !sr_utf8_valid("\xe2\x82"),
+	    "Latin-1, overlong, a surrogate, past U+10FFFF and a cut sequence are not");
 	return unit_done("test_jsonl");
 }
