@@ -23,6 +23,11 @@ json_t *hash_obj(redisReply *rep);
 double jnum(json_t *o, const char *k);
 
 /* admin_account.c */
+/* An account no request ever named is most likely a typo: a change would
+ * create a new account instead of changing the intended one (unless
+ * --force), and a read would answer nothing as if all were well. Says so
+ * and exits 1. */
+void known_account(const char *account, int change);
 /* The account's state (stat.lua: limits, effective rate, pause, breaker,
  * queue sizes) as a record, with its profile's name. */
 json_t *account_state(const char *carrier);

@@ -153,24 +153,22 @@ account_arg(int argc, char **argv)
 	return argv[0];
 }
 
-/* A change to an account no request ever named is most likely a typo: it
- * would create a new account instead of changing the intended one. */
-static void
-known_account(const char *account)
+void
+known_account(const char *account, int change)
 {
 	char key[SR_KEY_MAX];
 	const char *argv[] = { "SISMEMBER", sr_key_accounts(key, cfg.prefix), account };
 	redisReply *rep;
 	int known;
 
-	if (force_opt)
+	if (change && force_opt)
 		return;
 	rep = cmd(3, argv);
 	known = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
 	freeReplyObject(rep);
 	if (!known) {
-		fprintf(stderr, "%s: account '%s' is unknown: no request ever named it (a typo?); "
-		    "give --force to change it anyway\n", sr_prog, account);
+		fprintf(stderr, "%s: account '%s' is unknown: no request ever named it (a typo?)%s\n", sr_prog,
+		    account, change ? "; give --force to change it anyway" : "");
 		sr_redis_close(&rds);
 		exit(sr_finish(SR_EX_REJECTED));
 	}
@@ -199,7 +197,7 @@ admin_limits(int argc, char **argv)
 		args[n++] = eq + 1;
 	}
 	if (n) {
-		known_account(account);
+		known_account(account, 1);
 		change("limits", account, n, args);
 	}
 	sr_out(account_state(account));
@@ -225,7 +223,7 @@ admin_pause(int argc, char **argv)
 			    "or epoch ms)", until_opt);
 		snprintf(until, sizeof until, "%lld", (long long)t);
 	}
-	known_account(account);
+	known_account(account, 1);
 	change("pause", account, 1, args);
 	sr_out(account_state(account));
 	return SR_EX_OK;
@@ -247,7 +245,7 @@ admin_breaker(int argc, char **argv)
 	const char *account = account_arg(argc, argv);
 
 	if (argc == 2 && !strcmp(argv[1], "open")) {
-		known_account(account);
+		known_account(account, 1);
 		change(argv[1], account, 0, NULL);
 	} else if (argc == 2 && !strcmp(argv[1], "close"))
 		change(argv[1], account, 0, NULL);

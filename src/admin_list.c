@@ -246,6 +246,7 @@ admin_list(int argc, char **argv)
 	if (argc != 1 || !sr_valid_id(argv[0]))
 		command_usage();
 	check_options();
+	known_account(argv[0], 0);
 	reason_match = reason[0] ? reason : NULL;
 	n = walk(argv[0], print, NULL);
 	if (n == list_limit)
@@ -284,6 +285,7 @@ admin_retry_account(const char *account)
 	 * --reason is the operator's, for the audit. */
 	if (!dry_run)
 		need_reason("retry --account");
+	known_account(account, 0);
 	walk(account, collect, &ids);
 	fprintf(stderr, "%s: %s %ld %s command%s of account '%s'%s%s\n", sr_prog,
 	    dry_run ? "would retry" : "retrying", ids.n, state_opt, ids.n == 1 ? "" : "s", account,

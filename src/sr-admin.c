@@ -620,11 +620,14 @@ do_alerts(const char *ack)
 static int
 do_audit(const char *card, const char *account)
 {
-	char *carrier = account ? sr_strdup(account) : card_carrier(card);
+	char *carrier;
 	char key[SR_KEY_MAX];
 	json_t *list, *e;
 	size_t i;
 
+	if (account)
+		known_account(account, 0);
+	carrier = account ? sr_strdup(account) : card_carrier(card);
 	if (!carrier) {
 		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
 		return SR_EX_REJECTED;

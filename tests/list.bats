@@ -115,3 +115,17 @@ frozen_by() {
 	assert_equal "$(jq -r .card "$T/list" | sort -u | wc -l)" 10000
 	assert_equal "$(wc -l <"$T/list")" 10000
 }
+
+@test "an account no request ever named (a typo) is said to be unknown by list, retry --account and audit, exit 1" {
+	stop c1 K1
+	for a in "list c9" "retry --account c9 --reason typo" "retry --account c9 --dry-run" "audit --account c9"; do
+		# shellcheck disable=SC2086 # (the words are the command's)
+		run -1 --separate-stderr sr-admin $a
+		assert_output ''
+		[[ $stderr == *"account 'c9' is unknown: no request ever named it (a typo?)" ]]
+	done
+	run -0 sr-admin list c1
+	assert_equal "$(jq -r .card <<<"$output")" K1
+	run -0 sr-admin audit --account c1
+	assert_equal "$(jq -r .event <<<"$output")" queued
+}
