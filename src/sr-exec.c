@@ -318,7 +318,7 @@ gate_append(struct gating *g, struct item **batch, int n)
 	/* The keys and arguments of one script call; each call is formatted
 	 * when appended, so the next reuses them. */
 	static char keys[10 + 2 * GATE_BATCH][SR_KEY_MAX], vers[GATE_BATCH][24];
-	static const char *argv[12 + 7 * GATE_BATCH];
+	static const char *argv[12 + 8 * GATE_BATCH];
 	char *taken = sr_malloc((size_t)n + 1), ahead[24];
 	int norder = 0;
 
@@ -363,7 +363,8 @@ gate_append(struct gating *g, struct item **batch, int n)
 			a[2] = it->judged ? "judged" : it->t.kind;
 			a[3] = it->t.card;
 			a[4] = it->resend ? "1" : "0";
-			na += 5;
+			a[5] = it->t.action;
+			na += 6;
 		}
 		sr_redis_append_script(&rds, SR_LUA_GATE, nk, nk + na, argv, NULL);
 		g->group[g->ngroups++] = m;

@@ -70,6 +70,23 @@ line() { # line TASK TOKEN OUTCOME [EXTRA-JSON]
 	assert_equal "$(jq -r .kind "$T/gw.log")" stop
 }
 
+@test "a task whose action was edited neither calls nor finishes the command; the real task still does" {
+	req X1 "$PAST"
+	sr-claim >"$T/task"
+	before=$(snapshot)
+	# A stop turned into a resume: judged against the facts, a resume of a
+	# card with an expired package is not wanted, and would finish the stop.
+	jq -c '.action = "resume"' "$T/task" | sr-exec >"$T/r"
+	assert_equal "$(jq -r '"\(.outcome) \(.gate)"' "$T/r")" "blocked lost"
+	run -0 sr-confirm <"$T/r"
+	assert_equal "$(jq -r .state <<<"$output")" stale
+	assert_equal "$(snapshot)" "$before"
+	assert_equal "$(jq -s length "$T/gw.log")" 0
+	run -0 bash -c "sr-exec <'$T/task' | sr-confirm"
+	assert_equal "$(jq -r .state <<<"$output")" done
+	assert_equal "$(jq -r .kind "$T/gw.log")" stop
+}
+
 @test "a replayed task does not call the carrier twice" {
 	req X1 "$PAST"
 	sr-claim >"$T/task"

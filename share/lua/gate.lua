@@ -49,8 +49,9 @@
     ARGV[2]     stats prefix, e.g. "polling:carrier:{c17}:stats:" (includes/stats.lua:
                 calls, queries, and cmds, the distinct commands called)
     ARGV[3]     ahead ms: how far ahead a slot may be granted
-    ARGV[4+5(i-1)..8+5(i-1)]  item i: token, version, kind (call|query|judged),
-                card id (queue member), resend (1 or 0)
+    ARGV[4+6(i-1)..9+6(i-1)]  item i: token, version, kind (call|query|judged),
+                card id (queue member), resend (1 or 0), action (stop|resume: the
+                task's, which must be the command's)
   Output: one reply per item, in order (an error for an item that failed):
     { 'pass', at_ms, now_ms, seq }  go ahead: send at at_ms (Redis clock, >= now_ms);
                            seq: the account's call sequence number (unique request ids)
@@ -102,14 +103,17 @@ local function giveBack(key, card, ver, token, called, queue, why, due)
   count('finishes')
 end
 
-local function gateOne(key, bucket, token, ver, kind, card, resendArg)
+local function gateOne(key, bucket, token, ver, kind, card, resendArg, action)
   local resend = resendArg == '1'
   local h = rcall('HMGET', key, 'claim', 'ver', 'last_call', 'prio', 'counted_ver', 'called',
-    'lease_until', 'frozen')
+    'lease_until', 'frozen', 'action')
   local lastCall = tonumber(h[3]) or 0
   local queue = queues[(tonumber(h[4]) or 1) + 1]
 
-  if h[1] ~= token then return { 'lost' } end
+  -- A task whose action is not its command's was not made by the claim
+  -- (an edited line): judged against the wrong direction, it must neither
+  -- call nor finish the command.
+  if h[1] ~= token or (h[2] == ver and h[9] ~= action) then return { 'lost' } end
   if h[8] == '1' then
     -- Frozen by an operator since its claim: nothing goes out for it, not
     -- even a query; its claim ends and it stays in the frozen set.
@@ -193,7 +197,7 @@ local function gateOne(key, bucket, token, ver, kind, card, resendArg)
   return { 'pass', at, now, seqs }
 end
 
-local replies = batchEach(9, 3, 5, gateOne)
+local replies = batchEach(9, 3, 6, gateOne)
 if paced then edgePaceSave(edgeKey, e, restored) end
 if seqs > 0 then
   -- Sequence numbers, one per call that passed, taken in one step.
