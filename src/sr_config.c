@@ -172,13 +172,13 @@ load_config_file(void)
 const char *
 sr_url_shown(const char *url, char *out, size_t n)
 {
-	CURLU *u = curl_url();
+	CURLU *u;
 	char *pw = NULL, *query = NULL, *shown = NULL;
 
 	snprintf(out, n, "%s", url);
 	if (!strchr(url, '@') && !strchr(url, '?') && !strchr(url, '#'))
 		return out; /* nothing in it can be a secret */
-	if (!u || curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
+	if (!(u = curl_url()) || curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
 		snprintf(out, n, "(a URL that does not parse, redacted)");
 		goto out;
 	}
