@@ -734,7 +734,6 @@ run_direct(struct batch *b, long long now)
 		if (!strcmp(r->cmd.j.reason, "device_disabled") ||
 		    !strcmp(r->cmd.j.reason, "device_package_expired"))
 			r->direct->device = r->cf.device;
-		v[n++] = r->direct;
 	}
 	for (int k = 0; k < nreplies; k++) {
 		if (!(rep = sr_redis_reply(&rds)))
@@ -743,10 +742,21 @@ run_direct(struct batch *b, long long now)
 	}
 	for (int i = 0; i < b->n; i++)
 		if (b->reqs[i].direct) {
+			struct req *r = &b->reqs[i];
+
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
-			b->reqs[i].direct->ver = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
+			r->direct->ver = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
 			freeReplyObject(rep);
+			if (r->direct->ver < 0) {
+				/* The card's command is frozen: an operator's, never
+				 * called on the spot. The request goes to the queue,
+				 * answered as it would be with the switch on. */
+				free(r->direct);
+				r->direct = NULL;
+				retry[nretry++] = &r->cmd;
+			} else
+				v[n++] = r->direct;
 		}
 	if (n > 0 && sr_direct_run(&rds, gw, &cfg, v, n) < 0)
 		return -1;
@@ -763,6 +773,7 @@ run_direct(struct batch *b, long long now)
 			continue;
 		}
 		snprintf(ver, sizeof ver, "%lld", d->ver);
+		sr_account_register(&rds, &cfg, r->carrier); /* (sr-stat, sr-sweep, audit --account) */
 		{
 			const char *audit[] = { "XADD", sr_key_account(akey, cfg.prefix, r->carrier, "audit"),
 				"MAXLEN", "~", maxlen, "*", "card", r->card, "ver_before", ver, "ver_after", ver,

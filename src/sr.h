@@ -810,6 +810,11 @@ void sr_hex(const unsigned char *md, size_t n, char *out, int upper);
 
 /* -------------------------------------------------------------- sr_command.c */
 
+/* sr-claim, sr-stat, sr-sweep and sr-admin find accounts in P:accounts:
+ * every account srq writes for is added there, once per process (an SADD
+ * appended to r; 1 if one was). */
+int sr_account_register(struct sr_redis *r, const struct sr_config *cfg, const char *carrier);
+
 /* One card's judged intent, written by enqueue.lua (the only writer of
  * commands: sr-enqueue and dev-eval both go through here). */
 #define SR_CMD_GROUP 256 /* cards per script call */

@@ -16,31 +16,30 @@ struct sr_cmd_calls {
 	struct sr_cmd **order; /* cards in call order */
 };
 
-/* sr-claim finds accounts in P:accounts: every account that gets a command
- * is added there (once per process; SADD is idempotent anyway). Returns
- * how many SADDs were appended. */
-static int
-register_accounts(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **cmds, int n)
+int
+sr_account_register(struct sr_redis *r, const struct sr_config *cfg, const char *carrier)
 {
 	static char **known;
 	static size_t nknown;
 	char key[SR_KEY_MAX];
+	const char *argv[] = { "SADD", sr_key_accounts(key, cfg->prefix), carrier };
+
+	for (size_t k = 0; k < nknown; k++)
+		if (!strcmp(known[k], carrier))
+			return 0;
+	known = sr_realloc(known, (nknown + 1) * sizeof *known);
+	known[nknown++] = sr_strdup(carrier);
+	sr_redis_append(r, 3, argv, NULL);
+	return 1;
+}
+
+static int
+register_accounts(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **cmds, int n)
+{
 	int added = 0;
 
-	for (int i = 0; i < n; i++) {
-		size_t k;
-
-		for (k = 0; k < nknown && strcmp(known[k], cmds[i]->carrier); k++)
-			;
-		if (k == nknown) {
-			const char *argv[] = { "SADD", sr_key_accounts(key, cfg->prefix), cmds[i]->carrier };
-
-			known = sr_realloc(known, (nknown + 1) * sizeof *known);
-			known[nknown++] = sr_strdup(cmds[i]->carrier);
-			sr_redis_append(r, 3, argv, NULL);
-			added++;
-		}
-	}
+	for (int i = 0; i < n; i++)
+		added += sr_account_register(r, cfg, cmds[i]->carrier);
 	return added;
 }
 

@@ -48,6 +48,33 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	assert_line test
 }
 
+@test "switch off: a card whose command an operator froze is not called; its request goes to the queue" {
+	gwsim_start
+	sr-enqueue < <(req Z1 "$FUTURE" stopped) >/dev/null
+	sr-admin freeze Z1 --reason "customer dispute" >/dev/null
+	sr-admin switch off --reason incident >/dev/null
+	# The same intent: answered as the queue answers it, the freeze kept.
+	run -0 sr-enqueue < <(req Z1 "$FUTURE" stopped)
+	assert_equal "$(jq -r '"\(.status) \(.ver)"' <<<"$output")" "unchanged 1"
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:Z1' frozen) $(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1)" "1 Z1"
+	assert_equal "$(jq -s length "$T/gw.log")" 0
+	# Another card is still called on the spot.
+	run -0 sr-enqueue < <(req P1 "$PAST")
+	assert_output --partial '"status":"direct_ok"'
+	assert_equal "$(jq -r .card "$T/gw.log")" P1
+}
+
+@test "switch off: an account only the direct path has served is an account: audited, counted, swept" {
+	gwsim_start
+	sr-admin switch off --reason incident >/dev/null
+	run -0 sr-enqueue < <(printf '{"card":"P7","carrier":"c7","scene":"order","facts":{"pkg_expires_at":%d}}\n' "$PAST")
+	assert_output --partial '"status":"direct_ok"'
+	run -0 sr-admin audit --account c7
+	assert_equal "$(jq -r '"\(.card) \(.event)"' <<<"$output")" "P7 direct:ok"
+	assert_equal "$(sr-stat | jq -r 'select(.carrier == "c7") | .carrier')" c7
+	assert_equal "$(rcli SMEMBERS t:accounts)" c7
+}
+
 @test "switch off: at most 3 tries, 2 s apart, each outside the card's interval" {
 	gwsim_start --fault-429 1 --retry-after 0
 	sr-admin switch off --reason test >/dev/null

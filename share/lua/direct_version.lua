@@ -9,12 +9,16 @@
   Input:
     KEYS[1]  command hash of the card     KEYS[2] its idle bucket
     KEYS[3]  its wait bucket (a queued command waiting packed: idle.lua)
+  A card whose queued command an operator froze is not the direct path's:
+  nothing is changed, and the caller hands the request to the queue.
+
   Output:
-    the new version (integer)
+    the new version (integer), or -1 when the card's command is frozen
 ]]
 --- @include "idle"
 --- @include "version"
-local h = redis.call('HMGET', KEYS[1], 'action', 'ver')
+local h = redis.call('HMGET', KEYS[1], 'action', 'ver', 'frozen')
+if h[1] and h[3] == '1' then return -1 end
 if not h[1] then
   cardAwake(KEYS[1], KEYS[2], KEYS[3])
 elseif not versionWhole(h[2]) then
