@@ -73,6 +73,27 @@ stop_request() {
 	assert_equal "$(jq -r .kind "$T/gw.log" | paste -sd' ')" "stop resume"
 }
 
+@test "frozen while its call is at the carrier, and the result is unknown: it stays frozen, out of the queues, confirming" {
+	gwsim_start --fault-5xx-after 1
+	stop_request F1
+	sr-claim --max 1 | sr-exec >"$T/r"
+	sr-admin freeze F1 --reason dispute >/dev/null
+	run -0 sr-confirm <"$T/r"
+	assert_equal "$(jq -r '"\(.outcome) \(.state)"' <<<"$output")" "unknown frozen"
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:stop_resume') $(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1)" "0 F1"
+	assert_equal "$(rcli HMGET 't:carrier:{c1}:card:F1' confirming frozen_why | paste -sd' ')" "1 dispute"
+	# Nothing for the sweep to find; nothing is sent until a retry, which
+	# asks the carrier first.
+	run -0 --separate-stderr sr-sweep
+	assert_output ''
+	run -0 drain 5
+	assert_equal "$(jq -r .kind "$T/gw.log" | paste -sd' ')" stop
+	sr-admin retry F1 --reason "dispute settled" >/dev/null
+	run -0 drain 10
+	assert_equal "$(jq -r .kind "$T/gw.log" | paste -sd' ')" "stop status"
+	assert_equal "$(jq -r .state <<<"$output" | tail -1)" done
+}
+
 @test "a permanent rejection alerts and freezes at once" {
 	gwsim_start --fault-reject 1
 	stop_request F2

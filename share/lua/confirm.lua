@@ -128,6 +128,10 @@ local function auditResult(card, verBefore, verAfter, event, state, h, http, err
     'reason', h[5] or '', 'scene', h[6] or '', 'source', h[7] or '', 'http', http, 'error', err)
 end
 
+-- Whether the command of the result being applied was frozen by an
+-- operator while its call was out (set by confirmOne).
+local frozenByHand = false
+
 -- One result. Its helpers are made only after the finish, the common case,
 -- has returned: eight closures per result cost about 0.4 us of Redis CPU.
 local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, err, observed,
@@ -138,6 +142,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     'called', 'last_dir', 'dir_changes', 'queried', 'confirming', 'last_call', 'seen', 'seen_ms',
     'frozen')
   local action, curVer, claim, prio = h[1], h[2], h[3], tonumber(h[4]) or 1
+  frozenByHand = h[16] == '1'
   if outcome == 'blocked' or outcome == 'superseded' then
     -- The gate settled these itself. Say where the command stands.
     if not action then
@@ -254,7 +259,9 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   end
   local function requeue(due)
     release()
-    rcall('ZADD', queues[prio + 1], digits(due), card)
+    -- Frozen by hand meanwhile: it stays out of the queues (and in the
+    -- frozen set) until an operator retries it.
+    if not frozenByHand then rcall('ZADD', queues[prio + 1], digits(due), card) end
   end
   local function afterInterval(due)
     if lastCall + interval > due then return lastCall + interval end
@@ -287,9 +294,11 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     rcall('HSET', key, 'frozen', '1')
     -- What srq saw before is in doubt now: a frozen command is an operator's,
     -- and a later request must not re-queue it on the strength of 'seen'.
-    rcall('HDEL', key, 'accepted', 'frozen_who', 'frozen_why', 'seen', 'seen_ms')
+    -- (One an operator froze while its call was out keeps who and why.)
+    rcall('HDEL', key, 'accepted', 'seen', 'seen_ms')
+    if not frozenByHand then rcall('HDEL', key, 'frozen_who', 'frozen_why') end
     for q = 1, 3 do rcall('ZREM', queues[q], card) end
-    rcall('ZADD', frozenKey, nowS, card)
+    rcall('ZADD', frozenKey, 'NX', nowS, card)
     -- A confirming command stays confirming (listed) while frozen, as a
     -- freeze by hand leaves it: a retry or a new request then queries first.
     cardAlert(card, curVer or ver, action, err, http, alertKind, n,
@@ -387,7 +396,16 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   return { state, tonumber(curVer) or 0, 1 }
 end
 
-local replies = batchEach(12, 3, 14, confirmOne, laterFlush)
+-- A result that leaves a command frozen by hand says so, whatever it did.
+local function confirmItem(...)
+  local r = confirmOne(...)
+  if frozenByHand and (r[1] == 'requeued' or r[1] == 'confirming' or r[1] == 'alerted') then
+    r[1] = 'frozen'
+  end
+  return r
+end
+
+local replies = batchEach(12, 3, 14, confirmItem, laterFlush)
 laterFlush()
 edgeWindowSave(edgeKey, e)
 if trimFlapping then rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', digits(now - 3600000)) end
