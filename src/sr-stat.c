@@ -267,6 +267,10 @@ static const struct metric metrics[] = {
 	{ "version_conflict_rate", "srq_version_conflict_ratio", "Version conflicts per finish in the window (page over 0.10)." },
 	{ "flapping", "srq_flapping_cards", "Cards whose executed direction changed 3 or more times in an hour." },
 	{ "alerts_open", "srq_alerts_open", "Alerts open (not acknowledged, not resolved)." },
+};
+
+/* The devices' queue is not an account's: from the total record, no label. */
+static const struct metric device_metrics[] = {
 	{ "device_queue", "srq_device_queue", "Devices waiting for evaluation." },
 	{ "device_oldest_s", "srq_device_oldest_seconds", "Age of the oldest due device." },
 };
@@ -283,18 +287,23 @@ static const struct metric counters[] = {
 static void
 prom_value(FILE *f, const char *name, const char *labels, json_t *v)
 {
+	char series[256];
+
+	/* labels NULL: a series of no label (the devices' queue) */
+	snprintf(series, sizeof series, labels ? "%s{%s}" : "%s", name, labels);
 	if (json_is_boolean(v))
-		fprintf(f, "%s{%s} %d\n", name, labels, json_is_true(v));
+		fprintf(f, "%s %d\n", series, json_is_true(v));
 	else if (json_is_string(v)) /* the breaker: closed, open, half_open */
-		fprintf(f, "%s{%s} %d\n", name, labels, strcmp(json_string_value(v), "closed") != 0);
+		fprintf(f, "%s %d\n", series, strcmp(json_string_value(v), "closed") != 0);
 	else if (json_is_integer(v))
-		fprintf(f, "%s{%s} %lld\n", name, labels, (long long)json_integer_value(v));
+		fprintf(f, "%s %lld\n", series, (long long)json_integer_value(v));
 	else if (json_is_real(v))
-		fprintf(f, "%s{%s} %.6g\n", name, labels, json_real_value(v));
+		fprintf(f, "%s %.6g\n", series, json_real_value(v));
 }
 
 /* Per account only: the total record ("carrier":"*") is left out, so that
- * sum() over the account label is the total and nothing counts twice. The
+ * sum() over the account label is the total and nothing counts twice; but
+ * the devices' queue, which is no account's, comes from it. The
  * srq_up / srq_last_success_timestamp_seconds pair lets an alert fire when
  * this file stops being refreshed (a dead cron job or exporter). */
 static void
@@ -325,6 +334,16 @@ write_prom(FILE *f, json_t *records, long long now_ms)
 			snprintf(labels, sizeof labels, "account=\"%s\"", sr_jstr(r, "carrier"));
 			prom_value(f, metrics[m].name, labels, json_object_get(r, metrics[m].field));
 		}
+	}
+	json_array_foreach(records, i, r) {
+		if (strcmp(sr_jstr(r, "carrier"), "*"))
+			continue;
+		for (size_t m = 0; m < sizeof device_metrics / sizeof device_metrics[0]; m++)
+			if (json_object_get(r, device_metrics[m].field)) {
+				fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", device_metrics[m].name,
+				    device_metrics[m].help, device_metrics[m].name);
+				prom_value(f, device_metrics[m].name, NULL, json_object_get(r, device_metrics[m].field));
+			}
 	}
 	for (size_t m = 0; m < sizeof counters / sizeof counters[0]; m++) {
 		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", counters[m].name, counters[m].help,

@@ -89,6 +89,21 @@ teardown() {
 	run -2 sr-stat --prom --table
 }
 
+@test "the devices' queue is in the Prometheus file, with no account label, so its alert can fire" {
+	printf '{"card":"DC1","carrier":"c1","device":"D1","pkg_expires_at":%d}\n' "$(( $(date +%s) + 86400 ))" | sr-asset >/dev/null
+	printf '{"device":"D1","scene":"device_package_expired","facts":{"pkg_expires_at":0}}\n' | sr-enqueue >/dev/null
+	assert_equal "$(sr-stat | jq -r 'select(.carrier == "*") | .device_queue')" 1
+	run -0 sr-stat --prom --output "$T/srq.prom"
+	grep -qx 'srq_device_queue 1' "$T/srq.prom"
+	grep -qx '# TYPE srq_device_queue gauge' "$T/srq.prom"
+	grep -q '^srq_device_oldest_seconds [0-9]*$' "$T/srq.prom"
+	run -0 promtool check metrics <"$T/srq.prom"
+	assert_output ''
+	dev-eval --until-empty --for 10 >/dev/null
+	sr-stat --prom --output "$T/srq.prom"
+	grep -qx 'srq_device_queue 0' "$T/srq.prom"
+}
+
 @test "counters stay bounded: 100k finished commands do not grow the metrics' memory" {
 	# The release build: this is about Redis memory, not the tools' code.
 	B="$PROJECT_ROOT/bin"
