@@ -137,8 +137,9 @@ void sr_config_each(void (*fn)(const char *name, const char *value, const char *
     void *arg);
 /* The config file read, or NULL. */
 const char *sr_config_file(void);
-/* url for display: a password and a query (where tokens go) replaced by
- * "redacted", a fragment left out; written to out. */
+/* url for display: a password (or a user with none: a token) and a query
+ * (where tokens go) replaced by "redacted", a fragment left out; written
+ * to out. */
 const char *sr_url_shown(const char *url, char *out, size_t n);
 /* Fill cfg from the config file (SRQ_CONFIG, or /etc/srq/srq.conf when it
  * exists), the environment (which overrides it) and defaults; dies (exit 2)

@@ -173,7 +173,7 @@ const char *
 sr_url_shown(const char *url, char *out, size_t n)
 {
 	CURLU *u;
-	char *pw = NULL, *query = NULL, *shown = NULL;
+	char *pw = NULL, *user = NULL, *query = NULL, *shown = NULL;
 
 	snprintf(out, n, "%s", url);
 	if (!strchr(url, '@') && !strchr(url, '?') && !strchr(url, '#'))
@@ -184,6 +184,8 @@ sr_url_shown(const char *url, char *out, size_t n)
 	}
 	if (curl_url_get(u, CURLUPART_PASSWORD, &pw, 0) == CURLUE_OK)
 		curl_url_set(u, CURLUPART_PASSWORD, "redacted", 0);
+	else if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK)
+		curl_url_set(u, CURLUPART_USER, "redacted", 0); /* a user alone may be a token */
 	if (curl_url_get(u, CURLUPART_QUERY, &query, 0) == CURLUE_OK)
 		curl_url_set(u, CURLUPART_QUERY, "redacted", 0);
 	curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0);
@@ -193,6 +195,7 @@ sr_url_shown(const char *url, char *out, size_t n)
 		snprintf(out, n, "(redacted)");
 out:
 	curl_free(pw);
+	curl_free(user);
 	curl_free(query);
 	curl_free(shown);
 	curl_url_cleanup(u);
@@ -212,7 +215,7 @@ sr_config_each(void (*fn)(const char *name, const char *value, const char *from,
 			v = settings[i].dflt;
 		if (settings[i].secret && *v)
 			v = "(set, redacted)";
-		else if (!strcmp(settings[i].name, "SRQ_GATEWAY"))
+		else if (!strcmp(settings[i].name, "SRQ_GATEWAY") || !strcmp(settings[i].name, "SRQ_REDIS"))
 			v = sr_url_shown(v, shown, sizeof shown);
 		fn(settings[i].name, v, from, arg);
 	}

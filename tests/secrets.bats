@@ -53,6 +53,12 @@ teardown() {
 	assert_equal "$(jq -r 'select(.setting == "SRQ_GATEWAY") | .value' <<<"$output")" \
 		"https://ops:redacted@gw.example/v1?redacted"
 	[[ $output != *"$GW_TOKEN"* && $stderr != *"$GW_TOKEN"* ]]
+	# A token as the URL's user; Redis's password in its URL (refused by
+	# every tool, but shown by config).
+	SRQ_GATEWAY="https://$GW_TOKEN@gw.example/@v1" SRQ_REDIS="redis://:$GW_TOKEN@localhost:6379" \
+		run -0 --separate-stderr sr-admin config
+	assert_equal "$(jq -r 'select(.setting | test("SRQ_(GATEWAY|REDIS)$")) | .value' <<<"$output" | sort | paste -sd' ')" \
+		"https://redacted@gw.example/@v1 redis://:redacted@localhost:6379/"
 	run -2 --separate-stderr sr-exec --gateway "ftp://ops:$GW_TOKEN@gw.example/?k=$GW_TOKEN" </dev/null
 	[[ $stderr == *"ftp://ops:redacted@gw.example/?redacted"* && $stderr != *"$GW_TOKEN"* ]]
 }
