@@ -76,6 +76,8 @@ struct req {
 	struct sr_device_facts df;
 	struct sr_cmd cmd; /* the judged intent, written by sr_command.c */
 	int dev_fetched; /* device facts were read with the card's */
+	char old_device[65]; /* the card's device in the mirror, before this request */
+	int nwrites;     /* facts writes appended (append_facts_write) */
 	int is_device;   /* a device request: {"device":...} */
 	char device[65];
 	struct sr_direct *direct; /* switch off: executed on the spot */
@@ -309,6 +311,25 @@ append_facts_write(struct req *r)
 		argv[argc++] = vals[k++];
 	}
 	sr_redis_append(&rds, argc, argv, NULL);
+	r->nwrites = 1;
+	/* A card moved to another device by its request is that device's
+	 * member (dev-eval evaluates a device's members), as sr-asset does. */
+	if ((name = sr_jstr(r->facts, "device")) && strcmp(name, r->old_device)) {
+		char dkey[SR_KEY_MAX];
+
+		if (*name) {
+			const char *add[] = { "SADD", sr_key_device_cards(dkey, cfg.prefix, name), r->card };
+
+			sr_redis_append(&rds, 3, add, NULL);
+			r->nwrites++;
+		}
+		if (r->old_device[0]) {
+			const char *rem[] = { "SREM", sr_key_device_cards(dkey, cfg.prefix, r->old_device), r->card };
+
+			sr_redis_append(&rds, 3, rem, NULL);
+			r->nwrites++;
+		}
+	}
 }
 
 /* Mark every pending line of the batch as a backend error. */
@@ -417,6 +438,7 @@ read_facts(struct batch *b)
 			return -1;
 		sr_card_facts_load(&r->cf, rep);
 		freeReplyObject(rep);
+		snprintf(r->old_device, sizeof r->old_device, "%s", r->cf.device);
 		if (r->dev_fetched) {
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
@@ -584,18 +606,23 @@ collect_commands(struct batch *b)
 
 	if (!b->calls)
 		return 0;
-	for (int i = 0; rc == 0 && i < b->n; i++)
-		if (reqs[i].st == ST_PENDING && !reqs[i].is_device && reqs[i].facts) {
+	for (int i = 0; rc == 0 && i < b->n; i++) {
+		struct req *r = &reqs[i];
+
+		if (r->st != ST_PENDING || r->is_device)
+			continue;
+		for (int w = 0; w < r->nwrites; w++) {
 			if (!(rep = sr_redis_reply(&rds))) {
 				rc = -1;
 				break;
 			}
-			if (rep->type == REDIS_REPLY_ERROR) {
-				reqs[i].st = ST_ERROR;
-				snprintf(reqs[i].error, sizeof reqs[i].error, "facts not written: %s", rep->str);
+			if (rep->type == REDIS_REPLY_ERROR && r->st == ST_PENDING) {
+				r->st = ST_ERROR;
+				snprintf(r->error, sizeof r->error, "facts not written: %s", rep->str);
 			}
 			freeReplyObject(rep);
 		}
+	}
 	/* Always consumes (and frees) the handle; after a failure it only
 	 * finds the connection dead. */
 	if (sr_cmds_collect(&rds, b->calls) < 0)
@@ -710,7 +737,7 @@ run_direct(struct batch *b, long long now)
 
 		if (r->st != ST_PENDING || r->is_device)
 			continue;
-		nreplies += r->facts != NULL;
+		nreplies += r->nwrites;
 		judge(r, now);
 		if (r->cmd.j.want == SR_WANT_NONE) {
 			r->cmd.status = "noop"; /* what is queued is kept while off */

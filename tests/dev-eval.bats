@@ -106,3 +106,22 @@ device_request() { # device_request SCENE...
 	assert_equal "$total" 400
 	assert_device_queues_empty
 }
+
+@test "a request that moves a card to another device makes it that device's member, and no longer the old one's" {
+	sr-asset >/dev/null <<-EOF
+	{"card":"X","carrier":"c1","device":"D1","status":"active","pkg_expires_at":$FUTURE}
+	{"card":"Y","carrier":"c1","device":"D2","status":"active","pkg_expires_at":$FUTURE}
+	{"device":"D2","pkg_expires_at":$FUTURE}
+	EOF
+	printf '{"card":"X","carrier":"c1","scene":"order","facts":{"device":"D2"}}\n' | sr-enqueue >/dev/null
+	assert_equal "$(rcli SMEMBERS t:device:D2:cards | sort | paste -sd' ') $(rcli SCARD t:device:D1:cards)" "X Y 0"
+	printf '{"device":"D2","scene":"device_package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" |
+		sr-enqueue >/dev/null
+	run -0 dev-eval --until-empty --for 5
+	assert_equal "$(jq -r '[.cards[] | select(.action == "stop") | .card] | sort | join(" ")' <<<"$output")" "X Y"
+	# A card first known from a request is its device's member too.
+	printf '{"card":"N","carrier":"c1","scene":"order","facts":{"device":"D3","pkg_expires_at":%d}}\n' "$FUTURE" |
+		sr-enqueue >/dev/null
+	assert_equal "$(rcli SMEMBERS t:device:D3:cards)" N
+}
+
