@@ -26,7 +26,7 @@ teardown() {
 	assert_equal "$(jq -r .code "$T/gw.log")" OK
 	# One timestamped summary line, per account too.
 	run cat "$T/first.log"
-	assert_output --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z srq-drain: claimed=1 done=1 requeued=0 confirming=0 frozen=0 failed=0 errors=0 \| c1: claimed=1 done=1'
+	assert_output --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z srq-drain: claimed=1 cards=1 done=1 requeued=0 confirming=0 alerted=0 frozen=0 failed=0 errors=0 \| c1: claimed=1 cards=1 done=1'
 	# Redis gone: the failure is reported, not swallowed.
 	redis_stop
 	run -3 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
@@ -43,8 +43,8 @@ teardown() {
 		done
 	done | sr-enqueue >/dev/null
 	run -1 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
-	[[ $stderr == *"c1: claimed=3 done=3"* ]]
-	[[ $stderr == *"c2: claimed="*" done=0 "* ]]
+	[[ $stderr == *"c1: claimed=3 cards=3 done=3"* ]]
+	[[ $stderr == *"c2: claimed="*" cards=3 done=0 "* ]]
 	[[ $stderr == *"no progress for: c2"* ]]
 	# Nothing was left leased: every claim ended (requeued for later).
 	assert_equal "$(rcli ZCARD 't:carrier:{c2}:sr_running')" 0
@@ -87,6 +87,17 @@ crontab_command() {
 	[[ $stderr == *'failed: {"line":3'* ]]
 	[[ $stderr == *'queued 1, rejected 1'* ]]
 	run -2 env -u SRQ_EXPIRY_CSV -u SRQ_EXPIRY_CMD "$PROJECT_ROOT/cron/srq-expiry-scan"
+	# Any file name works, quotes included; a lock that cannot be opened is
+	# said plainly (exit 2: configuration).
+	cp "$T/bad.csv" "$T/it's bad.csv"
+	SRQ_EXPIRY_CSV="$T/it's bad.csv" SRQ_EXPIRY_LOCK="$T/scan.lock" \
+		run -1 --separate-stderr "$PROJECT_ROOT/cron/srq-expiry-scan"
+	[[ $stderr == *'rejected 1, unchanged 1'* ]] # (E1 was queued by the first run)
+	SRQ_EXPIRY_CSV="$T/bad.csv" SRQ_EXPIRY_LOCK="$T/no/such/dir/scan.lock" \
+		run -2 --separate-stderr "$PROJECT_ROOT/cron/srq-expiry-scan"
+	[[ $stderr == *"cannot open the lock file '$T/no/such/dir/scan.lock' (SRQ_EXPIRY_LOCK)"* ]]
+	SRQ_LOCK="$T/no/such/dir/drain.lock" run -2 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
+	[[ $stderr == *"cannot open the lock file '$T/no/such/dir/drain.lock' (SRQ_LOCK)"* ]]
 }
 
 @test "the README's cron one-liner stops claiming at --for and leaves no lease behind, even with slow calls" {
