@@ -91,6 +91,7 @@ struct batch {
 	struct req reqs[BATCH];
 	int n;
 	unsigned short seen[SEEN_SLOTS]; /* its cards: request index + 1, 0 free */
+	int has_device; /* it holds a device request */
 	struct sr_cmd_calls *calls; /* the enqueue scripts in flight */
 	int ndevices; /* device requests written after the card scripts */
 	int switch_on; /* the global switch, read with the batch's facts */
@@ -908,17 +909,26 @@ finish(struct batch *b)
 	return emit_batch(b->reqs, b->n);
 }
 
-/* Whether b has a request for r's card already; if not, r's card is added
- * (r is to be b's next request). A card's second request in one batch
- * would be judged on the facts read before the batch, without its first
- * request's facts: the batch ends before it instead. */
+/* Whether batch b must end before r, which is to be its next request:
+ * requests are judged in input order, but a batch reads every card's (and
+ * device's) facts once, before any of its own are written. So a card's
+ * second request in one batch, or a card request after a device request
+ * (whose facts the card's judgment may read: they are written after the
+ * batch's card scripts), waits for the next batch, which reads what this
+ * one wrote. Otherwise r's card is noted in b. */
 static int
-batch_has_card(struct batch *b, const struct req *r)
+batch_ends_before(struct batch *b, const struct req *r)
 {
 	unsigned h = 2166136261u; /* FNV-1a */
 
-	if (r->st != ST_PENDING || r->is_device)
+	if (r->st != ST_PENDING)
 		return 0;
+	if (r->is_device) {
+		b->has_device = 1;
+		return 0;
+	}
+	if (b->has_device)
+		return 1;
 	for (const char *p = r->card; *p; p++)
 		h = (h ^ (unsigned char)*p) * 16777619u;
 	for (unsigned i = h & (SEEN_SLOTS - 1);; i = (i + 1) & (SEEN_SLOTS - 1)) {
@@ -935,6 +945,7 @@ static void
 batch_reset(struct batch *b)
 {
 	b->n = 0;
+	b->has_device = 0;
 	memset(b->seen, 0, sizeof b->seen);
 }
 
@@ -1029,7 +1040,7 @@ main(int argc, char *argv[])
 			status = sr_worst(status, SR_EX_USAGE);
 			rc = SR_READ_EOF;
 		}
-		if (rc == SR_READ_LINE && batch_has_card(cur, &cur->reqs[cur->n])) {
+		if (rc == SR_READ_LINE && batch_ends_before(cur, &cur->reqs[cur->n])) {
 			/* The card's request waits for the next batch, which reads
 			 * the facts this one writes. */
 			struct req again = cur->reqs[cur->n];
@@ -1039,7 +1050,7 @@ main(int argc, char *argv[])
 			cur = cur == &bufs[0] ? &bufs[1] : &bufs[0];
 			batch_reset(cur);
 			cur->reqs[0] = again;
-			batch_has_card(cur, &cur->reqs[0]);
+			batch_ends_before(cur, &cur->reqs[0]);
 			cur->n = 1;
 			continue;
 		}

@@ -125,3 +125,16 @@ device_request() { # device_request SCENE...
 	assert_equal "$(rcli SMEMBERS t:device:D3:cards)" N
 }
 
+@test "a device request's facts are seen by a card request after it in the same input" {
+	sr-asset >/dev/null <<-EOF
+	{"card":"B","carrier":"c1","device":"D1","status":"active","pkg_expires_at":$FUTURE}
+	{"device":"D1","pkg_expires_at":$FUTURE}
+	EOF
+	run -0 sr-enqueue <<-EOF
+	{"device":"D1","scene":"device_package_expired","facts":{"pkg_expires_at":$PAST}}
+	{"card":"B","carrier":"c1","scene":"polling"}
+	EOF
+	assert_equal "$(jq -r '"\(.status) \(.action // "") \(.reason // "")"' <<<"$output" | paste -sd,)" \
+		"device_queued  ,queued stop device_package_expired"
+}
+
