@@ -92,6 +92,7 @@ struct batch {
 	int n;
 	unsigned short seen[SEEN_SLOTS]; /* its cards: request index + 1, 0 free */
 	int has_device; /* it holds a device request */
+	int moves_card; /* it holds a card request with a device fact (membership) */
 	struct sr_cmd_calls *calls; /* the enqueue scripts in flight */
 	int ndevices; /* device requests written after the card scripts */
 	int switch_on; /* the global switch, read with the batch's facts */
@@ -915,7 +916,9 @@ finish(struct batch *b)
  * second request in one batch, or a card request after a device request
  * (whose facts the card's judgment may read: they are written after the
  * batch's card scripts), waits for the next batch, which reads what this
- * one wrote. Otherwise r's card is noted in b. */
+ * one wrote; as does a device request after a card request that moves a
+ * card between devices (the device's members are read before they are
+ * written). Otherwise r's card is noted in b. */
 static int
 batch_ends_before(struct batch *b, const struct req *r)
 {
@@ -924,11 +927,15 @@ batch_ends_before(struct batch *b, const struct req *r)
 	if (r->st != ST_PENDING)
 		return 0;
 	if (r->is_device) {
+		if (b->moves_card)
+			return 1; /* it reads the device's members, which a card request writes */
 		b->has_device = 1;
 		return 0;
 	}
 	if (b->has_device)
 		return 1;
+	if (sr_jstr(r->facts, "device"))
+		b->moves_card = 1;
 	for (const char *p = r->card; *p; p++)
 		h = (h ^ (unsigned char)*p) * 16777619u;
 	for (unsigned i = h & (SEEN_SLOTS - 1);; i = (i + 1) & (SEEN_SLOTS - 1)) {
@@ -945,7 +952,7 @@ static void
 batch_reset(struct batch *b)
 {
 	b->n = 0;
-	b->has_device = 0;
+	b->has_device = b->moves_card = 0;
 	memset(b->seen, 0, sizeof b->seen);
 }
 

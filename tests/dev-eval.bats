@@ -138,3 +138,11 @@ device_request() { # device_request SCENE...
 		"device_queued  ,queued stop device_package_expired"
 }
 
+@test "a device request after a request that made a card its member sees the member, as in two inputs" {
+	run -0 sr-enqueue <<-EOF
+	{"card":"K1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":$FUTURE,"status":"active","device":"DX"}}
+	{"device":"DX","scene":"device"}
+	EOF
+	assert_equal "$(jq -r .status <<<"$output" | paste -sd' ')" "noop device_queued"
+}
+
