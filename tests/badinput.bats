@@ -19,6 +19,17 @@ teardown() {
 # lines N: how many records the output holds (stderr mixed in is skipped).
 records() { grep -c '^{' <<<"$output"; }
 
+# called_three: stops of AA01, BB01, CC01 (account c1) claimed and called,
+# the carrier's answers (all ok) in $T/results, not yet confirmed.
+called_three() {
+	gwsim_start
+	for c in AA01 BB01 CC01; do
+		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
+	done | sr-enqueue >/dev/null
+	sr-claim --max 3 | sr-exec >"$T/results"
+	assert_equal "$(jq -r .outcome "$T/results" | sort -u)" ok
+}
+
 @test "sr-exec answers every task line, the bad ones rejected by number, and calls only the good ones" {
 	gwsim_start
 	printf '{"card":"E1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" |
@@ -143,12 +154,7 @@ records() { grep -c '^{' <<<"$output"; }
 }
 
 @test "an idle bucket clobbered by hand fails its own card's finish only: the rest of the batch finishes, and that command stays" {
-	gwsim_start
-	for c in AA01 BB01 CC01; do
-		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
-	done | sr-enqueue >/dev/null
-	sr-claim --max 3 | sr-exec >"$T/results"
-	assert_equal "$(jq -r .outcome "$T/results" | sort -u)" ok
+	called_three
 	# BB01 would sleep in bucket BB, now a string: its finish cannot be written.
 	rcli SET 't:carrier:{c1}:idle:BB' clobbered >/dev/null
 	run -3 sr-confirm <"$T/results"
@@ -176,12 +182,7 @@ records() { grep -c '^{' <<<"$output"; }
 }
 
 @test "a facts key clobbered by hand: the card's change is finished, its line says its status was not learned, exit 3" {
-	gwsim_start
-	for c in AA01 BB01 CC01; do
-		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
-	done | sr-enqueue >/dev/null
-	sr-claim --max 3 | sr-exec >"$T/results"
-	assert_equal "$(jq -r .outcome "$T/results" | sort -u)" ok
+	called_three
 	# BB01's stop is applied at the carrier; its facts can no longer be written.
 	rcli SET 't:card:BB01:facts' clobbered >/dev/null
 	run -3 --separate-stderr sr-confirm <"$T/results"
