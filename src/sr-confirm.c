@@ -258,7 +258,6 @@ static int emit(struct res *rs, int n);
 static int
 settle(void)
 {
-	static char refused[BATCH][160];
 	int status;
 
 	for (int i = 0; i < nheld; i++) {
@@ -276,10 +275,10 @@ settle(void)
 				continue;
 			}
 			if (rep->type == REDIS_REPLY_ERROR) {
-				snprintf(refused[i], sizeof refused[i], "the card's status was not learned: %s",
-				    rep->str);
-				sr_warn("card '%s': %s", r->t.card, refused[i]);
-				r->unlearned = refused[i];
+				/* (its error is free: the line has a state) */
+				snprintf(r->error, sizeof r->error, "the card's status was not learned: %s", rep->str);
+				sr_warn("card '%s': %s", r->t.card, r->error);
+				r->unlearned = r->error;
 			}
 			freeReplyObject(rep);
 		}
