@@ -1002,10 +1002,11 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct batch bufs[2];
+	static struct req again; /* a request held for the next batch */
 	struct batch *cur = &bufs[0], *prev = NULL;
 	struct sr_reader rd;
 	struct sr_csv *csv = NULL;
-	int c, status = SR_EX_OK, rc, use_csv = 0;
+	int c, status = SR_EX_OK, rc, use_csv = 0, held;
 
 	sr_prog = "sr-enqueue";
 	snprintf(usage, sizeof usage, usage_fmt, sr_facts_list(SR_FACTS_CARD, "carrier", 45, "         "));
@@ -1047,27 +1048,23 @@ main(int argc, char *argv[])
 			status = sr_worst(status, SR_EX_USAGE);
 			rc = SR_READ_EOF;
 		}
-		if (rc == SR_READ_LINE && batch_ends_before(cur, &cur->reqs[cur->n])) {
-			/* The card's request waits for the next batch, which reads
-			 * the facts this one writes. */
-			struct req again = cur->reqs[cur->n];
-
-			status = sr_worst(status, process(cur, prev));
-			prev = cur;
-			cur = cur == &bufs[0] ? &bufs[1] : &bufs[0];
-			batch_reset(cur);
-			cur->reqs[0] = again;
-			batch_ends_before(cur, &cur->reqs[0]);
-			cur->n = 1;
-			continue;
-		}
-		if (rc == SR_READ_LINE)
+		/* A request the batch must end before waits for the next batch,
+		 * which reads the facts this one writes. */
+		held = rc == SR_READ_LINE && batch_ends_before(cur, &cur->reqs[cur->n]);
+		if (held)
+			again = cur->reqs[cur->n];
+		else if (rc == SR_READ_LINE)
 			cur->n++;
-		if (cur->n > 0 && (cur->n == BATCH || rc == SR_READ_AGAIN || rc == SR_READ_EOF)) {
+		if (cur->n > 0 && (held || cur->n == BATCH || rc == SR_READ_AGAIN || rc == SR_READ_EOF)) {
 			status = sr_worst(status, process(cur, prev));
 			prev = cur;
 			cur = cur == &bufs[0] ? &bufs[1] : &bufs[0];
 			batch_reset(cur);
+			if (held) {
+				cur->reqs[0] = again;
+				batch_ends_before(cur, &cur->reqs[0]);
+				cur->n = 1;
+			}
 		} else if (prev && (rc == SR_READ_AGAIN || rc == SR_READ_EOF)) {
 			/* Input is idle: answer the batch in flight now. */
 			status = sr_worst(status, finish(prev));
