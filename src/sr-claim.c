@@ -71,20 +71,24 @@ load_accounts(void)
 	return 0;
 }
 
+/* claim.lua's tasks come as one flat array, this many values to a task. */
+#define CLAIM_TASK_VALUES 8
+
+/* One task: the 8 values claim.lua gives it, at t[0..7]. */
 static void
-emit_task(const char *carrier, redisReply *t)
+emit_task(const char *carrier, redisReply **t)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "task", json_string(t->element[0]->str));
-	json_object_set_new(o, "card", json_string(t->element[1]->str));
+	json_object_set_new(o, "task", json_string(t[0]->str));
+	json_object_set_new(o, "card", json_string(t[1]->str));
 	json_object_set_new(o, "carrier", json_string(carrier));
-	json_object_set_new(o, "action", json_string(t->element[2]->str));
-	json_object_set_new(o, "ver", json_integer(t->element[3]->integer));
-	json_object_set_new(o, "token", json_string(t->element[4]->str));
-	json_object_set_new(o, "attempt", json_integer(t->element[5]->integer));
-	json_object_set_new(o, "reason", json_string(t->element[6]->str));
-	json_object_set_new(o, "scene", json_string(t->element[7]->str));
+	json_object_set_new(o, "action", json_string(t[2]->str));
+	json_object_set_new(o, "ver", json_integer(t[3]->integer));
+	json_object_set_new(o, "token", json_string(t[4]->str));
+	json_object_set_new(o, "attempt", json_integer(t[5]->integer));
+	json_object_set_new(o, "reason", json_string(t[6]->str));
+	json_object_set_new(o, "scene", json_string(t[7]->str));
 	sr_emit(o);
 }
 
@@ -135,9 +139,9 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 			failed++;
 			continue;
 		}
-		for (size_t i = 0; i < rep->element[0]->elements; i++)
-			emit_task(c, rep->element[0]->element[i]);
-		claimed += (long)rep->element[0]->elements;
+		for (size_t i = 0; i + CLAIM_TASK_VALUES <= rep->element[0]->elements; i += CLAIM_TASK_VALUES)
+			emit_task(c, rep->element[0]->element + i);
+		claimed += (long)(rep->element[0]->elements / CLAIM_TASK_VALUES);
 		*queued += rep->element[2]->integer;
 		if (rep->element[1]->integer >= 0) {
 			long long w = rep->element[1]->integer - rep->element[3]->integer;

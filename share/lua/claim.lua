@@ -27,7 +27,9 @@
     ARGV[3]     max commands to claim now
   Output:
     { tasks, next_due_ms, queued, now_ms, held }
-    tasks: array of { kind (call|query), card, action, ver, token, attempt, reason, scene }
+    tasks: one flat array, 8 values per task: kind (call|query), card, action,
+           ver, token, attempt, reason, scene (a table per task cost Redis
+           more to turn into its reply than the task's own redis.calls)
     next_due_ms: earliest score left in the queues (-1 when empty)
     queued: commands in the queues, claimed ones included (frozen excluded)
     held: 'paused' or 'breaker' when the account takes no call now, else ''
@@ -85,13 +87,26 @@ local function nextSeq()
   return seqNext - 1
 end
 
+-- A bucket's idle and wait keys by the card id's head: an account's cards
+-- come in runs of consecutive ids, and a batch names each bucket many times.
+local bucketKeys = {}
+local function bucketsOf(head)
+  local b = bucketKeys[head]
+  if not b then
+    b = { account .. 'idle:' .. head, account .. 'wait:' .. head }
+    bucketKeys[head] = b
+  end
+  return b[1], b[2]
+end
+
 -- Claim up to n from queue q; returns how many were claimed.
 local function take(q, n)
   local got = 0
   while got < n do
     local due = rcall('ZRANGEBYSCORE', queues[q], '-inf', nowS, 'LIMIT', 0, digits(n - got))
     if #due == 0 then break end
-    for _, card in ipairs(due) do
+    for j = 1, #due do
+      local card = due[j]
       local key = prefix .. card
       -- Its card's hash, or with none, its command waiting packed (idle.lua).
       -- Protected calls: while the account's slot moves to another master,
@@ -99,8 +114,8 @@ local function take(q, n)
       -- that must cost this entry, not the whole claim.
       local f = string.sub(card, -2)
       local head = string.sub(card, 1, #card - #f)
-      local bucket, wait = account .. 'idle:' .. head, account .. 'wait:' .. head
-      local idle, waiting -- a packed command's values, as read
+      local bucket, wait = bucketsOf(head)
+      local iv, wv -- a packed command's idle and waiting values, as read
       local h = {}
       local exists = redis.pcall('EXISTS', key)
       if exists == 1 then
@@ -111,10 +126,8 @@ local function take(q, n)
         local w = redis.pcall('HGET', wait, f)
         local t = type(w) == 'string' and redis.pcall('HGET', bucket, f)
         if type(t) == 'string' then
-          idle, waiting = t, w
-          local ver, lastCall = string.match(t, '^([^|]*)|?([^|]*)')
-          local action, reason, scene = waitValues(w)
-          h = { action, ver, nil, lastCall ~= '' and lastCall or nil, nil, nil, reason, scene }
+          iv, wv = { idleValues(t) }, { waitValues(w) }
+          h = { wv[1], iv[1], nil, iv[2] ~= '' and iv[2] or nil, nil, nil, wv[2], wv[3] }
         end
       end
       local action = h[1]
@@ -141,23 +154,25 @@ local function take(q, n)
         if not confirming and lastCall + interval > now then
           later('ZADD', queues[q], digits(lastCall + interval), card)
         else
-          local token = h[2] .. '-' .. nextSeq()
+          local token = h[2] .. '-' .. digits(nextSeq())
           local attempt = (tonumber(h[9]) or 0) + 1
           local claimed = { 'claim', token, 'lease_until', leaseS, 'attempt', digits(attempt) }
           local ok = true
-          if waiting then
+          if wv then
             -- Its first claim: into the card's hash, with the claim. While
             -- the slot moves, a key not yet there is refused: it waits a
             -- lease, as above.
-            ok = pcall(cardUnpack, key, bucket, wait, idle, waiting, claimed, later)
+            ok = pcall(cardUnpackValues, key, bucket, wait, iv, wv, claimed, later, f)
           else
             rcall('HSET', key, unpack(claimed))
           end
           later('ZADD', queues[q], leaseS, card)
           if ok then
             later('ZADD', runningKey, leaseS, token)
-            tasks[#tasks + 1] = { confirming and 'query' or 'call', card, action,
-              tonumber(h[2]), token, attempt, h[7] or '', h[8] or '' }
+            local t = #tasks
+            tasks[t + 1], tasks[t + 2], tasks[t + 3], tasks[t + 4] = confirming and 'query' or 'call',
+              card, action, tonumber(h[2])
+            tasks[t + 5], tasks[t + 6], tasks[t + 7], tasks[t + 8] = token, attempt, h[7] or '', h[8] or ''
             got = got + 1
           end
         end

@@ -128,6 +128,17 @@ local function auditResult(card, verBefore, verAfter, event, state, h, http, err
     'reason', h[5] or '', 'scene', h[6] or '', 'source', h[7] or '', 'http', http, 'error', err)
 end
 
+-- The counter of an outcome of a call (out_<outcome>) and of a query
+-- (query_<outcome>), each name made once per script call, not per result.
+local function counterNames(prefix)
+  return setmetatable({}, { __index = function(t, outcome)
+    local name = prefix .. outcome
+    t[outcome] = name
+    return name
+  end })
+end
+local outCounter, queryCounter = counterNames('out_'), counterNames('query_')
+
 -- Whether the command of the result being applied was frozen by an
 -- operator while its call was out (set by confirmOne).
 local frozenByHand = false
@@ -136,8 +147,7 @@ local frozenByHand = false
 -- has returned: eight closures per result cost about 0.4 us of Redis CPU.
 local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, err, observed,
     retryAfterArg, jitterArg, _, class, gatedAtArg, inProgressArg)
-  local retryAfter, jitter = tonumber(retryAfterArg) or 0, tonumber(jitterArg)
-  local gatedAt, inProgress = tonumber(gatedAtArg), inProgressArg == '1'
+  local inProgress = inProgressArg == '1'
   local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'prio', 'reason', 'scene', 'source',
     'called', 'last_dir', 'dir_changes', 'queried', 'confirming', 'last_call', 'seen', 'seen_ms',
     'frozen')
@@ -164,13 +174,13 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   local live = mine
   if live then
     later('ZREM', runningKey, token)
-    count((kind == 'query' and 'query_' or 'out_') .. outcome)
+    count(kind == 'query' and queryCounter[outcome] or outCounter[outcome])
     count('finishes')
   end
 
   -- The account's side: the effective rate and the breaker.
   if live and outcome == 'retry' and (class == 'throttled' or class == 'too_frequent') then
-    local from, to = edgeLower(edgeKey, e, qps, now, gatedAt or (now - s.window), s)
+    local from, to = edgeLower(edgeKey, e, qps, now, tonumber(gatedAtArg) or (now - s.window), s)
     if from then
       auditAccount('rate:lowered', 'qps_from', string.format('%.2f', from), 'qps_to',
         string.format('%.2f', to), 'http', http, 'error', err)
@@ -183,7 +193,8 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   -- A call held back because its gate pass did not reach the replicas says
   -- nothing of the carrier.
   if live and class ~= 'unreplicated' then
-    local why = err ~= '' and err or ('HTTP ' .. http)
+    -- Why, said only when the breaker may open or reopen: on a failure.
+    local why = verdict == 'fail' and (err ~= '' and err or ('HTTP ' .. http)) or ''
     local change = edgeResult(edgeKey, e, token, verdict, now, s, why, class == 'auth')
     if change == 'opened' then
       raise('breaker:' .. account, { 'card', '', 'alert', 'breaker', 'account', account,
@@ -247,6 +258,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   end
 
   -- What only a command that is not finished needs.
+  local retryAfter, jitter = tonumber(retryAfterArg) or 0, tonumber(jitterArg)
   local r = rcall('HMGET', key, 'fails', 'last_call', 'first_fail', 'prev_call', 'accepted')
   local fails, lastCall, firstFail = tonumber(r[1]) or 0, tonumber(r[2]) or 0, r[3]
   local prevCall, accepted = r[4], tonumber(r[5])

@@ -33,7 +33,9 @@ local function cardFinish(key, bucket, queues, card, confirmingKey, openKey, pri
     state = { ver = h[1], last_call = h[2], seen = h[3], seen_ms = h[4], last_dir = h[5],
       dir_changes = h[6] }
   end
-  for k, v in pairs(after or {}) do state[k] = v end
+  if after then
+    for k, v in pairs(after) do state[k] = v end
+  end
   cardSleep(key, bucket, state)
   if prio then
     cardWrite('ZREM', queues[prio + 1], card)

@@ -48,12 +48,17 @@ local function idleField(key)
   return #id <= 2 and id or string.sub(id, -2)
 end
 
+-- A packed idle state's values, in IDLE_FIELDS order ('' when absent):
+-- one match, no table.
+local function idleValues(v)
+  return string.match(v, '^([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)|?([^|]*)')
+end
+
 -- A packed idle state (field -> value).
 local function idleParse(v)
-  local t, i = {}, 1
-  for part in string.gmatch(v .. '|', '([^|]*)|') do
-    if part ~= '' and IDLE_FIELDS[i] then t[IDLE_FIELDS[i]] = part end
-    i = i + 1
+  local t, iv = {}, { idleValues(v) }
+  for i = 1, 7 do
+    if iv[i] ~= '' then t[IDLE_FIELDS[i]] = iv[i] end
   end
   return t
 end
@@ -84,9 +89,10 @@ end
 -- A card's idle state packed: its bucket's value.
 local function idlePack(state)
   local parts, last = {}, 0
-  for i, k in ipairs(IDLE_FIELDS) do
-    parts[i] = state[k] or ''
-    if parts[i] ~= '' then last = i end
+  for i = 1, 7 do
+    local v = state[IDLE_FIELDS[i]] or ''
+    parts[i] = v
+    if v ~= '' then last = i end
   end
   return table.concat(parts, '|', 1, last), parts, last
 end
@@ -108,28 +114,38 @@ local function waitPack(key, bucket, wait, idle, action, reason, scene, source, 
   return true
 end
 
--- Into the card's hash: its packed idle state t and waiting command w (the
--- values as read; nil: none), then the fields of set (a flat list, after
--- them: they win). Their entries go with del (redis.call, or a batch's
--- later).
-local function cardUnpack(key, bucket, wait, t, w, set, del)
-  local all = {}
-  if t then
-    local state = idleParse(t)
-    for _, k in ipairs(IDLE_FIELDS) do
-      if state[k] then all[#all + 1] = k; all[#all + 1] = state[k] end
+-- Into the card's hash: a packed idle state's values iv and a waiting
+-- command's wv (tables of idleValues and waitValues; nil: none), then the
+-- fields of set (a flat list, after them: they win). Their bucket entries
+-- go with del (redis.call, or a batch's later). f: the card's field in its
+-- buckets, when the caller has it.
+local function cardUnpackValues(key, bucket, wait, iv, wv, set, del, f)
+  local all, n = {}, 0
+  if iv then
+    for i = 1, 7 do
+      if iv[i] ~= '' then all[n + 1], all[n + 2] = IDLE_FIELDS[i], iv[i]; n = n + 2 end
     end
   end
-  if w then
-    local action, reason, scene, source, prio = waitValues(w)
-    local n = #all
-    all[n + 1], all[n + 2], all[n + 3], all[n + 4], all[n + 5] = 'action', action, 'reason', reason, 'scene'
-    all[n + 6], all[n + 7], all[n + 8], all[n + 9], all[n + 10] = scene, 'source', source, 'prio', prio
+  if wv then
+    all[n + 1], all[n + 2], all[n + 3], all[n + 4], all[n + 5] = 'action', wv[1], 'reason', wv[2], 'scene'
+    all[n + 6], all[n + 7], all[n + 8], all[n + 9], all[n + 10] = wv[3], 'source', wv[4], 'prio', wv[5]
+    n = n + 10
   end
-  for _, x in ipairs(set or {}) do all[#all + 1] = x end
-  if #all > 0 then redis.call('HSET', key, unpack(all)) end
-  if t then del('HDEL', bucket, idleField(key)) end
-  if w then del('HDEL', wait, idleField(key)) end
+  if set then
+    for i = 1, #set do all[n + i] = set[i] end
+    n = n + #set
+  end
+  if n > 0 then redis.call('HSET', key, unpack(all, 1, n)) end
+  if iv or wv then
+    f = f or idleField(key)
+    if iv then del('HDEL', bucket, f) end
+    if wv then del('HDEL', wait, f) end
+  end
+end
+
+-- The same from the packed values as read (t, w: strings; nil: none).
+local function cardUnpack(key, bucket, wait, t, w, set, del)
+  cardUnpackValues(key, bucket, wait, t and { idleValues(t) }, w and { waitValues(w) }, set, del)
 end
 
 -- Wake a sleeping card before anything writes its hash: its state, and its

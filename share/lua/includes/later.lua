@@ -39,7 +39,7 @@ local function laterFlush()
     local p = pending[cmd]
     if p then
       for _, args in ipairs(p.order) do
-        local r = redis.pcall(cmd, unpack(args))
+        local r = redis.pcall(cmd, unpack(args, 1, args.n))
         if type(r) == 'table' and r.err then
           redis.log(redis.LOG_WARNING, 'srq: ' .. cmd .. ' ' .. tostring(args[1]) .. ': ' .. r.err)
         end
@@ -48,30 +48,47 @@ local function laterFlush()
   end
 end
 
--- later(cmd, key, arg...): cmd (one of LATER_ORDER) on key, with these
--- arguments added to the others for that key. DEL gathers its keys:
+-- later(cmd, key, a[, b[, c[, d]]]): cmd (one of LATER_ORDER) on key, with
+-- these arguments added to the others for that key. DEL gathers its keys:
 -- later('DEL', key). A flush never holds a ZADD and a ZREM of one member
--- (the callers flush before they touch a member again).
-local function later(cmd, key, ...)
-  if not LATER_GATHERS[cmd] then error('later: ' .. cmd .. ' is not gathered') end
+-- (the callers flush before they touch a member again). Up to four
+-- arguments, no varargs: it runs for every item of a batch, and select()
+-- over varargs cost a call per argument.
+local function later(cmd, key, a, b, c, d)
+  local p = laterPending[cmd]
+  if not p then
+    if not LATER_GATHERS[cmd] then error('later: ' .. cmd .. ' is not gathered') end
+    p = { order = {}, by = {} }
+    laterPending[cmd] = p
+  end
   -- (a priority out of range names no queue: that item's error, said plainly)
   if type(key) ~= 'string' then error('later: ' .. cmd .. ' of no key') end
-  local p = laterPending[cmd]
-  if not p then p = { order = {}, by = {} }; laterPending[cmd] = p end
   local isDel = cmd == 'DEL'
   local target = isDel and '' or key
   local args = p.by[target]
   if not args then
-    args = isDel and {} or { key }
+    args = isDel and { n = 0 } or { key, n = 1 }
     p.by[target] = args
     p.order[#p.order + 1] = args
   end
-  local n = select('#', ...)
+  local n = args.n
   if isDel then
-    args[#args + 1] = key
+    args[n + 1] = key
+    n = n + 1
+  elseif d ~= nil then
+    args[n + 1], args[n + 2], args[n + 3], args[n + 4] = a, b, c, d
+    n = n + 4
+  elseif c ~= nil then
+    args[n + 1], args[n + 2], args[n + 3] = a, b, c
+    n = n + 3
+  elseif b ~= nil then
+    args[n + 1], args[n + 2] = a, b
+    n = n + 2
   else
-    for i = 1, n do args[#args + 1] = select(i, ...) end
+    args[n + 1] = a
+    n = n + 1
   end
-  laterArgs = laterArgs + n + 1
+  laterArgs = laterArgs + n - args.n
+  args.n = n
   if laterArgs >= LATER_MAX then laterFlush() end
 end
