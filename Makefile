@@ -209,6 +209,7 @@ bench: all
 	@mkdir -p build
 	./bench/core.sh | tee build/bench-core.jsonl
 	@bench/table <build/bench-core.jsonl
+	./bench/instructions.sh
 	./bench/layout.sh
 	./bench/cluster.sh
 	./bench/asset.sh
