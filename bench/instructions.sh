@@ -17,6 +17,8 @@
 # The gate's figure moves by a few per cent between runs: sr-exec's batches
 # follow the gateway's timing. The others repeat to the instruction.
 #
+# REDIS_ARGS="--name value ...": settings for that Redis, e.g. to count what
+# a smaller zset-max-listpack-entries saves (README, Performance).
 # REDIS_SERVER=path: another redis-server binary, e.g. one built from
 # Debian's source with its symbols, to see where the instructions go:
 # KEEP=dir keeps each stage's profile there:
@@ -39,7 +41,7 @@ cleanup() {
 trap cleanup EXIT
 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$T/redis.out" \
 	"${REDIS_SERVER:-redis-server}" --port 0 --unixsocket "$T/redis.sock" --save '' \
-	--appendonly no --dir "$T" >"$T/valgrind.log" 2>&1 &
+	--appendonly no --dir "$T" ${REDIS_ARGS:-} >"$T/valgrind.log" 2>&1 &
 for _ in $(seq 300); do [ -S "$T/redis.sock" ] && break; sleep 0.1; done
 export SRQ_REDIS="unix://$T/redis.sock" SRQ_PREFIX=bench
 R() { redis-cli -s "$T/redis.sock" "$@"; }
