@@ -726,20 +726,35 @@ run_direct(struct batch *b, long long now)
 	struct sr_cmd *retry[BATCH];
 	char key[SR_KEY_MAX], akey[SR_KEY_MAX], maxlen[24];
 	redisReply *rep;
-	int n = 0, nretry = 0, nreplies;
+	int n = 0, nretry = 0;
 
 	snprintf(maxlen, sizeof maxlen, "%ld", cfg.audit_maxlen);
 	if (!gw)
 		gw = sr_gateway_new(&cfg);
-	/* The request facts first (the judgment and the next run read them). */
+	/* The request facts first (the judgment and the next run read them),
+	 * answered before anything is called: a request whose facts Redis
+	 * refused (a facts key damaged by hand) is an error, not a call. */
 	append_facts_writes(b);
-	nreplies = 0;
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 
 		if (r->st != ST_PENDING || r->is_device)
 			continue;
-		nreplies += r->nwrites;
+		for (int w = 0; w < r->nwrites; w++) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return -1;
+			if (rep->type == REDIS_REPLY_ERROR && r->st == ST_PENDING) {
+				r->st = ST_ERROR;
+				snprintf(r->error, sizeof r->error, "facts not written: %s", rep->str);
+			}
+			freeReplyObject(rep);
+		}
+	}
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+
+		if (r->st != ST_PENDING || r->is_device)
+			continue;
 		judge(r, now);
 		if (r->cmd.j.want == SR_WANT_NONE) {
 			r->cmd.status = "noop"; /* what is queued is kept while off */
@@ -763,11 +778,6 @@ run_direct(struct batch *b, long long now)
 		if (!strcmp(r->cmd.j.reason, "device_disabled") ||
 		    !strcmp(r->cmd.j.reason, "device_package_expired"))
 			r->direct->device = r->cf.device;
-	}
-	for (int k = 0; k < nreplies; k++) {
-		if (!(rep = sr_redis_reply(&rds)))
-			return -1;
-		freeReplyObject(rep);
 	}
 	for (int i = 0; i < b->n; i++)
 		if (b->reqs[i].direct) {
