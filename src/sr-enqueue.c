@@ -438,7 +438,15 @@ read_facts(struct batch *b)
 		}
 		if (!(rep = sr_redis_reply(&rds)))
 			return -1;
-		sr_card_facts_load(&r->cf, rep);
+		if (rep->type == REDIS_REPLY_ERROR) {
+			/* A facts key damaged by hand (a string where the hash is):
+			 * judged on nothing, its request would be queued while its
+			 * facts write fails. It is an error, and nothing of it is
+			 * written. */
+			r->st = ST_ERROR;
+			snprintf(r->error, sizeof r->error, "facts not read: %s", rep->str);
+		} else
+			sr_card_facts_load(&r->cf, rep);
 		freeReplyObject(rep);
 		snprintf(r->old_device, sizeof r->old_device, "%s", r->cf.device);
 		if (r->dev_fetched) {
@@ -447,6 +455,8 @@ read_facts(struct batch *b)
 			sr_device_facts_load(&r->df, rep);
 			freeReplyObject(rep);
 		}
+		if (r->st != ST_PENDING)
+			continue;
 		if (r->cf.carrier[0] && strcmp(r->cf.carrier, r->carrier) != 0)
 			reject(r, "card belongs to carrier '%s' in the asset mirror", r->cf.carrier);
 		else if (!r->cf.known && !r->facts)

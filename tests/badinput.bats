@@ -209,6 +209,20 @@ called_three() {
 	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:stop_resume' 0 -1 | sort | paste -sd' ')" "AA01 CC01"
 }
 
+@test "a facts key clobbered by hand: its request is an error and nothing of it is queued; the rest of the batch is" {
+	rcli SET t:card:BB01:facts clobbered >/dev/null
+	for c in AA01 BB01 CC01; do
+		printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$c" "$PAST"
+	done >"$T/in"
+	run -3 --separate-stderr sr-enqueue <"$T/in"
+	assert_equal "$(jq -r '"\(.card) \(.status)"' <<<"$output" | paste -sd,)" "AA01 queued,BB01 error,CC01 queued"
+	assert_equal "$(jq -r 'select(.card == "BB01") | .error' <<<"$output")" \
+		"facts not read: WRONGTYPE Operation against a key holding the wrong kind of value"
+	[[ $stderr == *"line 2: not queued: facts not read"* ]]
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:stop_resume' 0 -1 | sort | paste -sd' ')" "AA01 CC01"
+	assert_equal "$(rcli GET t:card:BB01:facts)" clobbered
+}
+
 @test "a command hash that lost its version holds back its own card only: the rest is claimed, and the sweep gives it one above any in flight" {
 	gwsim_start
 	for c in G1 G2 G3 G4 G5 G6; do

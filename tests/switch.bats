@@ -64,18 +64,28 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	assert_equal "$(jq -r .card "$T/gw.log")" P1
 }
 
-@test "switch off: a request whose facts Redis refuses is an error, not a call; the next card is still called" {
+@test "switch off: a request whose facts key is damaged is an error, not a call; the next card is still called" {
 	gwsim_start
 	sr-admin switch off --reason incident >/dev/null
 	rcli SET t:card:F1:facts clobbered >/dev/null
 	run -3 --separate-stderr sr-enqueue < <(req F1 "$PAST"; req F2 "$PAST")
 	assert_equal "$(jq -r '"\(.card) \(.status)"' <<<"$output" | paste -sd,)" "F1 error,F2 direct_ok"
 	assert_equal "$(jq -r 'select(.card == "F1") | .error' <<<"$output")" \
-		"facts not written: WRONGTYPE Operation against a key holding the wrong kind of value"
-	[[ $stderr == *"line 1: not queued: facts not written: WRONGTYPE"* ]]
+		"facts not read: WRONGTYPE Operation against a key holding the wrong kind of value"
+	[[ $stderr == *"line 1: not queued: facts not read: WRONGTYPE"* ]]
 	# Only F2 reached the carrier; F1's damaged key is left for an operator.
 	assert_equal "$(jq -r .card "$T/gw.log" | paste -sd,)" F2
 	assert_equal "$(rcli GET t:card:F1:facts)" clobbered
+}
+
+@test "switch off: Redis refusing writes (out of memory) means no call at all, and every line says error" {
+	gwsim_start
+	sr-admin switch off --reason incident >/dev/null
+	rcli CONFIG SET maxmemory 1 >/dev/null
+	run -3 --separate-stderr sr-enqueue < <(req M1 "$PAST"; req M2 "$PAST")
+	assert_equal "$(jq -r '"\(.card) \(.status)"' <<<"$output" | paste -sd,)" "M1 error,M2 error"
+	assert_equal "$(jq -r .error <<<"$output" | grep -c '^facts not written: OOM')" 2
+	assert_equal "$(jq -s length "$T/gw.log")" 0
 }
 
 @test "switch off: an account only the direct path has served is an account: audited, counted, swept" {
