@@ -103,6 +103,18 @@ backlog() {
 	rcli XRANGE 't:carrier:{c1}:audit' - + | grep -q 'token renewed'
 }
 
+@test "a result that says the carrier refused authentication opens the breaker with its reason, whatever its outcome" {
+	gwsim_start
+	backlog 2 c1
+	sr-claim --max 1 | sr-exec >"$T/results"
+	# A result line edited by hand (sr-exec pairs auth with retry only).
+	jq -c '.outcome = "fail" | .class = "auth" | .http = 401 | .error = "HTTP 401 bad token"' "$T/results" |
+		sr-confirm >/dev/null || true
+	assert_equal "$(rcli HGET 't:carrier:{c1}:edge' brk_why)" "HTTP 401 bad token"
+	run -0 sr-admin why c1-1
+	echo "$output" | jq -e '.why | test("HTTP 401 bad token")'
+}
+
 @test "the breaker by hand: opened, nothing is called and no probe goes; closed, the drain goes on" {
 	gwsim_start
 	backlog 5 c1

@@ -193,8 +193,9 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   -- A call held back because its gate pass did not reach the replicas says
   -- nothing of the carrier.
   if live and class ~= 'unreplicated' then
-    -- Why, said only when the breaker may open or reopen: on a failure.
-    local why = verdict == 'fail' and (err ~= '' and err or ('HTTP ' .. http)) or ''
+    -- Why, said only when the breaker may open or reopen: on a failure,
+    -- or on a refused authentication, which opens it whatever the outcome.
+    local why = (verdict == 'fail' or class == 'auth') and (err ~= '' and err or ('HTTP ' .. http)) or ''
     local change = edgeResult(edgeKey, e, token, verdict, now, s, why, class == 'auth')
     if change == 'opened' then
       raise('breaker:' .. account, { 'card', '', 'alert', 'breaker', 'account', account,
