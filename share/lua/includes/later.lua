@@ -55,10 +55,9 @@ end
 -- arguments, no varargs: it runs for every item of a batch, and select()
 -- over varargs cost a call per argument.
 local function later(cmd, key, a, b, c, d, e)
-  -- More than four, or a gap: said, not gathered short (nil ends a list).
-  if e ~= nil or (a == nil and b ~= nil) or (b == nil and c ~= nil) or (c == nil and d ~= nil) then
-    error('later: ' .. cmd .. ' takes up to four arguments, none of them nil')
-  end
+  -- A fifth is said, not dropped. (A nil between arguments would fail the
+  -- whole gathered command at the flush: the callers pass none.)
+  if e ~= nil then error('later: ' .. cmd .. ' takes up to four arguments') end
   local p = laterPending[cmd]
   if not p then
     if not LATER_GATHERS[cmd] then error('later: ' .. cmd .. ' is not gathered') end
