@@ -14,14 +14,15 @@
 #   enqueue_instr    per enqueued request
 #   drain_instr      per drained command, claim + gate + finish, and each stage
 # with "ratio" to the EVALSHA's, which carries over between machines.
-# The gate's figure moves by a few per cent between runs: sr-exec's batches
-# follow the gateway's timing. The others repeat to the instruction.
+# The gate's and the finish's figures move by 2-4% between runs: their
+# batches follow sr-exec's and sr-confirm's timing. The others repeat to the
+# instruction.
 #
 # REDIS_ARGS="--name value ...": settings for that Redis, e.g. to count what
 # a smaller zset-max-listpack-entries saves (README, Performance).
 # REDIS_SERVER=path: another redis-server binary, e.g. one built from
-# Debian's source with its symbols, to see where the instructions go:
-# KEEP=dir keeps each stage's profile there:
+# Debian's source with its symbols. KEEP=dir keeps each stage's profile
+# there, to see where the instructions go:
 #   callgrind_annotate --inclusive=yes dir/claim.out
 # Usage: bench/instructions.sh [N]   (4000: under valgrind Redis runs ~50x
 # slower; per command it gives the figures of N=20000 within 5%)
