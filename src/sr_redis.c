@@ -616,6 +616,13 @@ sr_redis_reply(struct sr_redis *r)
 			 * read again before the next command), or while it moves (ASK). */
 			if (!ask)
 				r->stale = 1;
+			/* Sent on twice already: the masters do not agree on the slot
+			 * (a view gone stale in a failover or a move, two masters
+			 * naming each other). They settle within a second or two of
+			 * gossip: wait, as for TRYAGAIN, rather than spend every try
+			 * at once. */
+			if (p->tries >= 2)
+				pause_ms(50L << (p->tries - 2 < 5 ? p->tries - 2 : 5));
 		} else if (r->cluster && (is_error(rep, "TRYAGAIN") || is_error(rep, "CLUSTERDOWN"))) {
 			/* A slot being moved, a failover under way: again, after a pause. */
 			pause_ms(50L << (p->tries < 5 ? p->tries : 5));
