@@ -41,6 +41,7 @@ struct pend {
 	redisReply *reply;    /* read ahead, while reading an earlier command's */
 	int have;             /* reply is its reply (NULL: the connection failed) */
 	int tries;            /* times sent again */
+	int redirects;        /* of them, after MOVED or ASK */
 	int asked;            /* sent with ASKING: the slot is moving to its node */
 };
 
@@ -286,6 +287,7 @@ sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg)
 	memset(r, 0, sizeof *r);
 	r->cfg = cfg;
 	r->pq.size = sizeof(struct pend);
+	r->loop_slot = -1;
 	if (strncmp(cfg->redis_url, "redis+sentinel://", 17) == 0) {
 		r->sentinel = 1;
 		if ((rc = sr_sentinel_parse(r, cfg->redis_url)) < 0)
@@ -461,7 +463,7 @@ static void
 append(struct sr_redis *r, int script, int at, int key, int argc, const char **argv,
     const size_t *lens)
 {
-	struct pend p = { script, 0, NULL, 0, 0, NULL, 0, 0, 0 };
+	struct pend p = { script, 0, NULL, 0, 0, NULL, 0, 0, 0, 0 };
 	unsigned long long seq = r->seq0 + r->pq.len;
 
 	if (at < 0)
@@ -582,6 +584,18 @@ is_error(const redisReply *rep, const char *code)
 	    (rep->str[n] == ' ' || rep->str[n] == '\0');
 }
 
+/* The slot a MOVED or ASK reply names, or -1. */
+static int
+redirect_slot(const redisReply *rep)
+{
+	const char *p;
+
+	if (rep->type != REDIS_REPLY_ERROR || (strncmp(rep->str, "MOVED ", 6) && strncmp(rep->str, "ASK ", 4)))
+		return -1;
+	p = strchr(rep->str, ' ') + 1;
+	return *p >= '0' && *p <= '9' ? atoi(p) : -1;
+}
+
 /* Sleep ms milliseconds. */
 static void
 pause_ms(long ms)
@@ -608,6 +622,13 @@ sr_redis_reply(struct sr_redis *r)
 				break;
 		rep = p->reply;
 		p->reply = NULL;
+		if (rep && p->tries >= 8 && p->redirects && r->cluster && redirect_slot(rep) >= 0) {
+			/* Its redirects ran out: the slot's masters still disagree.
+			 * The next commands for it do not wait again for a while:
+			 * they fail at once, and hold back no other account. */
+			r->loop_slot = redirect_slot(rep);
+			r->loop_until = sr_mono_ms() + 10000;
+		}
 		/* Discarded: answered already, never sent again. */
 		if (!rep || rep->type != REDIS_REPLY_ERROR || p->tries >= 8 || !p->cmd || r->discarding)
 			break;
@@ -616,13 +637,14 @@ sr_redis_reply(struct sr_redis *r)
 			 * read again before the next command), or while it moves (ASK). */
 			if (!ask)
 				r->stale = 1;
-			/* Sent on twice already: the masters do not agree on the slot
-			 * (a view gone stale in a failover or a move, two masters
+			/* Redirected a third time: the masters do not agree on the
+			 * slot (a view gone stale in a failover or a move, two masters
 			 * naming each other). They settle within a second or two of
-			 * gossip: wait, as for TRYAGAIN, rather than spend every try
-			 * at once. */
-			if (p->tries >= 2)
-				pause_ms(50L << (p->tries - 2 < 5 ? p->tries - 2 : 5));
+			 * gossip: wait, as for TRYAGAIN, rather than spend every try at
+			 * once; but not for a slot that ran out of tries just now. */
+			if (++p->redirects >= 3 &&
+			    (redirect_slot(rep) != r->loop_slot || sr_mono_ms() >= r->loop_until))
+				pause_ms(50L << (p->redirects - 3 < 5 ? p->redirects - 3 : 5));
 		} else if (r->cluster && (is_error(rep, "TRYAGAIN") || is_error(rep, "CLUSTERDOWN"))) {
 			/* A slot being moved, a failover under way: again, after a pause. */
 			pause_ms(50L << (p->tries < 5 ? p->tries : 5));
