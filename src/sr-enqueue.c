@@ -346,7 +346,22 @@ fail_batch(struct req *reqs, int n)
 	redis_up = 0;
 }
 
-/* Round 1: the clock and the stored card facts. Returns now (s) or -1. */
+/* A card's device facts as read. A device facts key damaged by hand (a
+ * string where the hash is) makes the request an error: judged as a device
+ * with no facts, a card of a disabled device would be resumed. */
+static void
+device_facts_loaded(struct req *r, const redisReply *rep)
+{
+	if (rep->type == REDIS_REPLY_ERROR) {
+		if (r->st == ST_PENDING) {
+			r->st = ST_ERROR;
+			snprintf(r->error, sizeof r->error, "device facts not read: %s", rep->str);
+		}
+		return;
+	}
+	sr_device_facts_load(&r->df, rep);
+}
+
 /* Round 1: the clock, each card's stored facts, and the facts of a device
  * named in the request. Sent without waiting (see process). */
 static void
@@ -452,7 +467,7 @@ read_facts(struct batch *b)
 		if (r->dev_fetched) {
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
-			sr_device_facts_load(&r->df, rep);
+			device_facts_loaded(r, rep);
 			freeReplyObject(rep);
 		}
 		if (r->st != ST_PENDING)
@@ -489,7 +504,7 @@ read_devices(struct req *reqs, int n)
 		    !reqs[i].dev_fetched) {
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
-			sr_device_facts_load(&reqs[i].df, rep);
+			device_facts_loaded(&reqs[i], rep);
 			freeReplyObject(rep);
 		}
 	return 0;

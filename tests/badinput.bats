@@ -223,6 +223,24 @@ called_three() {
 	assert_equal "$(rcli GET t:card:BB01:facts)" clobbered
 }
 
+@test "a device facts key clobbered by hand: its cards' requests are errors, not judged as a device with no facts" {
+	# R2 is known to be on D5 from an earlier request.
+	printf '{"card":"R2","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"active","device":"D5"}}\n' "$FUTURE" |
+		sr-enqueue >/dev/null
+	rcli SET t:device:D5:facts clobbered >/dev/null
+	{
+		# R1 names D5 in its request; R2's device comes from what is stored.
+		printf '{"card":"R1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"stopped","device":"D5"}}\n' "$FUTURE"
+		printf '{"card":"R2","carrier":"c1","scene":"order","facts":{"status":"stopped"}}\n'
+		printf '{"card":"R3","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"stopped"}}\n' "$FUTURE"
+	} >"$T/in"
+	run -3 --separate-stderr sr-enqueue <"$T/in"
+	assert_equal "$(jq -r '"\(.card) \(.status)"' <<<"$output" | paste -sd,)" "R1 error,R2 error,R3 queued"
+	assert_equal "$(jq -r 'select(.status == "error") | .error' <<<"$output" | sort -u)" \
+		"device facts not read: WRONGTYPE Operation against a key holding the wrong kind of value"
+	assert_equal "$(for q in stop_resume:high stop_resume stop_resume:bulk; do rcli ZRANGE "t:carrier:{c1}:$q" 0 -1; done | grep . | paste -sd' ')" "R3"
+}
+
 @test "a command hash that lost its version holds back its own card only: the rest is claimed, and the sweep gives it one above any in flight" {
 	gwsim_start
 	for c in G1 G2 G3 G4 G5 G6; do
