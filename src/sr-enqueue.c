@@ -78,6 +78,7 @@ struct req {
 	int dev_fetched; /* device facts were read with the card's */
 	char old_device[65]; /* the card's device in the mirror, before this request */
 	int nwrites;     /* facts writes appended (append_facts_write) */
+	char warning[200]; /* a device membership Redis refused: said, the request stands */
 	int is_device;   /* a device request: {"device":...} */
 	char device[65];
 	struct sr_direct *direct; /* switch off: executed on the spot */
@@ -332,6 +333,22 @@ append_facts_write(struct req *r)
 			r->nwrites++;
 		}
 	}
+}
+
+/* The reply to write w of append_facts_write: the facts themselves (0),
+ * then the card's device membership. Refused facts make the request an
+ * error; a refused membership is said (a warning in its line, exit 3), and
+ * the request stands: its command is queued or called all the same. */
+static void
+facts_written(struct req *r, int w, const redisReply *rep)
+{
+	if (rep->type != REDIS_REPLY_ERROR || r->st != ST_PENDING)
+		return;
+	if (w == 0) {
+		r->st = ST_ERROR;
+		snprintf(r->error, sizeof r->error, "facts not written: %s", rep->str);
+	} else if (!r->warning[0])
+		snprintf(r->warning, sizeof r->warning, "device membership not written: %s", rep->str);
 }
 
 /* Mark every pending line of the batch as a backend error. */
@@ -643,10 +660,7 @@ collect_commands(struct batch *b)
 				rc = -1;
 				break;
 			}
-			if (rep->type == REDIS_REPLY_ERROR && r->st == ST_PENDING) {
-				r->st = ST_ERROR;
-				snprintf(r->error, sizeof r->error, "facts not written: %s", rep->str);
-			}
+			facts_written(r, w, rep);
 			freeReplyObject(rep);
 		}
 	}
@@ -718,6 +732,11 @@ emit_batch(struct req *reqs, int n)
 					status = sr_worst(status, SR_EX_BACKEND);
 			} else
 				sr_cmd_ack(o, &r->cmd);
+			if (r->warning[0]) {
+				json_object_set_new(o, "warning", json_string(r->warning));
+				sr_warn("line %ld: %s", r->line, r->warning);
+				status = sr_worst(status, SR_EX_BACKEND);
+			}
 			break;
 		case ST_REJECTED:
 			status = sr_worst(status, sr_rejected(o, r->line, r->error));
@@ -768,10 +787,7 @@ run_direct(struct batch *b, long long now)
 		for (int w = 0; w < r->nwrites; w++) {
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
-			if (rep->type == REDIS_REPLY_ERROR && r->st == ST_PENDING) {
-				r->st = ST_ERROR;
-				snprintf(r->error, sizeof r->error, "facts not written: %s", rep->str);
-			}
+			facts_written(r, w, rep);
 			freeReplyObject(rep);
 		}
 	}

@@ -241,6 +241,21 @@ called_three() {
 	assert_equal "$(for q in stop_resume:high stop_resume stop_resume:bulk; do rcli ZRANGE "t:carrier:{c1}:$q" 0 -1; done | grep . | paste -sd' ')" "R3"
 }
 
+@test "a device's member set clobbered by hand: the card's request stands, and its ack says the membership was not written" {
+	rcli SET t:device:D9:cards clobbered >/dev/null
+	{
+		printf '{"card":"K1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active","device":"D9"}}\n' "$PAST"
+		printf '{"card":"K2","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' "$PAST"
+	} >"$T/in"
+	run -3 --separate-stderr sr-enqueue <"$T/in"
+	assert_equal "$(jq -r '"\(.card) \(.status) \(.warning // "-")"' <<<"$output" | paste -sd,)" \
+		"K1 queued device membership not written: WRONGTYPE Operation against a key holding the wrong kind of value,K2 queued -"
+	[[ $stderr == *"line 1: device membership not written: WRONGTYPE"* ]]
+	# The card's facts were written, and its command is queued, as its ack says.
+	assert_equal "$(rcli HGET t:card:K1:facts dv)" D9
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:stop_resume' 0 -1 | sort | paste -sd' ')" "K1 K2"
+}
+
 @test "a command hash that lost its version holds back its own card only: the rest is claimed, and the sweep gives it one above any in flight" {
 	gwsim_start
 	for c in G1 G2 G3 G4 G5 G6; do
