@@ -159,6 +159,7 @@ static int
 rejudge_read(struct item **batch, int n)
 {
 	struct sr_card_facts *cf = sr_malloc((size_t)n * sizeof *cf);
+	char (*unread)[200] = sr_malloc((size_t)n * sizeof *unread);
 	struct sr_device_facts df;
 	char key[SR_KEY_MAX];
 	redisReply *rep;
@@ -172,6 +173,12 @@ rejudge_read(struct item **batch, int n)
 	for (int i = 0; i < n; i++) {
 		if (!(rep = sr_redis_reply(&rds)))
 			goto out;
+		/* A facts key damaged by hand (a string where the hash is) is
+		 * not a card with no facts: judged on nothing, the call could go
+		 * the wrong way. The task is an error, and no call is made. */
+		unread[i][0] = '\0';
+		if (rep->type == REDIS_REPLY_ERROR)
+			snprintf(unread[i], sizeof unread[i], "facts not read: %s", rep->str);
 		sr_card_facts_load(&cf[i], rep);
 		freeReplyObject(rep);
 	}
@@ -189,8 +196,16 @@ rejudge_read(struct item **batch, int n)
 		if (has_dev) {
 			if (!(rep = sr_redis_reply(&rds)))
 				goto out;
+			if (rep->type == REDIS_REPLY_ERROR && !unread[i][0])
+				snprintf(unread[i], sizeof unread[i], "device facts not read: %s", rep->str);
 			sr_device_facts_load(&df, rep);
 			freeReplyObject(rep);
+		}
+		if (unread[i][0]) {
+			/* Its claim stays until its lease runs out: claimed again
+			 * then, it is judged again, once the key is repaired. */
+			result_error(batch[i], unread[i]);
+			continue;
 		}
 		batch[i]->state = IT_READY;
 		batch[i]->judged_at = sr_mono_ms();
@@ -206,6 +221,7 @@ rejudge_read(struct item **batch, int n)
 	rc = 0;
 out:
 	free(cf);
+	free(unread);
 	return rc;
 }
 

@@ -29,6 +29,25 @@ stop_request() {
 	assert_equal "$(rcli HGET 't:carrier:{c1}:card:E1' action)" ''
 }
 
+@test "facts damaged by hand after the claim (the card's, or its device's): the task is an error and nothing is called" {
+	stop_request F1
+	stop_request F2
+	stop_request F3
+	rcli HSET t:card:F2:facts dv D7 >/dev/null
+	sr-claim >"$T/tasks"
+	rcli SET t:card:F1:facts clobbered >/dev/null
+	rcli SET t:device:D7:facts clobbered >/dev/null
+	run -3 --separate-stderr sr-exec <"$T/tasks"
+	assert_equal "$(jq -r '"\(.card) \(.status // .outcome)"' <<<"$output" | sort | paste -sd,)" "F1 error,F2 error,F3 ok"
+	assert_equal "$(jq -r 'select(.card == "F1") | .error' <<<"$output")" \
+		"facts not read: WRONGTYPE Operation against a key holding the wrong kind of value"
+	assert_equal "$(jq -r 'select(.card == "F2") | .error' <<<"$output")" \
+		"device facts not read: WRONGTYPE Operation against a key holding the wrong kind of value"
+	assert_equal "$(jq -r .card "$T/gw.log" | paste -sd,)" F3
+	# Their commands wait, claimed, for their lease: nothing was finished.
+	assert_equal "$(rcli HGET 't:carrier:{c1}:card:F1' action) $(rcli HGET 't:carrier:{c1}:card:F2' action)" "stop stop"
+}
+
 @test "a task that waited for a slot is judged again before its gate: a renewal meanwhile supersedes it" {
 	gwsim_start --latency-ms 1500
 	stop_request W1
