@@ -154,6 +154,25 @@ evaluate(struct claim *c)
 		freeReplyObject(rep);
 		if (!(rep = sr_redis_reply(&rds)))
 			goto unlock;
+		if (rep->type == REDIS_REPLY_ERROR) {
+			/* A device facts key damaged by hand (a string where the hash
+			 * is) is not a device with no facts: judged on nothing, a card
+			 * of a disabled device would be resumed. Nothing is queued;
+			 * the device is evaluated again later, and says so each time. */
+			char msg[256];
+
+			snprintf(msg, sizeof msg, "device facts not read: %s", rep->str);
+			freeReplyObject(rep);
+			if (!(members = sr_redis_reply(&rds)))
+				goto unlock;
+			if (sr_device_unlock(&rds, &cfg, c->device, token) < 0)
+				goto out;
+			json_object_set_new(out, "error", json_string(msg));
+			sr_warn("device '%s': %s", c->device, msg);
+			status = SR_EX_BACKEND;
+			rc = finish(c, "retry", out);
+			goto print;
+		}
 		sr_device_facts_load(&df, rep);
 		freeReplyObject(rep);
 		if (!(members = sr_redis_reply(&rds)))

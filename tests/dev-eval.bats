@@ -62,6 +62,29 @@ device_request() { # device_request SCENE...
 	assert_output ''
 }
 
+@test "a device facts key damaged by hand: nothing is queued, the line says why, exit 3, and the device waits to be evaluated again" {
+	device_with_cards
+	rcli DEL t:device:D1:facts >/dev/null
+	rcli SET t:device:D1:facts clobbered >/dev/null
+	device_request order
+	run -3 --separate-stderr dev-eval
+	assert_equal "$(echo "$output" | jq -r '"\(.state) \(.error) \(.cards // [] | length)"')" \
+		"retry device facts not read: WRONGTYPE Operation against a key holding the wrong kind of value 0"
+	[[ $stderr == *"device 'D1': device facts not read: WRONGTYPE"* ]]
+	for q in stop_resume:high stop_resume stop_resume:bulk; do
+		assert_equal "$(rcli ZCARD "t:carrier:{c1}:$q")" 0
+	done
+	# Repaired, the device is evaluated as it should have been.
+	rcli DEL t:device:D1:facts >/dev/null
+	printf '{"device":"D1","pkg_expires_at":%d}\n' "$FUTURE" | sr-asset >/dev/null
+	for _ in $(seq 50); do
+		run -0 dev-eval
+		[ -n "$output" ] && break
+		sleep 0.1
+	done
+	assert_equal "$(echo "$output" | jq -r .state)" done
+}
+
 @test "a request arriving during an evaluation causes exactly one more pass" {
 	device_with_cards
 	device_request device
