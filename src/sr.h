@@ -213,8 +213,8 @@ struct sr_redis {
 	unsigned last_gen;
 	long long retry_at;       /* a failed map or master lookup: not again before (ms) */
 	int discarding;           /* sr_redis_discard: replies dropped, nothing sent again */
-	int loop_slot;            /* cluster: a slot whose redirects ran out (-1: none) */
-	long long loop_until;     /* ... not waited for again before (monotonic ms) */
+	long long *loop_until;    /* cluster, per slot: its redirects ran out; not waited for
+	                           * again before this (monotonic ms). NULL until needed */
 	unsigned long long seq0;  /* the sequence number of pq's first */
 };
 

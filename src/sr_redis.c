@@ -287,7 +287,6 @@ sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg)
 	memset(r, 0, sizeof *r);
 	r->cfg = cfg;
 	r->pq.size = sizeof(struct pend);
-	r->loop_slot = -1;
 	if (strncmp(cfg->redis_url, "redis+sentinel://", 17) == 0) {
 		r->sentinel = 1;
 		if ((rc = sr_sentinel_parse(r, cfg->redis_url)) < 0)
@@ -351,6 +350,8 @@ sr_redis_close(struct sr_redis *r)
 	free(r->node);
 	free(r->master);
 	free(r->slot);
+	free(r->loop_until);
+	r->loop_until = NULL;
 	free(r->sentinels);
 	r->sentinels = NULL;
 	r->node = NULL;
@@ -593,7 +594,9 @@ redirect_slot(const redisReply *rep)
 	if (rep->type != REDIS_REPLY_ERROR || (strncmp(rep->str, "MOVED ", 6) && strncmp(rep->str, "ASK ", 4)))
 		return -1;
 	p = strchr(rep->str, ' ') + 1;
-	return *p >= '0' && *p <= '9' ? atoi(p) : -1;
+	int slot = *p >= '0' && *p <= '9' ? atoi(p) : -1;
+
+	return slot < SR_CLUSTER_SLOTS ? slot : -1;
 }
 
 /* Sleep ms milliseconds. */
@@ -626,8 +629,11 @@ sr_redis_reply(struct sr_redis *r)
 			/* Its redirects ran out: the slot's masters still disagree.
 			 * The next commands for it do not wait again for a while:
 			 * they fail at once, and hold back no other account. */
-			r->loop_slot = redirect_slot(rep);
-			r->loop_until = sr_mono_ms() + 10000;
+			if (!r->loop_until) {
+				r->loop_until = sr_malloc(SR_CLUSTER_SLOTS * sizeof *r->loop_until);
+				memset(r->loop_until, 0, SR_CLUSTER_SLOTS * sizeof *r->loop_until);
+			}
+			r->loop_until[redirect_slot(rep)] = sr_mono_ms() + 10000;
 		}
 		/* Discarded: answered already, never sent again. */
 		if (!rep || rep->type != REDIS_REPLY_ERROR || p->tries >= 8 || !p->cmd || r->discarding)
@@ -643,7 +649,7 @@ sr_redis_reply(struct sr_redis *r)
 			 * gossip: wait, as for TRYAGAIN, rather than spend every try at
 			 * once; but not for a slot that ran out of tries just now. */
 			if (++p->redirects >= 3 &&
-			    (redirect_slot(rep) != r->loop_slot || sr_mono_ms() >= r->loop_until))
+			    (!r->loop_until || redirect_slot(rep) < 0 || sr_mono_ms() >= r->loop_until[redirect_slot(rep)]))
 				pause_ms(50L << (p->redirects - 3 < 5 ? p->redirects - 3 : 5));
 		} else if (r->cluster && (is_error(rep, "TRYAGAIN") || is_error(rep, "CLUSTERDOWN"))) {
 			/* A slot being moved, a failover under way: again, after a pause. */
