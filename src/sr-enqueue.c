@@ -57,7 +57,9 @@ static const char usage_fmt[] =
 "\n"
 "Environment: SRQ_REDIS_PASSWORD(_FILE), SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_MAXLEN; with the\n"
 "  switch off, SRQ_GATEWAY and the carrier settings (as for sr-exec).\n"
-"Exit: 0 all queued, 1 some lines rejected, 2 usage, 3 Redis unavailable.\n"
+"Exit: 0 all queued, 1 some lines rejected, 2 usage, 3 Redis unavailable or refusing\n"
+"a write (those lines say \"status\":\"error\"; an ack whose device membership was\n"
+"refused keeps its status and carries \"warning\").\n"
 "Example:\n"
 "  jq -c '{card, carrier, scene:\"package_expired\"}' expired.json | sr-enqueue | jq -r .status | sort | uniq -c\n";
 static char usage[4096];
