@@ -79,14 +79,7 @@ bench_rps() { tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1 | c
 c0=$(redis_cpu_us)
 ping=$(redis-benchmark -s "$T/redis.sock" -n 1000000 -P 16 -q PING | bench_rps)
 ping_us=$(us_per $(( $(redis_cpu_us) - c0 )) 1000000)
-sha=$(R SCRIPT LOAD "
-local v = redis.call('HMGET', KEYS[1], 'action', 'ver', 'confirming', 'last_call', 'prio', 'frozen', 'lease_until')
-local nv = redis.call('HINCRBY', KEYS[1], 'ver', 1)
-redis.call('HSET', KEYS[1], 'action', 'stop', 'reason', ARGV[1], 'scene', ARGV[2], 'source', ARGV[3], 'prio', 1)
-redis.call('ZADD', KEYS[2], 1, ARGV[4])
-redis.call('XADD', KEYS[3], 'MAXLEN', '~', 10000000, '*', 'card', ARGV[4], 'ver_before', 0, 'ver_after', nv,
-  'event', 'queued', 'action', 'stop', 'reason', ARGV[1], 'scene', ARGV[2], 'source', ARGV[3])
-return nv")
+sha=$(R SCRIPT LOAD "$(cat bench/yardstick.lua)")
 evalsha() {
 	redis-benchmark -s "$T/redis.sock" -n "$N" -P 16 -r 100000000 -q \
 		EVALSHA "$sha" 3 'bk:{a}:card:__rand_int__' 'bk:{a}:q' 'bk:{a}:audit' \
