@@ -154,7 +154,7 @@ evaluate(struct claim *c)
 		freeReplyObject(rep);
 		if (!(rep = sr_redis_reply(&rds)))
 			goto unlock;
-		if (rep->type == REDIS_REPLY_ERROR) {
+		if (sr_device_facts_load(&df, rep) < 0) {
 			/* A device facts key damaged by hand (a string where the hash
 			 * is) is not a device with no facts: judged on nothing, a card
 			 * of a disabled device would be resumed. Nothing is queued;
@@ -173,7 +173,6 @@ evaluate(struct claim *c)
 			rc = finish(c, "retry", out);
 			goto print;
 		}
-		sr_device_facts_load(&df, rep);
 		freeReplyObject(rep);
 		if (!(members = sr_redis_reply(&rds)))
 			goto unlock;

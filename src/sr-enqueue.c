@@ -371,14 +371,10 @@ fail_batch(struct req *reqs, int n)
 static void
 device_facts_loaded(struct req *r, const redisReply *rep)
 {
-	if (rep->type == REDIS_REPLY_ERROR) {
-		if (r->st == ST_PENDING) {
-			r->st = ST_ERROR;
-			snprintf(r->error, sizeof r->error, "device facts not read: %s", rep->str);
-		}
-		return;
+	if (sr_device_facts_load(&r->df, rep) < 0 && r->st == ST_PENDING) {
+		r->st = ST_ERROR;
+		snprintf(r->error, sizeof r->error, "device facts not read: %s", rep->str);
 	}
-	sr_device_facts_load(&r->df, rep);
 }
 
 /* Round 1: the clock, each card's stored facts, and the facts of a device
@@ -472,15 +468,14 @@ read_facts(struct batch *b)
 		}
 		if (!(rep = sr_redis_reply(&rds)))
 			return -1;
-		if (rep->type == REDIS_REPLY_ERROR) {
+		if (sr_card_facts_load(&r->cf, rep) < 0) {
 			/* A facts key damaged by hand (a string where the hash is):
 			 * judged on nothing, its request would be queued while its
 			 * facts write fails. It is an error, and nothing of it is
 			 * written. */
 			r->st = ST_ERROR;
 			snprintf(r->error, sizeof r->error, "facts not read: %s", rep->str);
-		} else
-			sr_card_facts_load(&r->cf, rep);
+		}
 		freeReplyObject(rep);
 		snprintf(r->old_device, sizeof r->old_device, "%s", r->cf.device);
 		if (r->dev_fetched) {

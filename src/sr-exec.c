@@ -177,9 +177,8 @@ rejudge_read(struct item **batch, int n)
 		 * not a card with no facts: judged on nothing, the call could go
 		 * the wrong way. The task is an error, and no call is made. */
 		unread[i][0] = '\0';
-		if (rep->type == REDIS_REPLY_ERROR)
+		if (sr_card_facts_load(&cf[i], rep) < 0)
 			snprintf(unread[i], sizeof unread[i], "facts not read: %s", rep->str);
-		sr_card_facts_load(&cf[i], rep);
 		freeReplyObject(rep);
 	}
 	for (int i = 0; i < n; i++)
@@ -196,9 +195,8 @@ rejudge_read(struct item **batch, int n)
 		if (has_dev) {
 			if (!(rep = sr_redis_reply(&rds)))
 				goto out;
-			if (rep->type == REDIS_REPLY_ERROR && !unread[i][0])
+			if (sr_device_facts_load(&df, rep) < 0 && !unread[i][0])
 				snprintf(unread[i], sizeof unread[i], "device facts not read: %s", rep->str);
-			sr_device_facts_load(&df, rep);
 			freeReplyObject(rep);
 		}
 		if (unread[i][0]) {

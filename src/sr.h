@@ -498,8 +498,10 @@ struct sr_device_facts {
 };
 enum sr_fact_kind { SR_FACTS_CARD, SR_FACTS_DEVICE };
 /* Load facts from an HGETALL reply (array of field/value). */
-void sr_card_facts_load(struct sr_card_facts *f, const redisReply *hgetall);
-void sr_device_facts_load(struct sr_device_facts *f, const redisReply *hgetall);
+/* -1 when Redis answered an error (a key damaged by hand: a string where
+ * the hash is), f left empty: never to be taken for "no facts". */
+int sr_card_facts_load(struct sr_card_facts *f, const redisReply *hgetall);
+int sr_device_facts_load(struct sr_device_facts *f, const redisReply *hgetall);
 /* A fact's field in the facts hash ("st" for "status"); NULL for a name
  * that is not a fact. */
 const char *sr_fact_field(const char *name);

@@ -170,25 +170,27 @@ sr_facts_json(const redisReply *h, enum sr_fact_kind kind)
 	return o;
 }
 
-void
+int
 sr_card_facts_load(struct sr_card_facts *f, const redisReply *h)
 {
 	memset(f, 0, sizeof *f);
 	if (!h || h->type != REDIS_REPLY_ARRAY)
-		return;
+		return h && h->type == REDIS_REPLY_ERROR ? -1 : 0;
 	f->known = h->elements > 0;
 	load(f, ON_CARD, h);
+	return 0;
 }
 
-void
+int
 sr_device_facts_load(struct sr_device_facts *f, const redisReply *h)
 {
 	memset(f, 0, sizeof *f);
 	if (!h || h->type != REDIS_REPLY_ARRAY)
-		return;
+		return h && h->type == REDIS_REPLY_ERROR ? -1 : 0;
 	load(f, ON_DEVICE, h);
 	/* 0 means no device-level package, like an absent field. */
 	f->has_pkg = f->pkg_expires_at > 0;
+	return 0;
 }
 
 void
