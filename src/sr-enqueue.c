@@ -58,8 +58,8 @@ static const char usage_fmt[] =
 "Environment: SRQ_REDIS_PASSWORD(_FILE), SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_MAXLEN; with the\n"
 "  switch off, SRQ_GATEWAY and the carrier settings (as for sr-exec).\n"
 "Exit: 0 all queued, 1 some lines rejected, 2 usage, 3 Redis unavailable or refusing\n"
-"a write (those lines say \"status\":\"error\"; an ack whose device membership was\n"
-"refused keeps its status and carries \"warning\").\n"
+"a write (those lines say \"status\":\"error\"; an ack whose facts or device membership\n"
+"Redis refused, its command queued all the same, keeps its status and carries \"warning\").\n"
 "Example:\n"
 "  jq -c '{card, carrier, scene:\"package_expired\"}' expired.json | sr-enqueue | jq -r .status | sort | uniq -c\n";
 static char usage[4096];
@@ -80,7 +80,8 @@ struct req {
 	int dev_fetched; /* device facts were read with the card's */
 	char old_device[65]; /* the card's device in the mirror, before this request */
 	int nwrites;     /* facts writes appended (append_facts_write) */
-	char warning[200]; /* a device membership Redis refused: said, the request stands */
+	char warning[200]; /* facts or a device membership Redis refused (facts_written) */
+	int facts_refused; /* Redis refused the request's facts */
 	int is_device;   /* a device request: {"device":...} */
 	char device[65];
 	struct sr_direct *direct; /* switch off: executed on the spot */
@@ -338,19 +339,34 @@ append_facts_write(struct req *r)
 }
 
 /* The reply to write w of append_facts_write: the facts themselves (0),
- * then the card's device membership. Refused facts make the request an
- * error; a refused membership is said (a warning in its line, exit 3), and
- * the request stands: its command is queued or called all the same. */
+ * then the card's device membership. Either refused is said in the
+ * request's warning (its line, stderr, exit 3). What that does to the
+ * request is its caller's: the direct path calls nothing for refused facts
+ * (facts_refused_is_error); the queue path sent the enqueue script in the
+ * same flush, and Redis may have run it (on a cluster a card's facts live
+ * on another master than its account), so its ack says what the script
+ * did. A refused membership never stops the request. */
 static void
 facts_written(struct req *r, int w, const redisReply *rep)
 {
 	if (rep->type != REDIS_REPLY_ERROR || r->st != ST_PENDING)
 		return;
 	if (w == 0) {
-		r->st = ST_ERROR;
-		snprintf(r->error, sizeof r->error, "facts not written: %s", rep->str);
+		r->facts_refused = 1;
+		snprintf(r->warning, sizeof r->warning, "facts not written: %s", rep->str);
 	} else if (!r->warning[0])
 		snprintf(r->warning, sizeof r->warning, "device membership not written: %s", rep->str);
+}
+
+/* Refused facts make a request that has done nothing yet an error. */
+static void
+facts_refused_is_error(struct req *r)
+{
+	if (!r->facts_refused || r->st != ST_PENDING)
+		return;
+	r->st = ST_ERROR;
+	snprintf(r->error, sizeof r->error, "%s", r->warning);
+	r->warning[0] = '\0';
 }
 
 /* Mark every pending line of the batch as a backend error. */
@@ -587,12 +603,17 @@ collect_devices(struct batch *b)
 
 		if (r->st != ST_PENDING || !r->is_device)
 			continue;
+		/* Its facts (or a PING), then its script: refused facts are said
+		 * in a warning, and the ack says what the script did. */
 		for (int k = 0; k < 2; k++) {
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
-			if (rep->type == REDIS_REPLY_ERROR) {
+			if (rep->type == REDIS_REPLY_ERROR && k == 0)
+				snprintf(r->warning, sizeof r->warning, "device facts not written: %s", rep->str);
+			else if (rep->type == REDIS_REPLY_ERROR) {
 				r->st = ST_ERROR;
 				snprintf(r->error, sizeof r->error, "device not queued: %s", rep->str);
+				r->warning[0] = '\0';
 			} else if (k == 1 && r->st == ST_PENDING) {
 				r->cmd.ver = rep->integer;
 				r->st = ST_DONE;
@@ -679,6 +700,7 @@ collect_commands(struct batch *b)
 			r->st = ST_ERROR;
 			snprintf(r->error, sizeof r->error, "%s", r->cmd.error);
 		}
+		facts_refused_is_error(r);
 	}
 	return rc;
 }
@@ -787,6 +809,7 @@ run_direct(struct batch *b, long long now)
 			facts_written(r, w, rep);
 			freeReplyObject(rep);
 		}
+		facts_refused_is_error(r);
 	}
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];

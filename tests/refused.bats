@@ -98,6 +98,37 @@ every_writer() {
 	run -0 sr-stat --carrier c1
 }
 
+@test "a card's facts refused but its command queued (their keys on different masters, or an ACL): the ack says queued, with a warning" {
+	# Facts keys have no account hash tag: on a cluster they live on
+	# another master than the account's, which can be full while the
+	# account's is not. An ACL that lets srq write account keys only makes
+	# the same split on one server.
+	rcli ACL SETUSER default resetkeys '%R~*' '~t:carrier:*' '~t:accounts' >/dev/null
+	printf '{"card":"C8","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" >"$T/in"
+	run -3 --separate-stderr sr-enqueue <"$T/in"
+	rcli ACL SETUSER default resetkeys allkeys >/dev/null
+	assert_equal "$(jq -r '"\(.card) \(.status) \(.warning // "-" | split(" this user")[0])"' <<<"$output")" \
+		"C8 queued facts not written: NOPERM"
+	[[ $stderr == *"line 1: facts not written: NOPERM"* ]]
+	[[ $stderr != *"not queued"* ]]
+	# Queued, as the ack says; the facts are the old ones.
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:stop_resume' 0 -1 | grep C8)" C8
+	assert_equal "$(rcli HGET t:card:C8:facts pe)" ""
+}
+
+@test "a device's facts refused but its evaluation queued: the ack says device_queued, with a warning" {
+	rcli ACL SETUSER default resetkeys '%R~*' '~t:carrier:*' '~t:accounts' '~t:device_eval:*' >/dev/null
+	run -3 --separate-stderr sr-enqueue <<<'{"device":"D4","scene":"device_package_expired","facts":{"pkg_expires_at":1}}'
+	rcli ACL SETUSER default resetkeys allkeys >/dev/null
+	assert_equal "$(jq -r '"\(.status) \(.warning // "-" | split(" this user")[0])"' <<<"$output")" \
+		"device_queued device facts not written: NOPERM"
+	[[ $stderr == *"line 1: device facts not written: NOPERM"* ]]
+	assert_equal "$(rcli EXISTS t:device:D4:facts)" 0
+	# Queued, as the ack says.
+	run -0 dev-eval --until-empty --for 3
+	assert_equal "$(jq -r '"\(.device) \(.state)"' <<<"$output")" "D4 done"
+}
+
 # feed_then_lose TOOL LINE1 LINE2: LINE1 answered, Redis killed, LINE2 sent.
 feed_then_lose() {
 	local tool=$1

@@ -275,7 +275,7 @@ rcli() {
 	local port
 	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
 		case "${1^^}" in
-		--SCAN | SCRIPT | FLUSHALL | FLUSHDB | CONFIG | INFO)
+		--SCAN | SCRIPT | FLUSHALL | FLUSHDB | CONFIG | INFO | ACL)
 			# Not about one key: every master, one after the other.
 			for port in $(cluster_masters); do
 				redis-cli -p "$port" ${REDISCLI_AUTH:+--no-auth-warning} "$@"
