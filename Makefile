@@ -3,7 +3,7 @@
 #   make deps       install the Debian packages srq needs (when missing)
 #   make test       unit tests under ASan+UBSan, a fuzz smoke, then every bats
 #                   suite on one Redis server and again on a Redis Cluster
-#   make test-cluster  the bats suites on a local 3-master Redis Cluster only
+#   make test-cluster  the bats suites on a local Redis Cluster only (3 masters, a replica each)
 #   make fuzz       the libFuzzer targets, each for FUZZ_SECONDS (60)
 #   make demo       a local Redis, sr-gwsim and a sample of cards, end to end
 #   make bench      benchmarks (bench/): each figure and its ratio to a yardstick

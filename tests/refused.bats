@@ -24,10 +24,11 @@ teardown() {
 	srq_teardown
 }
 
-# snapshot: every key, with its type and contents (the audit stream by length).
+# snapshot: every key, with its type and contents (the audit stream by length);
+# each key once (SCAN may return a key twice while a dict is being resized).
 snapshot() {
 	local k
-	for k in $(rcli --scan | sort); do
+	for k in $(rcli --scan | sort -u); do
 		case $(rcli TYPE "$k") in
 		hash) echo "$k $(rcli HGETALL "$k" | tr '\n' ' ')" ;;
 		zset) echo "$k $(rcli ZRANGE "$k" 0 -1 WITHSCORES | tr '\n' ' ')" ;;

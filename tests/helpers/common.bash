@@ -53,7 +53,7 @@ srq_teardown() {
 }
 
 # SRQ_TEST_REDIS=cluster (make test-cluster): each test's Redis is a local
-# 3-master cluster instead of one server; redis_start, redis_stop and rcli
+# cluster of 3 masters with a replica each instead of one server; redis_start, redis_stop and rcli
 # choose, so the suites run unchanged on either.
 #
 # A cluster takes about 3 s to form, longer than most tests, so one cluster
@@ -69,14 +69,16 @@ SHARED_CLUSTER="$BATS_RUN_TMPDIR/cluster"
 redis_start() {
 	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
 		# Options, or the shared cluster in use (bats --jobs): one's own.
+		# Three masters with a replica each, as a production cluster runs:
+		# every write is also sent to a replica.
 		if [ $# -gt 0 ] || ! mkdir "$SHARED_CLUSTER.lock" 2>/dev/null; then
-			cluster_start 3 0 "$@"
+			cluster_start 3 1 "$@"
 			return
 		fi
 		SHARED_TAKEN=1 # from here redis_stop releases it, made or not
 		shared_cluster_take && return
 		shared_cluster_stop
-		cluster_make "$SHARED_CLUSTER" 3 0 || return
+		cluster_make "$SHARED_CLUSTER" 3 1 || return
 		cluster_layout >"$SHARED_CLUSTER/layout"
 		return
 	fi
@@ -133,9 +135,12 @@ shared_cluster_take() {
 	for port in "${CLUSTER_PORTS[@]}"; do
 		[ "$(redis-cli -p "$port" CLIENT LIST TYPE normal | wc -l)" = 1 ] || return 1
 	done
+	# The masters flushed (their replicas follow: a replica refuses it).
+	for port in $(cluster_masters); do
+		redis-cli -p "$port" FLUSHALL SYNC >/dev/null || return 1
+	done
 	for port in "${CLUSTER_PORTS[@]}"; do
-		redis-cli -p "$port" FLUSHALL SYNC >/dev/null &&
-			redis-cli -p "$port" SCRIPT FLUSH SYNC >/dev/null &&
+		redis-cli -p "$port" SCRIPT FLUSH SYNC >/dev/null &&
 			redis-cli -p "$port" CONFIG RESETSTAT >/dev/null &&
 			redis-cli -p "$port" CONFIG SET maxmemory 0 >/dev/null || return 1
 	done
@@ -182,6 +187,7 @@ cluster_make() {
 			up=$((i + 1))
 			local REDISCLI_AUTH=${!up}
 			export REDISCLI_AUTH
+			CLUSTER_EXTRA+=(--masterauth "${!up}") # a replica's, to its master
 		fi
 	done
 	n=$((masters * (1 + replicas)))
@@ -238,6 +244,7 @@ cluster_kill_dir() {
 # (nodes.conf) in DIR.
 cluster_node_opts() {
 	NODE_OPTS=(--cluster-enabled yes --cluster-config-file "$1/nodes.conf" --cluster-node-timeout 2000
+		--repl-diskless-sync-delay 0
 		"${CLUSTER_EXTRA[@]}")
 }
 
@@ -353,7 +360,7 @@ rcli_line() {
 # The ports of the cluster's masters now.
 cluster_masters() {
 	redis-cli -p "${CLUSTER_PORTS[0]}" ${REDISCLI_AUTH:+--no-auth-warning} CLUSTER NODES |
-		awk '$3 ~ /master/ && $3 !~ /fail/ { sub(/@.*/, "", $2); sub(/.*:/, "", $2); print $2 }'
+		awk '$3 ~ /master/ && $3 !~ /fail/ { sub(/@.*/, "", $2); sub(/.*:/, "", $2); print $2 }' | sort -u
 }
 
 # tcp_redis DIR [ARGS...]: a redis-server on a free loopback port (in
