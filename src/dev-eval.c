@@ -42,9 +42,11 @@ static const char usage[] =
 "Output: {\"device\":\"D42\",\"ver\":3,\"scenes\":[\"device\"],\"state\":\"done\",\n"
 "         \"cards\":[{\"card\":\"...\",\"carrier\":\"c17\",\"status\":\"queued\",\"action\":\"stop\",...}]}\n"
 "state: done; again (a request came in meanwhile: one more pass follows);\n"
-"  retry (the device lock was busy: due again in 1 s); lost (lease expired).\n"
+"  retry (due again in 1 s: the device lock was busy, or Redis refused part of the\n"
+"  evaluation, said in \"error\"); lost (lease expired); error (Redis refused to\n"
+"  finish it: evaluated again after its lease).\n"
 "Environment: SRQ_LEASE_MS, SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_MAXLEN.\n"
-"Exit: 0 done, 2 usage, 3 Redis unavailable.\n"
+"Exit: 0 done, 2 usage, 3 Redis unavailable or refusing a write.\n"
 "Example (cron, every minute):\n"
 "  flock -n /tmp/srq-dev-eval.lock dev-eval --follow --for 55\n";
 
@@ -106,13 +108,42 @@ finish(struct claim *c, const char *how, json_t *out)
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
 		json_object_set_new(out, "state", json_string(rep->element[0]->str));
 	else {
+		/* Refused: the device stays claimed until its lease runs out,
+		 * then it is evaluated again. */
+		const char *why = rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply";
+
 		json_object_set_new(out, "state", json_string("error"));
-		json_object_set_new(out, "error", json_string(rep->type == REDIS_REPLY_ERROR ?
-		    rep->str : "unexpected reply"));
-		rc = 0;
+		json_object_set_new(out, "error", json_string(why));
+		sr_warn("device '%s': not finished: %s", c->device, why);
+		status = SR_EX_BACKEND;
 	}
 	freeReplyObject(rep);
 	return rc;
+}
+
+/* Redis refused part of a device's evaluation: it is said (the line's
+ * error, stderr, exit 3), and the device is evaluated again later. */
+static int
+refused(struct claim *c, const char *why, json_t *out)
+{
+	json_object_set_new(out, "error", json_string(why));
+	sr_warn("device '%s': %s", c->device, why);
+	status = SR_EX_BACKEND;
+	return finish(c, "retry", out);
+}
+
+/* Release the device lock; a refusal is said (the lock runs out by itself).
+ * -1 if Redis failed. */
+static int
+unlock(struct claim *c, const char *token)
+{
+	int u = sr_device_unlock(&rds, &cfg, c->device, token);
+
+	if (u == -2) {
+		sr_warn("device '%s': %s", c->device, rds.errstr);
+		status = SR_EX_BACKEND;
+	}
+	return u == -1 ? -1 : 0;
 }
 
 /* Evaluate one claimed device; prints its line. -1 if Redis failed. */
@@ -127,13 +158,18 @@ evaluate(struct claim *c)
 	redisReply *members = NULL, *rep;
 	long long now = 0;
 	size_t n = 0;
-	int got, ncmds = 0, rc = -1;
+	int got, ncmds = 0, nfailed = 0, rc = -1;
+	char failed[256] = ""; /* the first card's error */
 
 	json_object_set_new(out, "device", json_string(c->device));
 	json_object_set_new(out, "ver", json_integer(c->ver));
 	json_object_set_new(out, "scenes", json_incref(c->scenes));
-	if ((got = sr_device_lock(&rds, &cfg, c->device, token, LOCK_HOLD_MS, LOCK_WAIT_MS)) < 0)
+	if ((got = sr_device_lock(&rds, &cfg, c->device, token, LOCK_HOLD_MS, LOCK_WAIT_MS)) == -1)
 		goto out;
+	if (got == -2) {
+		rc = refused(c, rds.errstr, out);
+		goto print;
+	}
 	if (!got) {
 		rc = finish(c, "retry", out);
 		goto print;
@@ -165,12 +201,9 @@ evaluate(struct claim *c)
 			freeReplyObject(rep);
 			if (!(members = sr_redis_reply(&rds)))
 				goto unlock;
-			if (sr_device_unlock(&rds, &cfg, c->device, token) < 0)
+			if (unlock(c, token) < 0)
 				goto out;
-			json_object_set_new(out, "error", json_string(msg));
-			sr_warn("device '%s': %s", c->device, msg);
-			status = SR_EX_BACKEND;
-			rc = finish(c, "retry", out);
+			rc = refused(c, msg, out);
 			goto print;
 		}
 		freeReplyObject(rep);
@@ -189,9 +222,24 @@ evaluate(struct claim *c)
 	for (size_t i = 0; i < n; i++) {
 		if (!(rep = sr_redis_reply(&rds)))
 			goto unlock;
-		sr_card_facts_load(&cf[i], rep);
-		freeReplyObject(rep);
 		memset(&cmds[i], 0, sizeof cmds[i]);
+		if (sr_card_facts_load(&cf[i], rep) < 0) {
+			/* Damaged by hand: not a card with no facts, nor one of
+			 * another device. Its line says so; the device goes again. */
+			json_t *o = json_object();
+			char msg[256];
+
+			snprintf(msg, sizeof msg, "facts not read: %s", rep->str);
+			json_object_set_new(o, "card", json_string(members->element[i]->str));
+			json_object_set_new(o, "status", json_string("error"));
+			json_object_set_new(o, "error", json_string(msg));
+			json_array_append_new(cards, o);
+			if (!nfailed++)
+				snprintf(failed, sizeof failed, "%s", msg);
+			freeReplyObject(rep);
+			continue;
+		}
+		freeReplyObject(rep);
 		/* A member whose facts moved it to another device is not ours. */
 		if (!cf[i].carrier[0] || strcmp(cf[i].device, c->device))
 			continue;
@@ -205,7 +253,7 @@ evaluate(struct claim *c)
 	}
 	if (ncmds > 0 && sr_cmds_collect(&rds, sr_cmds_append(&rds, &cfg, pcmds, ncmds)) < 0)
 		goto unlock;
-	if (sr_device_unlock(&rds, &cfg, c->device, token) < 0)
+	if (unlock(c, token) < 0)
 		goto out;
 	for (int i = 0; i < ncmds; i++) {
 		json_t *o = json_object();
@@ -217,15 +265,25 @@ evaluate(struct claim *c)
 		else {
 			json_object_set_new(o, "status", json_string("error"));
 			json_object_set_new(o, "error", json_string(pcmds[i]->error));
+			if (!nfailed++)
+				snprintf(failed, sizeof failed, "%s", pcmds[i]->error);
 		}
 		json_array_append_new(cards, o);
 	}
 	json_object_set_new(out, "cards", cards);
 	cards = NULL;
-	rc = finish(c, "done", out);
+	if (nfailed) {
+		/* Not done while a card's command is not written (on a cluster
+		 * its account's master may refuse what the device's took). */
+		char why[400];
+
+		snprintf(why, sizeof why, "%d of %zu cards not queued: %s", nfailed, n, failed);
+		rc = refused(c, why, out);
+	} else
+		rc = finish(c, "done", out);
 	goto print;
 unlock:
-	sr_device_unlock(&rds, &cfg, c->device, token);
+	sr_device_unlock(&rds, &cfg, c->device, token); /* Redis failed: best effort */
 	goto out;
 print:
 	if (rc == 0)

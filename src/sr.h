@@ -439,10 +439,12 @@ int sr_switch_set(struct sr_redis *r, const struct sr_config *cfg, int on, const
 
 #define SR_TOKEN_MAX 64
 /* Take the device lock for at most hold_ms, waiting up to wait_ms for it.
- * token (SR_TOKEN_MAX) receives our token. 1 taken, 0 busy, -1 Redis failed. */
+ * token (SR_TOKEN_MAX) receives our token. 1 taken, 0 busy, -1 Redis failed,
+ * -2 Redis refused it (out of memory, read only; said in r->errstr). */
 int sr_device_lock(struct sr_redis *r, const struct sr_config *cfg, const char *device, char *token,
     long hold_ms, long wait_ms);
-/* Release it if it is still ours. 0, or -1 when Redis failed. */
+/* Release it if it is still ours. 0, -1 when Redis failed, -2 when Redis
+ * refused (r->errstr; the lock is held until its hold runs out). */
 int sr_device_unlock(struct sr_redis *r, const struct sr_config *cfg, const char *device,
     const char *token);
 

@@ -33,8 +33,14 @@ finish(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d, int
 	d->ok = ok;
 	if (error)
 		snprintf(d->error, sizeof d->error, "%s", error);
-	if (d->locked && sr_device_unlock(r, cfg, d->device, d->token) < 0)
-		sr_warn("card '%s': device lock not released: %s", d->card, r->errstr);
+	if (d->locked) {
+		int u = sr_device_unlock(r, cfg, d->device, d->token);
+
+		if (u == -1)
+			sr_warn("card '%s': device lock not released: %s", d->card, r->errstr);
+		else if (u == -2) /* the message says what */
+			sr_warn("card '%s': %s", d->card, r->errstr);
+	}
 	d->locked = 0;
 }
 
@@ -228,9 +234,11 @@ sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config 
 			if (d->state == D_LOCK && d->wake <= now) {
 				int got = sr_device_lock(r, cfg, d->device, d->token, 60000, 0);
 
-				if (got < 0)
+				if (got == -1)
 					return -1;
-				if (got) {
+				if (got == -2)
+					finish(r, cfg, d, 0, r->errstr);
+				else if (got) {
 					d->locked = 1;
 					d->state = D_GATE;
 				} else if (now - d->started > LOCK_WAIT_MS)

@@ -55,6 +55,12 @@ sr_device_lock(struct sr_redis *r, const struct sr_config *cfg, const char *devi
 
 		if (!rep)
 			return -1;
+		if (rep->type == REDIS_REPLY_ERROR) {
+			/* Refused (out of memory, read only): not a busy lock. */
+			snprintf(r->errstr, sizeof r->errstr, "device lock not taken: %s", rep->str);
+			freeReplyObject(rep);
+			return -2;
+		}
 		got = rep->type == REDIS_REPLY_STATUS;
 		freeReplyObject(rep);
 		if (got) {
@@ -79,6 +85,12 @@ sr_device_unlock(struct sr_redis *r, const struct sr_config *cfg, const char *de
 	sr_redis_append_script(r, SR_LUA_UNLOCK, 1, 2, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
+	if (rep->type == REDIS_REPLY_ERROR) {
+		/* Still held, until its hold runs out. */
+		snprintf(r->errstr, sizeof r->errstr, "device lock not released: %s", rep->str);
+		freeReplyObject(rep);
+		return -2;
+	}
 	freeReplyObject(rep);
 	return 0;
 }

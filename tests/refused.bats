@@ -163,3 +163,49 @@ feed_then_lose() {
 	feed_then_lose sr-enqueue '{"card":"E1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":1}}' \
 		'{"card":"E2","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":1}}'
 }
+
+# deny_writes PATTERN...: Redis lets srq write only keys of these patterns
+# (and read every key), as a master of a cluster that is out of memory
+# refuses the writes of the keys it holds while the others take theirs.
+deny_writes() {
+	local p allow=()
+	for p in "$@"; do allow+=("~$p"); done
+	rcli ACL SETUSER default resetkeys '%R~*' "${allow[@]}" >/dev/null
+}
+allow_writes() {
+	rcli ACL SETUSER default resetkeys allkeys >/dev/null
+}
+
+# A disabled device D0 with two cards of c1, its request queued.
+device_d0() {
+	printf '%s\n' '{"device":"D0","disabled":0}' \
+		"{\"card\":\"K1\",\"carrier\":\"c1\",\"device\":\"D0\",\"pkg_expires_at\":$FUTURE,\"status\":\"active\"}" \
+		"{\"card\":\"K2\",\"carrier\":\"c1\",\"device\":\"D0\",\"pkg_expires_at\":$FUTURE,\"status\":\"active\"}" |
+		sr-asset >/dev/null
+	echo '{"device":"D0","scene":"device","facts":{"disabled":1}}' | sr-enqueue >/dev/null
+}
+
+@test "a device whose cards' commands Redis refused is evaluated again, not finished done" {
+	device_d0
+	deny_writes 't:device*' 't:accounts'
+	run -3 --separate-stderr dev-eval --max 16
+	allow_writes
+	assert_equal "$(jq -r '"\(.state) \([.cards[].status] | join(","))"' <<<"$output")" "retry error,error"
+	[[ $stderr == *"device 'D0': 2 of 2 cards not queued: "*NOPERM* ]]
+	# Once Redis takes the writes, the next pass stops both cards.
+	sleep 1.1
+	run -0 dev-eval --until-empty --for 5
+	assert_equal "$(jq -r '"\(.state) \([.cards[] | "\(.card) \(.status) \(.action)"] | sort | join(","))"' <<<"$output")" \
+		"done K1 queued stop,K2 queued stop"
+}
+
+@test "a device lock Redis refused is said as such, not waited on as a busy lock" {
+	device_d0
+	deny_writes 't:device_eval*' 't:carrier:*' 't:accounts'
+	SECONDS=0
+	run -3 --separate-stderr dev-eval --max 16
+	allow_writes
+	[ "$SECONDS" -lt 2 ]
+	assert_equal "$(jq -r '"\(.state) \(.error | split(" this user")[0])"' <<<"$output")" "retry device lock not taken: NOPERM"
+	[[ $stderr == *"device 'D0': device lock not taken: NOPERM"* ]]
+}
