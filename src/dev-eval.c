@@ -260,7 +260,14 @@ evaluate(struct claim *c)
 
 		json_object_set_new(o, "card", json_string(pcmds[i]->card));
 		json_object_set_new(o, "carrier", json_string(pcmds[i]->carrier));
-		if (pcmds[i]->status)
+		if (pcmds[i]->status && pcmds[i]->warning[0]) {
+			/* Queued, its account not registered: no claim finds it
+			 * until one is; the next pass registers it. */
+			sr_cmd_ack(o, pcmds[i]);
+			json_object_set_new(o, "warning", json_string(pcmds[i]->warning));
+			if (!nfailed++)
+				snprintf(failed, sizeof failed, "%s", pcmds[i]->warning);
+		} else if (pcmds[i]->status)
 			sr_cmd_ack(o, pcmds[i]);
 		else {
 			json_object_set_new(o, "status", json_string("error"));
@@ -277,7 +284,7 @@ evaluate(struct claim *c)
 		 * its account's master may refuse what the device's took). */
 		char why[400];
 
-		snprintf(why, sizeof why, "%d of %zu cards not queued: %s", nfailed, n, failed);
+		snprintf(why, sizeof why, "%d of %zu cards: %s", nfailed, n, failed);
 		rc = refused(c, why, out);
 	} else
 		rc = finish(c, "done", out);

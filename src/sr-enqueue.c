@@ -80,7 +80,7 @@ struct req {
 	int dev_fetched; /* device facts were read with the card's */
 	char old_device[65]; /* the card's device in the mirror, before this request */
 	int nwrites;     /* facts writes appended (append_facts_write) */
-	char warning[200]; /* facts or a device membership Redis refused (facts_written) */
+	char warning[200]; /* facts, a device membership or the account Redis refused */
 	int facts_refused; /* Redis refused the request's facts */
 	int is_device;   /* a device request: {"device":...} */
 	char device[65];
@@ -751,6 +751,8 @@ emit_batch(struct req *reqs, int n)
 					status = sr_worst(status, SR_EX_BACKEND);
 			} else
 				sr_cmd_ack(o, &r->cmd);
+			if (!r->warning[0] && r->cmd.warning[0]) /* its account not registered */
+				snprintf(r->warning, sizeof r->warning, "%s", r->cmd.warning);
 			if (r->warning[0]) {
 				json_object_set_new(o, "warning", json_string(r->warning));
 				sr_warn("line %ld: %s", r->line, r->warning);

@@ -25,7 +25,8 @@ static const char usage[] =
 "confirming commands overdue for their query, frozen commands out of place,\n"
 "frozen- and confirming-set entries with no such command behind them,\n"
 "commands that lost their version (given one above any claim in flight),\n"
-"devices stuck claimed, and account keys of the wrong type (moved aside: the\n"
+"devices stuck claimed, accounts with commands the account list lost (listed\n"
+"again: no claim finds them otherwise), and account keys of the wrong type (moved aside: the\n"
 "queues and the frozen and confirming sets are rebuilt, the running claims,\n"
 "flapping window and open alerts start again, the cards of an idle bucket\n"
 "start as new; a key only it holds, such as the limits, or a card's key\n"
@@ -429,6 +430,76 @@ check_global_keys(void)
 		}
 }
 
+/* Accounts named by the keys a scan finds, past "P:carrier:{": each once. */
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static void
+collect_account(const char *rest, void *arg)
+{
+	struct names *a = arg;
+	const char *end = strchr(rest, '}');
+	char name[SR_KEY_MAX];
+
+	if (!end || end == rest || (size_t)(end - rest) >= sizeof name)
+		return;
+	snprintf(name, sizeof name, "%.*s", (int)(end - rest), rest);
+	for (size_t i = 0; i < a->n; i++)
+		if (!strcmp(a->v[i], name))
+			return;
+	push_str(&a->v, &a->n, &a->cap, name);
+}
+
+/* An account with commands (in a queue or frozen) that P:accounts does not
+ * list: no claim, stat or sweep finds them (its registration was refused,
+ * or the list was lost). Listed again; returns the findings repaired. */
+static long
+list_lost_accounts(void)
+{
+	static const char *kinds[] = { "stop_resume*", "frozen" };
+	struct names found = { 0 };
+	char head[SR_KEY_MAX], pattern[SR_KEY_MAX], key[SR_KEY_MAX];
+	redisReply *listed = accounts();
+	long repaired = 0;
+
+	if (listed->type != REDIS_REPLY_ARRAY) { /* the list damaged: check_global_keys said so */
+		freeReplyObject(listed);
+		return 0;
+	}
+	snprintf(head, sizeof head, "%s:carrier:{", cfg.prefix);
+	for (size_t k = 0; k < 2; k++) {
+		snprintf(pattern, sizeof pattern, "%s*}:%s", head, kinds[k]);
+		sr_redis_scan_must(&rds, pattern, strlen(head), collect_account, &found);
+	}
+	for (size_t i = 0; i < found.n; i++) {
+		const char *argv[] = { "SADD", sr_key_accounts(key, cfg.prefix), found.v[i] };
+		size_t j = 0;
+		redisReply *rep;
+
+		while (j < listed->elements && strcmp(listed->element[j]->str, found.v[i]))
+			j++;
+		if (j < listed->elements)
+			continue;
+		if (!(rep = sr_redis_cmd(&rds, 3, argv)))
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if (rep->type == REDIS_REPLY_ERROR) {
+			sr_warn("account '%s' not listed: %s", found.v[i], rep->str);
+			sweep_failed++;
+		} else {
+			sr_emit(json_pack("{ss ss sb}", "finding", "unlisted_account", "carrier", found.v[i],
+			    "repaired", 1));
+			fflush(stdout);
+			repaired++;
+		}
+		freeReplyObject(rep);
+	}
+	free_strs(&found.v, &found.n, &found.cap);
+	freeReplyObject(listed);
+	return repaired;
+}
+
 static int
 do_sweep(void)
 {
@@ -438,6 +509,7 @@ do_sweep(void)
 	long total = 0;
 
 	check_global_keys();
+	total += list_lost_accounts();
 	acc = accounts();
 
 	for (size_t a = 0; acc->type == REDIS_REPLY_ARRAY && a < acc->elements; a++) {

@@ -821,6 +821,8 @@ void sr_hex(const unsigned char *md, size_t n, char *out, int upper);
  * every account srq writes for is added there, once per process (an SADD
  * appended to r; 1 if one was). */
 int sr_account_register(struct sr_redis *r, const struct sr_config *cfg, const char *carrier);
+/* Redis refused that SADD: the next sr_account_register sends it again. */
+void sr_account_forget(const char *carrier);
 
 /* One card's judged intent, written by enqueue.lua (the only writer of
  * commands: sr-enqueue and dev-eval both go through here). */
@@ -833,6 +835,9 @@ struct sr_cmd {
 	const char *status;
 	long long ver;
 	char error[160];
+	/* out: its account's registration refused (no claim finds it until a
+	 * later request, or sr-sweep, registers the account), or "" */
+	char warning[160];
 };
 struct sr_cmd_calls;
 /* Append the script calls for n commands (pipelined, not flushed). The

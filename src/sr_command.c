@@ -11,16 +11,19 @@
 
 struct sr_cmd_calls {
 	int nsadd;            /* account registrations sent before the scripts */
+	const char **sadd;    /* their accounts */
 	int ncalls;
 	int *size;            /* cards per call */
 	struct sr_cmd **order; /* cards in call order */
+	int norder;
 };
+
+static char **known; /* the accounts registered by this process */
+static size_t nknown;
 
 int
 sr_account_register(struct sr_redis *r, const struct sr_config *cfg, const char *carrier)
 {
-	static char **known;
-	static size_t nknown;
 	char key[SR_KEY_MAX];
 	const char *argv[] = { "SADD", sr_key_accounts(key, cfg->prefix), carrier };
 
@@ -33,14 +36,40 @@ sr_account_register(struct sr_redis *r, const struct sr_config *cfg, const char 
 	return 1;
 }
 
-static int
-register_accounts(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **cmds, int n)
+void
+sr_account_forget(const char *carrier)
 {
-	int added = 0;
+	for (size_t k = 0; k < nknown; k++)
+		if (!strcmp(known[k], carrier)) {
+			free(known[k]);
+			known[k] = known[--nknown];
+			return;
+		}
+}
 
+/* The accounts of cmds registered; c->sadd lists those an SADD was sent for. */
+static void
+register_accounts(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd_calls *c,
+    struct sr_cmd **cmds, int n)
+{
+	c->nsadd = 0;
 	for (int i = 0; i < n; i++)
-		added += sr_account_register(r, cfg, cmds[i]->carrier);
-	return added;
+		if (sr_account_register(r, cfg, cmds[i]->carrier))
+			c->sadd[c->nsadd++] = cmds[i]->carrier;
+}
+
+/* The reply to the SADD of account: refused, every command of the account
+ * in c says so, and the next request of the account sends it again. */
+static void
+account_registered(struct sr_cmd_calls *c, const char *account, const redisReply *rep)
+{
+	if (rep->type != REDIS_REPLY_ERROR)
+		return;
+	sr_account_forget(account);
+	for (int i = 0; i < c->norder; i++)
+		if (!strcmp(c->order[i]->carrier, account))
+			snprintf(c->order[i]->warning, sizeof c->order[i]->warning,
+			    "account not registered: %s", rep->str);
 }
 
 struct sr_cmd_calls *
@@ -55,7 +84,8 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 	int norder = 0;
 
 	c->ncalls = 0;
-	c->nsadd = register_accounts(r, cfg, cmds, n);
+	c->sadd = sr_malloc((size_t)(n + 1) * sizeof *c->sadd);
+	register_accounts(r, cfg, c, cmds, n);
 	c->size = sr_malloc((size_t)(n + 1) * sizeof *c->size);
 	c->order = sr_malloc((size_t)(n + 1) * sizeof *c->order);
 	memset(taken, 0, (size_t)n + 1);
@@ -116,6 +146,7 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 		c->size[c->ncalls++] = e - s;
 		s = e;
 	}
+	c->norder = norder;
 	free(keys);
 	free(prio);
 	free(taken);
@@ -133,8 +164,10 @@ sr_cmds_collect(struct sr_redis *r, struct sr_cmd_calls *c)
 
 		if (!rep)
 			rc = -1;
-		else
+		else {
+			account_registered(c, c->sadd[k], rep);
 			freeReplyObject(rep);
+		}
 	}
 	for (int k = 0; k < c->ncalls && rc == 0; k++) {
 		redisReply *rep = sr_redis_reply(r);
@@ -166,6 +199,7 @@ sr_cmds_collect(struct sr_redis *r, struct sr_cmd_calls *c)
 	}
 	free(c->size);
 	free(c->order);
+	free(c->sadd);
 	free(c);
 	return rc;
 }

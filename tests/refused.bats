@@ -191,7 +191,7 @@ device_d0() {
 	run -3 --separate-stderr dev-eval --max 16
 	allow_writes
 	assert_equal "$(jq -r '"\(.state) \([.cards[].status] | join(","))"' <<<"$output")" "retry error,error"
-	[[ $stderr == *"device 'D0': 2 of 2 cards not queued: "*NOPERM* ]]
+	[[ $stderr == *"device 'D0': 2 of 2 cards: enqueue script failed: NOPERM"* ]]
 	# Once Redis takes the writes, the next pass stops both cards.
 	sleep 1.1
 	run -0 dev-eval --until-empty --for 5
@@ -208,4 +208,34 @@ device_d0() {
 	[ "$SECONDS" -lt 2 ]
 	assert_equal "$(jq -r '"\(.state) \(.error | split(" this user")[0])"' <<<"$output")" "retry device lock not taken: NOPERM"
 	[[ $stderr == *"device 'D0': device lock not taken: NOPERM"* ]]
+}
+
+@test "an account Redis refused to register: its ack says so, the next request registers it, and so does sr-sweep" {
+	# Every key of c9 writable but the account list: its commands are
+	# queued, and no sr-claim would find them.
+	deny_writes 't:carrier:*' 't:card:*'
+	mkfifo "$T/in"
+	sr-enqueue <"$T/in" >"$T/out" 2>"$T/err" &
+	local pid=$! rc=0
+	exec 5>"$T/in"
+	printf '{"card":"N1","carrier":"c9","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" >&5
+	for _ in $(seq 100); do [ -s "$T/out" ] && break; sleep 0.05; done
+	allow_writes
+	# The same process registers it with its next request of that account.
+	printf '{"card":"N2","carrier":"c9","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" >&5
+	exec 5>&-
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 3
+	assert_equal "$(jq -r '"\(.card) \(.status) \(.warning // "-" | split(" this user")[0])"' "$T/out" | paste -sd,)" \
+		"N1 queued account not registered: NOPERM,N2 queued -"
+	run cat "$T/err"
+	assert_output --partial "line 1: account not registered: NOPERM"
+	assert_equal "$(rcli SISMEMBER t:accounts c9)" 1
+	# An account with commands that the list lost: the sweep lists it again.
+	rcli SREM t:accounts c9 >/dev/null
+	run -1 sr-sweep
+	assert_output --partial '{"finding":"unlisted_account","carrier":"c9","repaired":true}'
+	assert_equal "$(rcli SISMEMBER t:accounts c9)" 1
+	run -0 sr-claim --max 5 --carrier c9
+	assert_equal "$(jq -r .card <<<"$output" | sort | paste -sd' ')" "N1 N2"
 }
