@@ -312,61 +312,73 @@ static int
 claim_round(long budget, long batch, struct claim **claims, long long *queued, long long *wait_ms)
 {
 	char key[SR_KEY_MAX], prefix[SR_KEY_MAX], max[24], lease[24];
-	long share = budget / SR_DEVICE_SHARDS, extra = budget % SR_DEVICE_SHARDS;
-	int n = 0, failed = 0;
+	int n = 0, failed = 0, seen = 0;
 
 	*queued = 0;
 	*wait_ms = 250;
 	*claims = NULL;
 	snprintf(lease, sizeof lease, "%ld", cfg.lease_ms);
-	for (int s = 0; s < SR_DEVICE_SHARDS; s++) {
-		long mine = share + (s < extra);
-		const char *argv[4];
+	/* The budget shared evenly over the shards; one short of one per shard
+	 * goes one each to the next shards, and what they leave unclaimed to
+	 * the ones after them (sr-claim's accounts likewise). */
+	while (seen < SR_DEVICE_SHARDS && n < budget) {
+		long left = budget - n;
+		int m = left < SR_DEVICE_SHARDS - seen ? (int)left : SR_DEVICE_SHARDS - seen;
+		long share = left / m, extra = left % m;
 
-		snprintf(max, sizeof max, "%ld", mine < batch ? mine : batch);
-		snprintf(prefix, sizeof prefix, "%s:device_eval:{d%d}:dev:", cfg.prefix, s);
-		argv[0] = sr_key_shard(key, cfg.prefix, s, "queue");
-		argv[1] = prefix;
-		argv[2] = max;
-		argv[3] = lease;
-		sr_redis_append_script(&rds, SR_LUA_DEVICE_CLAIM, 1, 4, argv, NULL);
-	}
-	for (int s = 0; s < SR_DEVICE_SHARDS; s++) {
-		redisReply *rep = sr_redis_reply(&rds), *list;
+		for (int k = 0; k < m; k++) {
+			int s = seen + k;
+			long mine = share + (k < extra);
+			const char *argv[4];
 
-		if (!rep)
-			return -1;
-		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 4) {
-			/* Nothing claimed on this shard (a script runs whole or not
-			 * at all); said once, after the round. */
-			snprintf(rds.errstr, sizeof rds.errstr, "device claim failed on shard %d: %s", s,
-			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-			failed++;
+			snprintf(max, sizeof max, "%ld", mine < batch ? mine : batch);
+			snprintf(prefix, sizeof prefix, "%s:device_eval:{d%d}:dev:", cfg.prefix, s);
+			argv[0] = sr_key_shard(key, cfg.prefix, s, "queue");
+			argv[1] = prefix;
+			argv[2] = max;
+			argv[3] = lease;
+			sr_redis_append_script(&rds, SR_LUA_DEVICE_CLAIM, 1, 4, argv, NULL);
+		}
+		for (int k = 0; k < m; k++) {
+			int s = seen + k;
+			redisReply *rep = sr_redis_reply(&rds), *list;
+
+			if (!rep)
+				return -1;
+			if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 4) {
+				/* Nothing claimed on this shard (a script runs whole
+				 * or not at all); said once, after the round. */
+				snprintf(rds.errstr, sizeof rds.errstr, "device claim failed on shard %d: %s", s,
+				    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+				failed++;
+				freeReplyObject(rep);
+				continue;
+			}
+			list = rep->element[0];
+			*claims = sr_realloc(*claims, (size_t)(n + (int)list->elements + 1) * sizeof **claims);
+			for (size_t i = 0; i < list->elements; i++) {
+				redisReply *e = list->element[i];
+				struct claim *c = &(*claims)[n++];
+
+				snprintf(c->device, sizeof c->device, "%s", e->element[0]->str);
+				c->ver = e->element[1]->integer;
+				snprintf(c->token, sizeof c->token, "%s", e->element[2]->str);
+				c->scenes = json_array();
+				for (size_t j = 0; j < e->element[3]->elements; j++)
+					json_array_append_new(c->scenes, json_string(e->element[3]->element[j]->str));
+			}
+			*queued += rep->element[2]->integer;
+			if (rep->element[1]->integer >= 0 &&
+			    rep->element[1]->integer - rep->element[3]->integer < *wait_ms)
+				*wait_ms = rep->element[1]->integer - rep->element[3]->integer;
 			freeReplyObject(rep);
-			continue;
 		}
-		list = rep->element[0];
-		*claims = sr_realloc(*claims, (size_t)(n + (int)list->elements + 1) * sizeof **claims);
-		for (size_t i = 0; i < list->elements; i++) {
-			redisReply *e = list->element[i];
-			struct claim *c = &(*claims)[n++];
-
-			snprintf(c->device, sizeof c->device, "%s", e->element[0]->str);
-			c->ver = e->element[1]->integer;
-			snprintf(c->token, sizeof c->token, "%s", e->element[2]->str);
-			c->scenes = json_array();
-			for (size_t k = 0; k < e->element[3]->elements; k++)
-				json_array_append_new(c->scenes, json_string(e->element[3]->element[k]->str));
-		}
-		*queued += rep->element[2]->integer;
-		if (rep->element[1]->integer >= 0 && rep->element[1]->integer - rep->element[3]->integer < *wait_ms)
-			*wait_ms = rep->element[1]->integer - rep->element[3]->integer;
-		freeReplyObject(rep);
+		seen += m;
 	}
-	if (failed == SR_DEVICE_SHARDS)
+	if (seen > 0 && failed == seen)
 		return -1; /* Redis refuses every claim (read only, out of memory) */
 	if (failed) {
-		sr_warn("%d of %d shards: %s", failed, SR_DEVICE_SHARDS, rds.errstr);
+		sr_warn("%d of %d shards: %s", failed, seen, rds.errstr);
 		status = SR_EX_BACKEND;
 	}
 	return n;

@@ -103,59 +103,68 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 	static const char *const account_keys[] = { "stop_resume:high", "stop_resume",
 		"stop_resume:bulk", "sr_running", "limits", "seq", "confirming", "edge", NULL };
 	char keys[8][SR_KEY_MAX], prefix[SR_KEY_MAX], max[24];
-	long share = budget / ncarriers, extra = budget % ncarriers;
 	long claimed = 0;
-	int failed = 0;
+	int failed = 0, seen = 0;
 
 	*queued = 0;
 	*wait_ms = 250;
-	for (int k = 0; k < ncarriers; k++) {
-		const char *c = carriers[(start + k) % ncarriers];
-		const char *argv[11];
-		/* A limited budget (--max) is shared evenly, the remainder going
-		 * to the accounts first in this round's rotation. */
-		long mine = share + (k < extra);
+	/* A limited budget (--max) is shared evenly, the remainder going to
+	 * the accounts first in this round's rotation. A budget short of one
+	 * per account goes one each to the next accounts, and what they leave
+	 * unclaimed to the ones after them, until every account was asked. */
+	while (seen < ncarriers && claimed < budget) {
+		long left = budget - claimed;
+		int n = left < ncarriers - seen ? (int)left : ncarriers - seen;
+		long share = left / n, extra = left % n;
 
-		snprintf(max, sizeof max, "%ld", mine < batch ? mine : batch);
-		sr_keys_account(keys, argv, cfg.prefix, c, account_keys);
-		argv[8] = sr_account(&cfg, c)->settings;
-		argv[9] = sr_key_account(prefix, cfg.prefix, c, "card:");
-		argv[10] = max;
-		sr_redis_append_script(&rds, SR_LUA_CLAIM, 8, 11, argv, NULL);
-	}
-	for (int k = 0; k < ncarriers; k++) {
-		const char *c = carriers[(start + k) % ncarriers];
-		redisReply *rep = sr_redis_reply(&rds);
+		for (int k = 0; k < n; k++) {
+			const char *c = carriers[(start + seen + k) % ncarriers];
+			const char *argv[11];
+			long mine = share + (k < extra);
 
-		if (!rep)
-			return -1;
-		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 5) {
-			/* Nothing was claimed for this account (a script either runs
-			 * whole or not at all); the others go on, and the exit says so.
-			 * Said once, after the round. */
-			snprintf(rds.errstr, sizeof rds.errstr, "claim script failed for account '%s': %s", c,
-			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+			snprintf(max, sizeof max, "%ld", mine < batch ? mine : batch);
+			sr_keys_account(keys, argv, cfg.prefix, c, account_keys);
+			argv[8] = sr_account(&cfg, c)->settings;
+			argv[9] = sr_key_account(prefix, cfg.prefix, c, "card:");
+			argv[10] = max;
+			sr_redis_append_script(&rds, SR_LUA_CLAIM, 8, 11, argv, NULL);
+		}
+		for (int k = 0; k < n; k++) {
+			const char *c = carriers[(start + seen + k) % ncarriers];
+			redisReply *rep = sr_redis_reply(&rds);
+
+			if (!rep)
+				return -1;
+			if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 5) {
+				/* Nothing was claimed for this account (a script either
+				 * runs whole or not at all); the others go on, and the
+				 * exit says so. Said once, after the round. */
+				snprintf(rds.errstr, sizeof rds.errstr, "claim script failed for account '%s': %s",
+				    c, rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+				freeReplyObject(rep);
+				failed++;
+				continue;
+			}
+			for (size_t i = 0; i + CLAIM_TASK_VALUES <= rep->element[0]->elements;
+			    i += CLAIM_TASK_VALUES)
+				emit_task(c, rep->element[0]->element + i);
+			claimed += (long)(rep->element[0]->elements / CLAIM_TASK_VALUES);
+			*queued += rep->element[2]->integer;
+			if (rep->element[1]->integer >= 0) {
+				long long w = rep->element[1]->integer - rep->element[3]->integer;
+
+				if (w < *wait_ms)
+					*wait_ms = w;
+			}
 			freeReplyObject(rep);
-			failed++;
-			continue;
 		}
-		for (size_t i = 0; i + CLAIM_TASK_VALUES <= rep->element[0]->elements; i += CLAIM_TASK_VALUES)
-			emit_task(c, rep->element[0]->element + i);
-		claimed += (long)(rep->element[0]->elements / CLAIM_TASK_VALUES);
-		*queued += rep->element[2]->integer;
-		if (rep->element[1]->integer >= 0) {
-			long long w = rep->element[1]->integer - rep->element[3]->integer;
-
-			if (w < *wait_ms)
-				*wait_ms = w;
-		}
-		freeReplyObject(rep);
+		seen += n;
 	}
 	sr_flush();
-	if (failed == ncarriers)
+	if (seen > 0 && failed == seen)
 		return -1; /* Redis refuses every claim (read only, out of memory) */
 	if (failed) {
-		sr_warn("%d of %d accounts: %s", failed, ncarriers, rds.errstr);
+		sr_warn("%d of %d accounts: %s", failed, seen, rds.errstr);
 		status = SR_EX_BACKEND;
 	}
 	return claimed;

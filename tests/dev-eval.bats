@@ -169,3 +169,12 @@ device_request() { # device_request SCENE...
 	assert_equal "$(jq -r .status <<<"$output" | paste -sd' ')" "noop device_queued"
 }
 
+@test "--max below the number of device shards still evaluates a due device, whatever its shard" {
+	for d in D1 D2 D3; do
+		printf '{"device":"%s","scene":"device","facts":{"disabled":0}}\n' "$d"
+	done | sr-enqueue >/dev/null
+	run -0 dev-eval --max 1
+	assert_equal "$(jq -r .state <<<"$output")" done
+	run -0 dev-eval --max 2
+	assert_equal "$(jq -r .state <<<"$output" | paste -sd' ')" "done done"
+}

@@ -97,3 +97,13 @@ enqueue() {
 	assert_equal "$(echo "$output" | wc -l)" 4
 	assert_equal "$(echo "$output" | jq -r .carrier | sort -u | wc -l)" 3
 }
+
+@test "--max below the number of accounts still claims what is due, wherever it is" {
+	# Twenty accounts with nothing due, and work in one more.
+	rcli SADD t:accounts $(seq -f 'e%g' 1 20) >/dev/null
+	enqueue c1 polling 1 3
+	run -0 sr-claim --max 1
+	assert_equal "$(jq -r .carrier <<<"$output")" c1
+	run -0 sr-claim --max 2
+	assert_equal "$(jq -r .carrier <<<"$output" | paste -sd' ')" "c1 c1"
+}
