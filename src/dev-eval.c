@@ -378,7 +378,11 @@ claim_round(long budget, long batch, struct claim **claims, long long *queued, l
 	if (seen > 0 && failed == seen)
 		return -1; /* Redis refuses every claim (read only, out of memory) */
 	if (failed) {
-		sr_warn("%d of %d shards: %s", failed, seen, rds.errstr);
+		char msg[sizeof rds.errstr + 64];
+
+		/* --follow: said once, then counted, while it lasts */
+		snprintf(msg, sizeof msg, "%d of %d shards: %s", failed, seen, rds.errstr);
+		sr_warn_each(NULL, msg);
 		status = SR_EX_BACKEND;
 	}
 	return n;

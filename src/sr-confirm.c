@@ -233,7 +233,7 @@ confirmed(struct res *r, redisReply *rep)
 	} else {
 		snprintf(r->error, sizeof r->error, "confirm script failed: %s",
 		    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-		sr_warn("card '%s': %s", r->t.card, r->error);
+		sr_warn_each(sr_card_subject(r->t.card), r->error);
 	}
 }
 
@@ -277,7 +277,7 @@ settle(void)
 			if (rep->type == REDIS_REPLY_ERROR) {
 				/* (its error is free: the line has a state) */
 				snprintf(r->error, sizeof r->error, "the card's status was not learned: %s", rep->str);
-				sr_warn("card '%s': %s", r->t.card, r->error);
+				sr_warn_each(sr_card_subject(r->t.card), r->error);
 				r->unlearned = r->error;
 			}
 			freeReplyObject(rep);

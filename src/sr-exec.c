@@ -236,7 +236,7 @@ gated(struct item *it, redisReply *rep)
 		    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
 		/* Not gated, not called: answered like a task Redis was down
 		 * for (its lease expires and it is claimed again). */
-		sr_warn("card '%s': %s", it->t.card, msg);
+		sr_warn_each(sr_card_subject(it->t.card), msg);
 		result_error(it, msg);
 		return;
 	}

@@ -34,6 +34,13 @@ extern const char *sr_prog;
 void sr_die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 /* Print "PROG: warning: MSG" (same ':' rule). */
 void sr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A warning an item may share with many (a refusal that fails a whole
+ * batch): "subject: msg" for the first (subject may be NULL); the next
+ * items with the same msg are counted, and said as "N more like it: msg"
+ * when another msg comes, after 5 s, or at exit (sr_finish, sr_die). */
+void sr_warn_each(const char *subject, const char *msg);
+/* "card 'ID'", for sr_warn_each (a static buffer). */
+const char *sr_card_subject(const char *card);
 /* Allocation that never returns NULL (dies with exit 2 on out-of-memory). */
 void *sr_malloc(size_t n);
 void *sr_realloc(void *p, size_t n);

@@ -27,11 +27,14 @@ vmsg(const char *level, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
+static void same_said(void);
+
 void
 sr_die(int status, const char *fmt, ...)
 {
 	va_list ap;
 
+	same_said();
 	va_start(ap, fmt);
 	vmsg("fatal", fmt, ap);
 	va_end(ap);
@@ -47,6 +50,45 @@ sr_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg("warning", fmt, ap);
 	va_end(ap);
+}
+
+/* sr_warn_each: the warning of the item before, and how many items since
+ * repeated it without being said. */
+static char same_msg[512];
+static long same_more;
+static int64_t same_since;
+
+static void
+same_said(void)
+{
+	if (same_more > 0)
+		sr_warn("%ld more like it: %s", same_more, same_msg);
+	same_more = 0;
+}
+
+const char *
+sr_card_subject(const char *card)
+{
+	static char s[96];
+
+	snprintf(s, sizeof s, "card '%s'", card);
+	return s;
+}
+
+void
+sr_warn_each(const char *subject, const char *msg)
+{
+	if (same_msg[0] && !strcmp(msg, same_msg) && sr_mono_ms() - same_since < 5000) {
+		same_more++;
+		return;
+	}
+	same_said();
+	snprintf(same_msg, sizeof same_msg, "%s", msg);
+	same_since = sr_mono_ms();
+	if (subject)
+		sr_warn("%s: %s", subject, msg);
+	else
+		sr_warn("%s", msg);
 }
 
 void *
@@ -79,6 +121,7 @@ sr_strdup(const char *s)
 int
 sr_finish(int status)
 {
+	same_said();
 	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
 		sr_warn("writing output failed:");
 		return sr_worst(status, SR_EX_BACKEND);

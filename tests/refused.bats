@@ -239,3 +239,17 @@ device_d0() {
 	run -0 sr-claim --max 5 --carrier c9
 	assert_equal "$(jq -r .card <<<"$output" | sort | paste -sd' ')" "N1 N2"
 }
+
+@test "a refusal that fails a whole batch is said once on stderr, with how many it failed, not once per card" {
+	for i in 1 2 3 4 5; do
+		printf '{"card":"B%d","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$i" "$PAST"
+	done | sr-enqueue >/dev/null
+	sr-claim --max 10 --carrier c1 | grep '"B' >"$T/b-tasks"
+	assert_equal "$(wc -l <"$T/b-tasks")" 5
+	rcli CONFIG SET maxmemory 1 >/dev/null
+	run -3 --separate-stderr sr-exec <"$T/b-tasks"
+	assert_equal "$(jq -r .status <<<"$output" | sort | uniq -c | awk '{ print $2 "=" $1 }')" "error=5"
+	assert_equal "$(wc -l <<<"$stderr")" 2
+	[[ $(head -1 <<<"$stderr") == *"card 'B"*"': gate script failed: OOM"* ]]
+	[[ $stderr == *"4 more like it: gate script failed: OOM"* ]]
+}
