@@ -58,7 +58,9 @@ static const char usage[] =
 "                       /etc/srq/srq.conf; NAME = value lines), or the default\n"
 "  switch on|off|show   the global switch stop_resume_queue_enabled\n"
 "  alerts [--since TIME] [--carrier A] [--ack ID]\n"
-"                       list alerts (with \"open\"), or acknowledge one\n"
+"                       list alerts (with \"open\"), or acknowledge one (an ID is\n"
+"                       its account's: one open in several accounts, raised in the\n"
+"                       same millisecond, needs --carrier; without it, exit 2)\n"
 "  audit CARD | --account A [--since TIME]  audit entries, oldest first\n"
 "  migrate              after an upgrade from 0.1 (every 0.1 tool stopped): renames\n"
 "                       the long fields of every facts hash to the short ones (\"status\"\n"
@@ -556,18 +558,78 @@ accounts(void)
 }
 
 static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The accounts (sorted) where the alert `id` is open. */
+static size_t
+alert_holders(redisReply *acc, const char *id, char ***names)
+{
+	size_t n = 0;
+
+	*names = NULL;
+	for (size_t k = 0; acc->type == REDIS_REPLY_ARRAY && k < acc->elements; k++) {
+		char ok[SR_KEY_MAX];
+		const char *a[] = { "HGETALL", sr_key_account(ok, cfg.prefix, acc->element[k]->str,
+			"alerts_open") };
+		redisReply *open = cmd(2, a);
+		int held = 0;
+
+		for (size_t j = 0; open->type == REDIS_REPLY_ARRAY && j + 1 < open->elements; j += 2)
+			held |= !strcmp(open->element[j + 1]->str, id);
+		freeReplyObject(open);
+		if (held) {
+			*names = sr_realloc(*names, (n + 1) * sizeof **names);
+			(*names)[n++] = acc->element[k]->str;
+		}
+	}
+	if (n > 1)
+		qsort(*names, n, sizeof **names, by_name);
+	return n;
+}
+
+static int
 do_alerts(const char *ack)
 {
-	redisReply *acc = accounts();
+	redisReply *acc;
+	const char *only = carrier_opt; /* the one account to look in (NULL: all) */
+	char **names = NULL;
 	int found = 0;
 
+	if (ack)
+		need_reason("alerts --ack");
+	acc = accounts();
+	/* An alert's id is its stream entry's (ms-seq), and each account has
+	 * its own stream: accounts that raised an alert in the same
+	 * millisecond hold the same id. Without --carrier an --ack must not
+	 * close them all (nor pick one): it is refused, naming them. */
+	if (ack && !carrier_opt) {
+		char list[1024] = "";
+		size_t n = alert_holders(acc, ack, &names);
+
+		for (size_t i = 0; i < n; i++)
+			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+			    names[i]);
+		if (n > 1) {
+			fprintf(stderr, "%s: alert '%s' is open in more than one account (%s): nothing "
+			    "acknowledged; give --carrier A to say whose\n", sr_prog, ack, list);
+			free(names);
+			freeReplyObject(acc);
+			return SR_EX_USAGE;
+		}
+		/* The account that holds it, and no other: another master's
+		 * clock may give a new alert the same id meanwhile. */
+		only = n ? names[0] : "";
+	}
 	for (size_t k = 0; acc->type == REDIS_REPLY_ARRAY && k < acc->elements; k++) {
 		const char *c = acc->element[k]->str;
 		char ok[SR_KEY_MAX], sk[SR_KEY_MAX];
 		const char *a[] = { "HGETALL", sr_key_account(ok, cfg.prefix, c, "alerts_open") };
 		redisReply *open;
 
-		if (carrier_opt && strcmp(carrier_opt, c))
+		if (only && strcmp(only, c))
 			continue; /* --carrier: that account's alerts only */
 		open = cmd(2, a);
 		json_t *list;
@@ -576,7 +638,6 @@ do_alerts(const char *ack)
 
 		if (ack) {
 			/* One script finds the cause, closes it and audits it. */
-			need_reason("alerts --ack");
 			char au[SR_KEY_MAX], maxlen[24];
 			const char *x[] = { ok, sr_key_account(sk, cfg.prefix, c, "alerts"),
 				sr_key_account(au, cfg.prefix, c, "audit"), "ack", c, ack, who, reason, maxlen };
@@ -609,6 +670,7 @@ do_alerts(const char *ack)
 		json_decref(list);
 		freeReplyObject(open);
 	}
+	free(names);
 	freeReplyObject(acc);
 	if (ack && !found) {
 		fprintf(stderr, "%s: alert '%s' is not open\n", sr_prog, ack);

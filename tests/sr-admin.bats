@@ -133,3 +133,26 @@ why_state() {
 	flip $((now - 1))      # and once more: still one alert
 	assert_equal "$(sr-admin alerts | jq -r 'select(.alert == "flapping") | .card')" FL
 }
+
+@test "alerts --ack: an id open in two accounts (alerts of the same millisecond) is refused without --carrier; with it, only that account's is closed" {
+	local a id=1796000000000-0
+	for a in acmeA acmeB; do
+		rcli SADD t:accounts "$a" >/dev/null
+		rcli XADD "t:carrier:{$a}:alerts" "$id" alert permanent card "c$a" >/dev/null
+		rcli HSET "t:carrier:{$a}:alerts_open" "permanent:c$a" "$id" >/dev/null
+	done
+	run -2 --separate-stderr sr-admin alerts --ack "$id" --reason x
+	assert_output ''
+	[[ $stderr == *"alert '$id' is open in more than one account (acmeA, acmeB)"*"--carrier"* ]]
+	for a in acmeA acmeB; do
+		assert_equal "$(rcli HGET "t:carrier:{$a}:alerts_open" "permanent:c$a")" "$id"
+	done
+	run -0 sr-admin alerts --ack "$id" --carrier acmeB --reason x
+	assert_equal "$(jq -r '"\(.carrier) \(.cause)"' <<<"$output")" "acmeB permanent:cacmeB"
+	assert_equal "$(rcli HGET "t:carrier:{acmeA}:alerts_open" permanent:cacmeA)" "$id"
+	assert_equal "$(rcli HEXISTS "t:carrier:{acmeB}:alerts_open" permanent:cacmeB)" 0
+	# Now open in one account only: no --carrier needed.
+	run -0 sr-admin alerts --ack "$id" --reason x
+	assert_equal "$(jq -r .carrier <<<"$output")" acmeA
+	run -1 sr-admin alerts --ack "$id" --reason x
+}
