@@ -14,8 +14,10 @@
  *   due         due now, waiting for a dispatcher
  *   backoff     failed, waiting to be tried again
  *   scheduled   waiting for its time (the card's interval, a Retry-After)
- * A bulk retry is the list, then one atomic retry per card (the same as
- * 'retry CARD'), each audited; --dry-run prints what it would retry. */
+ * A bulk retry is the list, of every command that passes (no --limit),
+ * then one atomic retry per card (the same as 'retry CARD'), each audited;
+ * --dry-run prints what it would retry. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,10 +162,10 @@ card_record(const char *account, const char *card, const struct command *h, int 
 }
 
 /* Call fn on each command of the account that passes the filters, up to
- * list_limit; returns how many. Pages of 500: a big backlog is never read
- * in one reply. */
+ * limit; returns how many. Pages of 500: a big backlog is never read in one
+ * reply. */
 static long
-walk(const char *account, void (*fn)(json_t *, void *), void *arg)
+walk(const char *account, long limit, void (*fn)(json_t *, void *), void *arg)
 {
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk", "frozen" };
 	char key[SR_KEY_MAX], ck[SR_KEY_MAX];
@@ -172,9 +174,9 @@ walk(const char *account, void (*fn)(json_t *, void *), void *arg)
 
 	if (now < 0)
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-	for (int q = 0; q < 4 && found < list_limit; q++) {
+	for (int q = 0; q < 4 && found < limit; q++) {
 		sr_key_account(key, cfg.prefix, account, qs[q]);
-		for (long off = 0; found < list_limit; off += 500) {
+		for (long off = 0; found < limit; off += 500) {
 			char start[24], stop[24];
 			const char *z[] = { "ZRANGE", key, start, stop, "WITHSCORES" };
 			redisReply *page;
@@ -210,7 +212,7 @@ walk(const char *account, void (*fn)(json_t *, void *), void *arg)
 
 				if (!h)
 					sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-				if (found < list_limit) {
+				if (found < limit) {
 					struct command c;
 
 					command_read(&c, h, w, b);
@@ -248,7 +250,7 @@ admin_list(int argc, char **argv)
 	check_options();
 	known_account(argv[0], 0);
 	reason_match = reason[0] ? reason : NULL;
-	n = walk(argv[0], print, NULL);
+	n = walk(argv[0], list_limit, print, NULL);
 	if (n == list_limit)
 		fprintf(stderr, "%s: list: stopped at --limit %ld\n", sr_prog, list_limit);
 	return SR_EX_OK;
@@ -286,7 +288,10 @@ admin_retry_account(const char *account)
 	if (!dry_run)
 		need_reason("retry --account");
 	known_account(account, 0);
-	walk(account, collect, &ids);
+	/* Every one, as the operator asked: --limit is a list's, for people
+	 * reading it; a retry that stopped at it would leave the rest frozen
+	 * without a word. */
+	walk(account, LONG_MAX, collect, &ids);
 	fprintf(stderr, "%s: %s %ld %s command%s of account '%s'%s%s\n", sr_prog,
 	    dry_run ? "would retry" : "retrying", ids.n, state_opt, ids.n == 1 ? "" : "s", account,
 	    error_class_opt ? " with last error class " : "", error_class_opt ? error_class_opt : "");

@@ -129,3 +129,19 @@ frozen_by() {
 	run -0 sr-admin audit --account c1
 	assert_equal "$(jq -r .event <<<"$output")" queued
 }
+
+@test "retry --account retries every command in the state, however many (not only the first 1000 a list shows)" {
+	# (no gateway: the commands stay frozen until retried, then due)
+	# shellcheck disable=SC2046 # (one word per card)
+	stop c1 $(seq -f 'F%04g' 1005)
+	seq -f 'F%04g' 1005 | sr-admin freeze - --reason hold >/dev/null
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:frozen')" 1005
+	run -0 --separate-stderr sr-admin retry --account c1 --dry-run
+	assert_equal "$(jq -r .card <<<"$output" | sort -u | wc -l)" 1005
+	[[ $stderr == *"would retry 1005 frozen commands of account 'c1'"* ]]
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:frozen')" 1005
+	run -0 --separate-stderr sr-admin retry --account c1 --reason "all of them"
+	[[ $stderr == *"retrying 1005 frozen commands"* ]]
+	assert_equal "$(jq -r 'select(.done == "retry") | .card' <<<"$output" | sort -u | wc -l)" 1005
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:frozen')" 0
+}
