@@ -79,6 +79,9 @@ static const char usage[] =
 "  --force         (limits, pause, breaker open) change an account no request ever\n"
 "                  named (refused otherwise: most likely a typo)\n"
 "  --table         aligned columns for people instead of JSONL\n"
+"  --dry-run, --state, --error-class, --account, --limit: only for the commands whose\n"
+"                  line above shows them (retry CARD, freeze, drop take none of them);\n"
+"                  elsewhere refused (exit 2, nothing done), never ignored\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "Environment: SRQ_PROFILES (carrier profiles), SRQ_MIN_INTERVAL_MS, SRQ_QPS...\n"
 "Exit: 0 done, 1 some cards not found (or a change refused, a profile that does not\n"
@@ -846,6 +849,14 @@ command_usage(void)
 	sr_die(SR_EX_USAGE, "usage: sr-admin %s", running->usage);
 }
 
+static void
+refuse_option(const char *option, int given, int taken, const char *takers)
+{
+	if (given && !taken)
+		sr_die(SR_EX_USAGE, "%s: not an option of '%s' (only of %s): nothing done; usage: "
+		    "sr-admin %s", option, running->name, takers, running->usage);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -868,7 +879,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sub;
-	int c, status = SR_EX_OK;
+	int c, status = SR_EX_OK, limit_opt = 0;
 
 	sr_prog = "sr-admin";
 	sr_config_init(&cfg);
@@ -898,7 +909,10 @@ main(int argc, char *argv[])
 		case O_FORCE: force_opt = 1; break;
 		case O_STATE: state_opt = optarg; break;
 		case O_ERROR_CLASS: error_class_opt = optarg; break;
-		case O_LIMIT: list_limit = sr_num("--limit", optarg, 1, 10000000); break;
+		case O_LIMIT:
+			list_limit = sr_num("--limit", optarg, 1, 10000000);
+			limit_opt = 1;
+			break;
 		case O_DRY_RUN: dry_run = 1; break;
 		default:
 			if (!sr_config_option(&cfg, c, optarg, usage))
@@ -930,6 +944,23 @@ main(int argc, char *argv[])
 	if (argc - optind < running->min_args ||
 	    (running->max_args >= 0 && argc - optind > running->max_args))
 		command_usage(); /* a usage error, before any Redis error */
+	{
+		/* An option is refused by a command that does not take it, never
+		 * ignored: 'freeze CARD --dry-run' must not freeze the card, and
+		 * 'retry CARD --account A' must not retry a card of another. */
+		int bulk = running->run == c_retry && optind == argc; /* retry --account A */
+
+		refuse_option("--dry-run", dry_run, bulk && account_opt, "retry --account A");
+		refuse_option("--state", state_opt != NULL, bulk || running->run == c_list,
+		    "retry --account A and list");
+		refuse_option("--error-class", error_class_opt != NULL, bulk || running->run == c_list,
+		    "retry --account A and list");
+		refuse_option("--account", account_opt != NULL, bulk || running->run == c_audit,
+		    "retry --account A (no cards) and audit");
+		/* A bulk retry retries every one: a cap would leave the rest
+		 * frozen without a word. */
+		refuse_option("--limit", limit_opt, running->run == c_list, "list");
+	}
 	who = sr_who();
 	if (!strcmp(sub, "config")) /* needs no Redis: it says where Redis is */
 		return sr_finish(c_config(argc - optind, argv + optind));

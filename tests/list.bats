@@ -145,3 +145,24 @@ frozen_by() {
 	assert_equal "$(jq -r 'select(.done == "retry") | .card' <<<"$output" | sort -u | wc -l)" 1005
 	assert_equal "$(rcli ZCARD 't:carrier:{c1}:frozen')" 0
 }
+
+@test "retry, freeze and drop of cards refuse the options of retry --account (--dry-run, --account, --state, --error-class): nothing is changed" {
+	frozen_by --fault-reject K2
+	stop c1 K1
+	audit=$(rcli XLEN 't:carrier:{c1}:audit')
+	for c in "retry K2" "freeze K1" "drop K1" "retry -" "drop -"; do
+		for o in --dry-run "--account c1" "--state frozen" "--error-class 4xx"; do
+			# shellcheck disable=SC2086 # (the words are the command's)
+			run -2 --separate-stderr sr-admin $c $o --reason x <<<K1
+			assert_output ''
+			[[ $stderr == *"${o%% *}"*"retry --account"* ]]
+		done
+	done
+	# --limit is a list's: a bulk retry retries every one.
+	run -2 --separate-stderr sr-admin retry --account c1 --limit 1 --reason x
+	[[ $stderr == *--limit* ]]
+	assert_equal "$(rcli XLEN 't:carrier:{c1}:audit')" "$audit"
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1)" K2
+	run -0 sr-admin list c1 --state due
+	assert_equal "$(jq -r .card <<<"$output")" K1
+}
