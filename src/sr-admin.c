@@ -515,27 +515,28 @@ for_cards(int argc, char **argv, int (*fn)(const char *, const char *), const ch
 			sr_reader_init(&rd, STDIN_FILENO);
 			while ((rc = sr_reader_next(&rd, &line, 1)) != SR_READ_EOF) {
 				json_t *j = NULL;
-				char id[65] = "";
+				const char *id = "";
 
 				if (rc == SR_READ_BAD) {
 					fprintf(stderr, "%s: line %ld: %s\n", sr_prog, rd.lineno, rd.why);
 					status = sr_worst(status, SR_EX_REJECTED);
 					continue;
 				}
+				/* The id as read, whole, until it is checked: one cut to
+				 * fit a buffer would be another card's. */
 				if (rc == SR_READ_LINE && line[0] == '{' && (j = json_loads(line, JSON_REJECT_DUPLICATES, NULL)) &&
 				    sr_jstr(j, "card"))
-					snprintf(id, sizeof id, "%s", sr_jstr(j, "card"));
+					id = sr_jstr(j, "card");
 				else if (rc == SR_READ_LINE)
-					snprintf(id, sizeof id, "%s", line);
-				json_decref(j);
+					id = line;
 				if (!id[0])
-					continue;
-				if (!sr_valid_id(id)) {
+					; /* a blank line: nothing asked */
+				else if (!sr_valid_id(id)) {
 					fprintf(stderr, "%s: line %ld: '%s' is not a card id\n", sr_prog, rd.lineno, id);
 					status = sr_worst(status, SR_EX_REJECTED);
-					continue;
-				}
-				status = sr_worst(status, fn(what, id));
+				} else
+					status = sr_worst(status, fn(what, id));
+				json_decref(j);
 			}
 			status = sr_worst(status, sr_reader_failed(&rd));
 			sr_reader_free(&rd);

@@ -156,3 +156,20 @@ why_state() {
 	assert_equal "$(jq -r .carrier <<<"$output")" acmeA
 	run -1 sr-admin alerts --ack "$id" --reason x
 }
+
+@test "a card id over 64 characters from stdin is refused as from the command line, never cut to another card's" {
+	local id64 long
+	id64=$(printf 'L%.0s' $(seq 64))
+	long="${id64}X"
+	req "$id64" "$PAST"
+	run -1 --separate-stderr sr-admin drop "$long" --reason x
+	[[ $stderr == *"'$long' is not a card id"* ]]
+	for line in "$long" "{\"card\":\"$long\"}"; do
+		run -1 --separate-stderr sr-admin drop - --reason x <<<"$line"
+		assert_output ''
+		[[ $stderr == *"line 1: '$long' is not a card id"* ]]
+	done
+	# The 64-character card is untouched: its command still queued.
+	run -0 sr-admin list c1
+	assert_equal "$(jq -r .card <<<"$output")" "$id64"
+}
