@@ -427,7 +427,7 @@ do_why(const char *card)
 	}
 	state = sr_why(&w, account_why_load(carrier), now, sentence, sizeof sentence);
 	json_object_set_new(o, "state", json_string(state));
-	json_object_set_new(o, "why", json_string(sentence));
+	json_object_set_new(o, "why", sr_json_text(sentence)); /* never dropped */
 	json_object_set_new(o, "details", s);
 	sr_out(o);
 	free(carrier);

@@ -22,14 +22,33 @@
 static const char *say(char *buf, size_t n, const char *state, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The sentence in buf, cut to fit: on a character's boundary, since it
+ * quotes operators' text (a reason in Chinese) and a cut UTF-8 character
+ * would make it no JSON string at all. */
 static const char *
 say(char *buf, size_t n, const char *state, const char *fmt, ...)
 {
 	va_list ap;
+	int full;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, n, fmt, ap);
+	full = vsnprintf(buf, n, fmt, ap);
 	va_end(ap);
+	if (n > 0 && full >= 0 && (size_t)full >= n) {
+		size_t len = strlen(buf), lead = len;
+
+		/* Back over continuation bytes (10xxxxxx) to the last lead byte;
+		 * if its sequence is not whole, it goes. */
+		while (lead > 0 && len - lead < 4 && ((unsigned char)buf[lead - 1] & 0xc0) == 0x80)
+			lead--;
+		if (lead > 0) {
+			unsigned char c = (unsigned char)buf[lead - 1];
+			size_t need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+
+			if (len - (lead - 1) < need)
+				buf[lead - 1] = '\0';
+		}
+	}
 	return state;
 }
 

@@ -173,3 +173,23 @@ why_state() {
 	run -0 sr-admin list c1
 	assert_equal "$(jq -r .card <<<"$output")" "$id64"
 }
+
+@test "why keeps its sentence when a long reason is cut mid-character: cut on a character boundary" {
+	local k cjk
+	cjk=$(python3 -c 'print("客户争议" * 60)')
+	# A paused account's sentence is the same length on every run (no
+	# "ago" in it): with 0, 1 and 2 bytes more before the 3-byte
+	# characters, the cut lands mid-character in two of the three.
+	for k in 0 1 2; do
+		req "P$k" "$PAST" active "p$k"
+		sr-admin pause "p$k" --reason "$(printf '%*s' "$k" '' | tr ' ' x)$cjk" >/dev/null
+		run -0 sr-admin why "P$k"
+		assert_equal "$(jq -r .state <<<"$output")" paused
+		jq -e '.why | test("is paused until resumed by .*: x{'"$k"'}(客户争议)+[客户争议]*$")' <<<"$output"
+	done
+	# The same for a frozen card's reason (the repro: most of the time).
+	req F1 "$PAST"
+	sr-admin freeze F1 --reason "x$cjk" >/dev/null
+	run -0 sr-admin why F1 --carrier c1
+	jq -e '.state == "frozen" and (.why | test("客户争议"))' <<<"$output"
+}

@@ -107,5 +107,19 @@ main(void)
 		regfree(&re);
 	}
 	regfree(&epoch_ms);
+	/* A sentence too long for its buffer is cut on a character boundary,
+	 * wherever the cut falls: it stays UTF-8 (sr-admin prints it as JSON). */
+	for (size_t cut = 380; cut <= 400; cut++) {
+		struct sr_why_card c = { CMD, .due = NOW };
+		struct sr_why_account a = { ACCT, .pause_until = 253402300799000LL, .pause_who = "oncall" };
+		char why[1024] = "x", buf[400];
+
+		for (int i = 0; i < 60; i++)
+			strcat(why, "\xe5\xae\xa2\xe6\x88\xb7"); /* 客户 */
+		a.pause_why = why;
+		sr_why(&c, &a, NOW, buf, cut);
+		CHECK(sr_utf8_valid(buf) && strlen(buf) + 3 >= cut - 1, "cut at %zu: %zu bytes, %s UTF-8", cut,
+		    strlen(buf), sr_utf8_valid(buf) ? "" : "not");
+	}
 	return unit_done("test_why");
 }
