@@ -5,7 +5,7 @@
  *   limits ACCOUNT [qps=N] [running=N]
  *   switch on|off|show
  *   alerts [--since TIME] [--ack ID]
- *   audit CARD | --account A [--since TIME]
+ *   audit CARD [--account A] | --account A [--since TIME]
  *   migrate                      an older release's layout into this one's
  *
  * Every mutation is one script per card (admin_card.lua; the card's account
@@ -61,7 +61,8 @@ static const char usage[] =
 "                       list alerts (with \"open\"), or acknowledge one (an ID is\n"
 "                       its account's: one open in several accounts, raised in the\n"
 "                       same millisecond, needs --carrier; without it, exit 2)\n"
-"  audit CARD | --account A [--since TIME]  audit entries, oldest first\n"
+"  audit CARD | --account A [--since TIME]  audit entries, oldest first: the card's\n"
+"                       (in its account, or A's with --account), or the account's\n"
 "  migrate              after an upgrade from 0.1 (every 0.1 tool stopped): renames\n"
 "                       the long fields of every facts hash to the short ones (\"status\"\n"
 "                       to \"st\"), and puts the hashes of cards with no command to sleep\n"
@@ -784,9 +785,10 @@ c_alerts(int argc, char **argv)
 static int
 c_audit(int argc, char **argv)
 {
-	if (!account_opt && (argc != 1 || !sr_valid_id(argv[0])))
+	if ((!account_opt && argc != 1) || (argc == 1 && !sr_valid_id(argv[0])))
 		command_usage();
-	return do_audit(account_opt ? NULL : argv[0], account_opt);
+	/* With --account, a card given still narrows it to that card's. */
+	return do_audit(argc == 1 ? argv[0] : NULL, account_opt);
 }
 
 static void
@@ -839,7 +841,7 @@ static const struct command {
 	{ "config", c_config, 0, 0, "config" },
 	{ "switch", c_switch, 1, 1, "switch on|off|show [--reason TEXT]" },
 	{ "alerts", c_alerts, 0, 0, "alerts [--since TIME] [--carrier A] [--ack ID --reason TEXT]" },
-	{ "audit", c_audit, 0, 1, "audit CARD | --account A [--since TIME]" },
+	{ "audit", c_audit, 0, 1, "audit CARD [--account A] | --account A [--since TIME]" },
 	{ "migrate", admin_migrate, 0, 0, "migrate" },
 };
 static const struct command *running;

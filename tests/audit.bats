@@ -92,3 +92,17 @@ bare() {
 	# Account c1 lost nothing.
 	assert_equal "$(sr-admin audit C1 | jq -r .event)" queued
 }
+
+@test "audit CARD --account A: that card's entries in A only, not the whole account's trail" {
+	printf '{"card":"C2","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$PAST" | sr-enqueue >/dev/null
+	sr-admin freeze C2 --reason hold >/dev/null
+	run -0 sr-admin audit C1 --account c1
+	assert_equal "$(jq -r '"\(.card) \(.event)"' <<<"$output" | tr '\n' ',')" "C1 queued,"
+	run -0 sr-admin audit C2 --account c1
+	assert_equal "$(jq -r '"\(.card) \(.event)"' <<<"$output" | tr '\n' ',')" "C2 queued,C2 admin:freeze,"
+	run -0 sr-admin audit --account c1
+	assert_equal "$(echo "$output" | wc -l)" 3
+	run -2 sr-admin audit 'no such card!' --account c1
+	run -1 sr-admin audit C1 --account c9
+}
