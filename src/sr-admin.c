@@ -794,10 +794,14 @@ c_audit(int argc, char **argv)
 static void
 print_setting(const char *name, const char *value, const char *from, void *arg)
 {
+	char shown[1024];
+
 	(void)arg;
-	/* A flag given to this very command beats the environment and the file. */
+	/* A flag given to this very command beats the environment and the file;
+	 * redacted as sr_config_each redacts theirs: a password in the URL
+	 * must not reach the output, whoever gave it. */
 	if (!strcmp(name, "SRQ_REDIS") && !strcmp(cfg.redis_from, "--redis")) {
-		value = cfg.redis_url;
+		value = sr_url_shown(cfg.redis_url, shown, sizeof shown);
 		from = "--redis";
 	} else if (!strcmp(name, "SRQ_PREFIX") && strcmp(value, cfg.prefix)) {
 		value = cfg.prefix;

@@ -63,6 +63,13 @@ teardown() {
 	[[ $stderr == *"ftp://ops:redacted@gw.example/?redacted"* && $stderr != *"$GW_TOKEN"* ]]
 }
 
+@test "a password in the URL given by --redis is redacted by sr-admin config, as from the environment" {
+	run -0 --separate-stderr sr-admin --redis "redis://u:$GW_TOKEN@localhost:6379/0?x=$GW_TOKEN" config
+	assert_equal "$(jq -c 'select(.setting == "SRQ_REDIS") | [.value, .from]' <<<"$output")" \
+		'["redis://u:redacted@localhost:6379/0?redacted","--redis"]'
+	[[ $output != *"$GW_TOKEN"* && $stderr != *"$GW_TOKEN"* ]]
+}
+
 @test "profile secrets (a carrier password, an app secret) never appear in argv, output, audit or logs" {
 	unset SRQ_GATEWAY_TOKEN_FILE
 	gwsim_stop
