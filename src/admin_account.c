@@ -196,10 +196,10 @@ admin_limits(int argc, char **argv)
 		args[n++] = argv[i];
 		args[n++] = eq + 1;
 	}
-	if (n) {
-		known_account(account, 1);
+	/* A view of an unknown account would show the defaults as if set. */
+	known_account(account, n > 0);
+	if (n)
 		change("limits", account, n, args);
-	}
 	sr_out(account_state(account));
 	return SR_EX_OK;
 }
@@ -251,6 +251,8 @@ admin_breaker(int argc, char **argv)
 		change(argv[1], account, 0, NULL);
 	else if (argc != 1)
 		command_usage();
+	else
+		known_account(account, 0); /* a view: a closed breaker of a typo is no news */
 	sr_out(account_state(account));
 	return SR_EX_OK;
 }

@@ -85,8 +85,9 @@ static const char usage[] =
 "                  elsewhere refused (exit 2, nothing done), never ignored\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "Environment: SRQ_PROFILES (carrier profiles), SRQ_MIN_INTERVAL_MS, SRQ_QPS...\n"
-"Exit: 0 done, 1 some cards not found (or a change refused, a profile that does not\n"
-"  check out), 2 usage, 3 Redis unavailable.\n"
+"Exit: 0 done, 1 some cards not found (no command, state or facts in the account), an\n"
+"  account no request ever named (a typo?), a change refused, or a profile that does\n"
+"  not check out, 2 usage, 3 Redis unavailable.\n"
 "Examples:\n"
 "  sr-admin why 89860012345678901234\n"
 "  sr-admin pause c17 --until 2h --reason 'carrier maintenance'\n"
@@ -350,17 +351,38 @@ card_state(const char *card, const char *carrier, long long *now_ms, int history
 	return o;
 }
 
+/* A card with no command, no state and no facts in the account (a typo,
+ * or --carrier naming the wrong account) is not found, and said so: its
+ * record would be empty, or advise to queue a request for it. */
+static int
+card_unknown(json_t *s, const char *card, const char *carrier)
+{
+	if (json_object_size(json_object_get(s, "command")) || json_object_size(json_object_get(s, "facts")))
+		return 0;
+	fprintf(stderr, "%s: card '%s' is not known in account '%s': no command, no state and no "
+	    "facts\n", sr_prog, card, carrier);
+	return 1;
+}
+
 static int
 do_show(const char *card)
 {
 	char *carrier = card_carrier(card);
 	long long now;
 
+	json_t *s;
+
 	if (!carrier) {
 		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
 		return SR_EX_REJECTED;
 	}
-	sr_out(card_state(card, carrier, &now, 1));
+	s = card_state(card, carrier, &now, 1);
+	if (card_unknown(s, card, carrier)) {
+		json_decref(s);
+		free(carrier);
+		return SR_EX_REJECTED;
+	}
+	sr_out(s);
 	free(carrier);
 	return SR_EX_OK;
 }
@@ -381,8 +403,13 @@ do_why(const char *card)
 		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
 		return SR_EX_REJECTED;
 	}
-	o = json_object();
 	s = card_state(card, carrier, &now, 0);
+	if (card_unknown(s, card, carrier)) {
+		json_decref(s);
+		free(carrier);
+		return SR_EX_REJECTED;
+	}
+	o = json_object();
 	c = json_object_get(s, "command");
 	memset(&w, 0, sizeof w);
 	w.card = card;
@@ -732,6 +759,8 @@ c_show(int argc, char **argv)
 {
 	if (argc < 1)
 		command_usage();
+	if (carrier_opt)
+		known_account(carrier_opt, 0);
 	return for_cards(argc, argv, show_one, "show");
 }
 
@@ -740,6 +769,8 @@ c_why(int argc, char **argv)
 {
 	if (argc < 1)
 		command_usage();
+	if (carrier_opt)
+		known_account(carrier_opt, 0);
 	return for_cards(argc, argv, show_one, "why");
 }
 

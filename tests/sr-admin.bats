@@ -193,3 +193,23 @@ why_state() {
 	run -0 sr-admin why F1 --carrier c1
 	jq -e '.state == "frozen" and (.why | test("客户争议"))' <<<"$output"
 }
+
+@test "show and why of a card nobody knows, limits and breaker of an account nobody named: said on stderr, exit 1" {
+	req K1 "$PAST"
+	for c in show why; do
+		run -1 --separate-stderr sr-admin "$c" nobody-knows-me --carrier c1
+		assert_output ''
+		[[ $stderr == *"card 'nobody-knows-me' is not known in account 'c1'"* ]]
+		# One unknown among known ones: the known ones are answered.
+		run -1 --separate-stderr sr-admin "$c" K1 nobody-knows-me --carrier c1
+		assert_equal "$(jq -r .card <<<"$output")" K1
+		run -0 sr-admin "$c" K1 --carrier c1
+	done
+	for c in limits breaker; do
+		run -1 --separate-stderr sr-admin "$c" c9
+		assert_output ''
+		[[ $stderr == *"account 'c9' is unknown: no request ever named it (a typo?)" ]]
+		run -0 sr-admin "$c" c1
+		assert_equal "$(jq -r .carrier <<<"$output")" c1
+	done
+}
