@@ -20,8 +20,9 @@
  * export can say that a card was stopped by hand.
  *
  * Batched: each batch is two pipelined round trips (read the cards' current
- * carrier and device, and what srq saw; write facts and membership), so a
- * million rows load in seconds, not hours.
+ * carrier and device, and what srq saw; write facts and membership), and a
+ * third when a card moves (its device fact, once its membership is
+ * written), so a million rows load in seconds, not hours.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -70,6 +71,8 @@ struct row {
 	json_t *obj;
 	const char *card, *carrier, *device; /* borrowed from obj */
 	char old_carrier[65], old_device[65];
+	char from_device[65]; /* the card's device in Redis before this batch */
+	int moves;       /* membership writes come before the device fact */
 	int has_status;  /* the row sets status */
 	int keep_status; /* ... but srq saw another one later than --as-of */
 	int ncmd; /* writes appended for this row: their replies are its answer */
@@ -179,6 +182,36 @@ hash(const char *s)
 	return h % SEEN;
 }
 
+/* The replies to the writes of every pending row: ST_ERROR if Redis
+ * refused one, else ST_DONE, or still ST_PENDING if the row's card moves
+ * (its device fact is written next). */
+static int
+take_replies(struct row *rows, int n)
+{
+	redisReply *rep;
+
+	for (int i = 0; i < n; i++) {
+		struct row *r = &rows[i];
+
+		if (r->st != ST_PENDING)
+			continue;
+		for (int k = 0; k < r->ncmd; k++) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return -1;
+			if (rep->type == REDIS_REPLY_ERROR && r->st == ST_PENDING) {
+				r->st = ST_ERROR;
+				snprintf(r->error, sizeof r->error, "not loaded: Redis refused the write: %s", rep->str);
+				sr_warn("line %ld: %s", r->line, r->error);
+			}
+			freeReplyObject(rep);
+		}
+		r->ncmd = 0;
+		if (r->st == ST_PENDING && !r->moves)
+			r->st = ST_DONE;
+	}
+	return 0;
+}
+
 static int
 process(struct row *rows, int n)
 {
@@ -224,6 +257,7 @@ process(struct row *rows, int n)
 				snprintf(r->old_device, sizeof r->old_device, "%s", rep->element[2 * j + 1]->str);
 		}
 		freeReplyObject(rep);
+		memcpy(r->from_device, r->old_device, sizeof r->from_device);
 		if (as_of && r->has_status) {
 			redisReply *idle;
 			char seen[16] = "";
@@ -279,9 +313,20 @@ process(struct row *rows, int n)
 		seen[h] = r;
 	}
 	/* Round 2: the facts, and membership when a card changes device. Rows
-	 * of one batch that name the same card are applied in input order. */
+	 * of one batch that name the same card are applied in input order.
+	 *
+	 * The card's device fact is what the next load compares with to know
+	 * whether membership must be written, so a card that moves gets it
+	 * only in round 3, once Redis took the membership writes: a refused
+	 * SADD or SREM leaves the old device in the facts, and the same row
+	 * sent again writes the membership again. A later row of the same
+	 * card in the batch cannot know whether an earlier one's membership
+	 * was taken: it also leaves the device the card had before the batch
+	 * and joins its own even if the earlier row named it already. */
 	for (int i = 0; i < n; i++) {
 		struct row *r = &rows[i];
+		const char *skip[5];
+		int k = 0;
 
 		if (r->st != ST_PENDING)
 			continue;
@@ -290,42 +335,48 @@ process(struct row *rows, int n)
 			    NULL);
 			continue;
 		}
-		r->ncmd = append_hset(sr_key_card_facts(key, cfg.prefix, r->card), r->obj,
-		    r->keep_status ? card_skip_status : card_skip, r->carrier);
-		if (r->device && strcmp(r->device, r->old_device)) {
+		r->moves = r->device && (strcmp(r->device, r->old_device) || strcmp(r->device, r->from_device));
+		for (const char *const *s = r->keep_status ? card_skip_status : card_skip; *s; s++)
+			skip[k++] = *s;
+		if (r->moves)
+			skip[k++] = "device";
+		skip[k] = NULL;
+		r->ncmd = append_hset(sr_key_card_facts(key, cfg.prefix, r->card), r->obj, skip, r->carrier);
+		if (r->moves) {
 			const char *add[] = { "SADD", sr_key_device_cards(key, cfg.prefix, r->device), r->card };
+			const char *from[] = { r->old_device, r->from_device };
 
 			sr_redis_append(&rds, 3, add, NULL);
 			r->ncmd++;
-			if (r->old_device[0]) {
-				const char *rem[] = { "SREM", sr_key_device_cards(key2, cfg.prefix, r->old_device),
-					r->card };
+			for (int j = 0; j < 2; j++) {
+				const char *rem[] = { "SREM", sr_key_device_cards(key2, cfg.prefix, from[j]), r->card };
 
+				if (!from[j][0] || !strcmp(from[j], r->device) || (j == 1 && !strcmp(from[1], from[0])))
+					continue;
 				sr_redis_append(&rds, 3, rem, NULL);
 				r->ncmd++;
 			}
 		}
 	}
 	/* A row is loaded only if Redis took every one of its writes (out of
-	 * memory, a read-only replica, a key of the wrong type: an error). */
+	 * memory, a read-only replica, a key of the wrong type: an error). A
+	 * card that moves stays pending for round 3. */
+	if (take_replies(rows, n) < 0)
+		return -1;
+	/* Round 3: the device fact of the cards whose membership was written. */
 	for (int i = 0; i < n; i++) {
 		struct row *r = &rows[i];
 
 		if (r->st != ST_PENDING)
 			continue;
-		r->st = ST_DONE;
-		for (int k = 0; k < r->ncmd; k++) {
-			if (!(rep = sr_redis_reply(&rds)))
-				return -1;
-			if (rep->type == REDIS_REPLY_ERROR && r->st == ST_DONE) {
-				r->st = ST_ERROR;
-				snprintf(r->error, sizeof r->error, "not loaded: Redis refused the write: %s", rep->str);
-				sr_warn("line %ld: %s", r->line, r->error);
-			}
-			freeReplyObject(rep);
-		}
+		const char *argv[] = { "HSET", sr_key_card_facts(key, cfg.prefix, r->card),
+			sr_fact_field("device"), r->device };
+
+		sr_redis_append(&rds, 4, argv, NULL);
+		r->ncmd = 1;
+		r->moves = 0;
 	}
-	return 0;
+	return take_replies(rows, n);
 }
 
 static int

@@ -48,6 +48,46 @@ teardown() {
 	assert_equal "$(rcli SMEMBERS t:device:D4:cards)" M2
 }
 
+@test "a membership Redis refused is written again when the row is sent again" {
+	# The new device's set is damaged: the row is an error, and the card's
+	# device fact is not written, so sending the row again (once the key is
+	# repaired) still sees a move to make.
+	rcli SET t:device:DX:cards junk >/dev/null
+	run -3 --separate-stderr sr-asset <<<'{"card":"X2","carrier":"c1","device":"DX"}'
+	assert_equal "$(jq -r .status <<<"$output")" error
+	rcli DEL t:device:DX:cards >/dev/null
+	run -0 sr-asset <<<'{"card":"X2","carrier":"c1","device":"DX"}'
+	assert_equal "$(jq -r .status <<<"$output")" loaded
+	assert_equal "$(rcli SMEMBERS t:device:DX:cards)" X2
+	assert_equal "$(rcli HGET t:card:X2:facts dv)" DX
+	# The old device's set refuses the card's removal: sent again once it
+	# is back (here: restored as it was), the card leaves it.
+	rcli SET t:device:DX:cards junk >/dev/null
+	run -3 --separate-stderr sr-asset <<<'{"card":"X2","carrier":"c1","device":"DY"}'
+	assert_equal "$(jq -r .status <<<"$output")" error
+	rcli DEL t:device:DX:cards >/dev/null
+	rcli SADD t:device:DX:cards X2 >/dev/null
+	run -0 sr-asset <<<'{"card":"X2","carrier":"c1","device":"DY"}'
+	assert_equal "$(jq -r .status <<<"$output")" loaded
+	assert_equal "$(rcli EXISTS t:device:DX:cards)" 0
+	assert_equal "$(rcli SMEMBERS t:device:DY:cards)" X2
+	assert_equal "$(rcli HGET t:card:X2:facts dv)" DY
+	# Two rows of one card in one batch, the first refused: the second
+	# cannot know, so it leaves the device the card had before the batch
+	# too, and is refused as well; the two sent again end where they say.
+	rcli SET t:device:DY:cards junk >/dev/null
+	printf '{"card":"X2","carrier":"c1","device":"%s"}\n' DZ DW >"$T/two.jsonl"
+	run -3 --separate-stderr sr-asset <"$T/two.jsonl"
+	assert_equal "$(jq -r .status <<<"$output" | tr '\n' ' ')" "error error "
+	assert_equal "$(rcli HGET t:card:X2:facts dv)" DY
+	rcli DEL t:device:DY:cards >/dev/null
+	rcli SADD t:device:DY:cards X2 >/dev/null
+	run -0 sr-asset <"$T/two.jsonl"
+	assert_equal "$(rcli EXISTS t:device:DY:cards)$(rcli EXISTS t:device:DZ:cards)" 00
+	assert_equal "$(rcli SMEMBERS t:device:DW:cards)" X2
+	assert_equal "$(rcli HGET t:card:X2:facts dv)" DW
+}
+
 @test "device rows, unknown fields, a card changing account, Redis down" {
 	run -1 --separate-stderr sr-asset <<-'EOF'
 	{"device":"D9","pkg_expires_at":1800000000,"disabled":1}
