@@ -33,6 +33,23 @@ teardown() {
 	[[ $stderr == *"failed stages: claim 3"* ]]
 }
 
+@test "srq-drain refuses an SRQ_DRAIN_FOR that is not whole seconds, and a stage that left no status fails the run" {
+	printf '{"card":"F1","carrier":"c1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' | sr-enqueue >/dev/null
+	for v in 1m 55s abc -5 1.5 ' 5' 99999999999999999999; do
+		SRQ_DRAIN_FOR=$v run -2 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
+		[[ $stderr == *"SRQ_DRAIN_FOR must be whole seconds"*"'$v'"* ]]
+	done
+	# Nothing was claimed or called.
+	assert_equal "$(wc -l <"$T/gw.log")" 0
+	# A stage whose shell died leaves no status: that is a failure, not success.
+	mkdir "$T/wrap"
+	printf '#!/bin/sh\ncat >/dev/null\nkill -9 $PPID\n' >"$T/wrap/sr-exec"
+	chmod +x "$T/wrap/sr-exec"
+	PATH="$T/wrap:$PATH" run -1 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
+	[[ $stderr == *"failed stages: exec (no status)"* ]]
+	assert_equal "$(wc -l <"$T/gw.log")" 0
+}
+
 @test "srq-drain with the carrier failing every call exits non-zero and names the account" {
 	export SRQ_MIN_INTERVAL_MS=0 SRQ_FREEZE_AFTER=100 SRQ_ALERT_AFTER=100
 	GW_INTERVAL_MS=0
