@@ -33,6 +33,29 @@ teardown() {
 	[[ $stderr == *"failed stages: claim 3"* ]]
 }
 
+@test "srq-drain exits 3 when Redis fails a later stage, 1 when a later stage dies" {
+	printf '{"card":"R%d","carrier":"c1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' 1 2 |
+		sr-enqueue >/dev/null
+	# Redis goes away after the claim stage finished: sr-confirm meets it.
+	mkdir "$T/wrap"
+	printf '#!/bin/sh\ncat >"%s/results"\nSRQ_REDIS=unix://%s/none.sock exec "%s/sr-confirm" <"%s/results"\n' \
+		"$T" "$T" "$SRQ_BIN" "$T" >"$T/wrap/sr-confirm"
+	chmod +x "$T/wrap/sr-confirm"
+	PATH="$T/wrap:$PATH" run -3 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
+	[[ $stderr == *"failed stages: confirm 3"* ]]
+	# sr-exec dies at once: sr-claim, whose reader is gone, exits 3, but
+	# Redis is fine: the last stage that failed says so. (sr-claim starts
+	# late, so that it writes after its reader died.)
+	rm "$T/wrap/sr-confirm"
+	printf '{"card":"R%d","carrier":"c1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' 3 4 |
+		sr-enqueue >/dev/null
+	printf '#!/bin/sh\nkill -9 $PPID\n' >"$T/wrap/sr-exec"
+	printf '#!/bin/sh\nsleep 0.5\nexec "%s/sr-claim" "$@"\n' "$SRQ_BIN" >"$T/wrap/sr-claim"
+	chmod +x "$T/wrap/sr-exec" "$T/wrap/sr-claim"
+	PATH="$T/wrap:$PATH" run -1 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
+	[[ $stderr == *"failed stages: claim 3, exec (no status)"* ]]
+}
+
 @test "srq-drain refuses an SRQ_DRAIN_FOR that is not whole seconds, and a stage that left no status fails the run" {
 	printf '{"card":"F1","carrier":"c1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' | sr-enqueue >/dev/null
 	for v in 1m 55s abc -5 1.5 ' 5' 99999999999999999999; do
