@@ -225,6 +225,12 @@ next_fields(struct sr_csv *c, char *err, size_t errlen)
 			snprintf(err, errlen, "%s", why);
 			return -1;
 		}
+		/* A BOM (Excel, PowerShell's Export-Csv) is dropped before libcsv
+		 * sees it: in front of a quoted name, libcsv would read it as
+		 * text before the quote and refuse the header. Line 1 is never
+		 * given back, so it is dropped once. */
+		if (no == 1 && !strncmp(line, "\xEF\xBB\xBF", 3))
+			line += 3;
 		c->rows_ended = 0;
 		if (csv_parse(&c->p, line, strlen(line), on_field, on_row, c) != strlen(line) ||
 		    csv_parse(&c->p, "\n", 1, on_field, on_row, c) != 1)
@@ -285,9 +291,7 @@ sr_csv_next(struct sr_csv *c, json_t **row, long *line, char *err, size_t errlen
 			}
 			return -2;
 		}
-		/* The header. A BOM is dropped from the first name. */
-		if (c->nfields > 0 && !strncmp(c->fields[0], "\xEF\xBB\xBF", 3))
-			memmove(c->fields[0], c->fields[0] + 3, strlen(c->fields[0] + 3) + 1);
+		/* The header (its BOM was dropped before parsing). */
 		c->hdr = c->fields;
 		c->nhdr = c->nfields;
 		c->fields = NULL;

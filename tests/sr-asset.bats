@@ -35,6 +35,20 @@ teardown() {
 	assert_equal "$(rcli SMEMBERS t:device:D1:cards | sort | tr '\n' ' ')" "A1 A2 "
 }
 
+@test "a quoted header after a BOM (PowerShell's Export-Csv) is read, by sr-asset and sr-enqueue" {
+	printf '\xEF\xBB\xBF"card","carrier","pkg_expires_at"\r\n"B1","c20","1"\r\n' >"$T/ps.csv"
+	run -0 sr-asset --csv <"$T/ps.csv"
+	assert_equal "$(jq -r '"\(.line) \(.card) \(.status)"' <<<"$output")" "2 B1 loaded"
+	assert_equal "$(rcli HGET t:card:B1:facts pe)" 1
+	printf '\xEF\xBB\xBF"card","carrier"\r\n"B1","c20"\r\n' >"$T/ps2.csv"
+	run -0 sr-enqueue --csv --scene package_expired <"$T/ps2.csv"
+	assert_equal "$(jq -r '"\(.card) \(.status)"' <<<"$output")" "B1 queued"
+	# A BOM is dropped from the start of the input only.
+	printf 'card,carrier\n\xEF\xBB\xBF"B2",c20\n' >"$T/mid.csv"
+	run -1 --separate-stderr sr-asset --csv <"$T/mid.csv"
+	[[ $stderr == *"line 2: malformed CSV"* ]]
+}
+
 @test "a card that moves to another device leaves the old device's member set" {
 	printf '{"card":"M1","carrier":"c1","device":"D1"}\n{"card":"M2","carrier":"c1","device":"D1"}\n' |
 		sr-asset >/dev/null

@@ -30,11 +30,16 @@ static FILE *tmp;
  * before start[i + 1]. */
 static size_t start[FUZZ_EXPAND_MAX + 3];
 
-/* Line i is blank (spaces, tabs, a CR: libcsv skips it). */
+/* Line i is blank (spaces, tabs, a CR: libcsv skips it; a BOM at the start
+ * of the input is dropped before libcsv sees it). */
 static int
 blank(const char *s, long i)
 {
-	for (size_t k = start[i]; k + 1 < start[i + 1]; k++)
+	size_t k = start[i];
+
+	if (i == 1 && start[2] - k > 3 && !strncmp(s + k, "\xEF\xBB\xBF", 3))
+		k += 3;
+	for (; k + 1 < start[i + 1]; k++)
 		if (s[k] != ' ' && s[k] != '\t' && s[k] != '\r')
 			return 0;
 	return 1;
