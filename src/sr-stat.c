@@ -44,13 +44,15 @@ static const char usage[] =
 "                cron job's run does it, once a minute\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "Exit: 0 done, 1 a --carrier that never had a request, 2 usage, 3 Redis unavailable\n"
-"  (or an alert could not be written).\n"
+"  (or an alert could not be written, or an account's figures could not be read:\n"
+"  said on stderr and left out, the others are written, --prom's srq_up is 0).\n"
 "Example (cron, every minute):\n"
 "  sr-stat --raise-alerts --prom --output /var/lib/node_exporter/textfile/srq.prom\n";
 
 static struct sr_config cfg;
 static struct sr_redis rds;
 static int status = SR_EX_OK; /* SR_EX_BACKEND once an alert could not be written */
+static int unread; /* figures Redis refused to give: srq_up 0, exit 3 */
 
 /* A window of 60s to 2h: "90s", "10m" (or "10"), "2h"; -1 otherwise. */
 static long
@@ -312,11 +314,12 @@ write_prom(FILE *f, json_t *records, long long now_ms)
 	size_t i;
 	json_t *r;
 
-	fprintf(f, "# HELP srq_up 1: sr-stat read every account from Redis for this file.\n"
-		   "# TYPE srq_up gauge\nsrq_up 1\n"
+	fprintf(f, "# HELP srq_up 1: sr-stat read every account from Redis for this file; 0: some "
+		   "figures could not be read (left out; sr-stat's stderr names them).\n"
+		   "# TYPE srq_up gauge\nsrq_up %d\n"
 		   "# HELP srq_last_success_timestamp_seconds When this file was written (Redis clock).\n"
 		   "# TYPE srq_last_success_timestamp_seconds gauge\n"
-		   "srq_last_success_timestamp_seconds %lld\n", now_ms / 1000);
+		   "srq_last_success_timestamp_seconds %lld\n", !unread, now_ms / 1000);
 
 	for (size_t m = 0; m < sizeof metrics / sizeof metrics[0]; m++) {
 		int any = 0;
@@ -502,15 +505,26 @@ main(int argc, char *argv[])
 	for (int k = 0; k < ncarriers; k++) {
 		if (!(rep = sr_redis_reply(&rds)))
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		if (rep->type != REDIS_REPLY_ARRAY)
-			sr_die(SR_EX_BACKEND, "stat script failed for '%s': %s", carriers[k],
+		if (rep->type != REDIS_REPLY_ARRAY) {
+			/* One account's damaged key (a string where a set is) must
+			 * not take every other account's metrics with it: this one
+			 * is said and left out (no row of zeros), and the exit says
+			 * the snapshot is not whole. */
+			sr_warn("account '%s': not read: %s", carriers[k],
 			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-		json_array_append_new(records, account_stat(carriers[k], window_s, rep));
+			unread = 1;
+			status = SR_EX_BACKEND;
+		} else
+			json_array_append_new(records, account_stat(carriers[k], window_s, rep));
 		freeReplyObject(rep);
 	}
-	if (alerts)
-		for (int k = 0; k < ncarriers; k++)
-			account_alerts(json_array_get(records, (size_t)k));
+	if (alerts) {
+		size_t i;
+		json_t *r;
+
+		json_array_foreach(records, i, r)
+			account_alerts(r);
+	}
 	/* The device queue, all shards. */
 	if ((now_ms = sr_redis_time_ms(&rds)) < 0)
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);

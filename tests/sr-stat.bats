@@ -188,3 +188,20 @@ teardown() {
 	run -0 --separate-stderr sr-stat --carrier c1
 	[ -z "$stderr" ]
 }
+
+@test "an account Redis cannot read is said on stderr; every other account is still written, and the exit is 3" {
+	printf '{"card":"W%d","carrier":"%s","scene":"package_expired","facts":{"pkg_expires_at":1}}\n' 1 c1 2 c18 |
+		sr-enqueue >/dev/null
+	rcli SET 't:carrier:{c18}:confirming' junk >/dev/null
+	run -3 --separate-stderr sr-stat --prom --output "$T/srq.prom"
+	[[ $stderr == *"account 'c18': not read: "*WRONGTYPE* ]]
+	grep -qx 'srq_queued{account="c1"} 1' "$T/srq.prom"
+	! grep -q 'account="c18"' "$T/srq.prom"
+	# The file says it does not hold every account.
+	grep -qx 'srq_up 0' "$T/srq.prom"
+	run -0 promtool check metrics <"$T/srq.prom"
+	run -3 --separate-stderr sr-stat
+	assert_equal "$(jq -r '"\(.carrier) \(.queued)"' <<<"$output" | tr '\n' ' ')" "c1 1 * 1 "
+	run -3 --separate-stderr sr-stat --table
+	assert_line --index 1 --partial 'c1 '
+}
