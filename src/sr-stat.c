@@ -44,8 +44,9 @@ static const char usage[] =
 "                cron job's run does it, once a minute\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "Exit: 0 done, 1 a --carrier that never had a request, 2 usage, 3 Redis unavailable\n"
-"  (or an alert could not be written, or an account's figures could not be read:\n"
-"  said on stderr and left out, the others are written, --prom's srq_up is 0).\n"
+"  (or an alert could not be written, or an account's figures or the devices' queue\n"
+"  could not be read: said on stderr and left out, null in JSON, the others are\n"
+"  written, --prom's srq_up is 0).\n"
 "Example (cron, every minute):\n"
 "  sr-stat --raise-alerts --prom --output /var/lib/node_exporter/textfile/srq.prom\n";
 
@@ -342,7 +343,7 @@ write_prom(FILE *f, json_t *records, long long now_ms)
 		if (strcmp(sr_jstr(r, "carrier"), "*"))
 			continue;
 		for (size_t m = 0; m < sizeof device_metrics / sizeof device_metrics[0]; m++)
-			if (json_object_get(r, device_metrics[m].field)) {
+			if (json_is_integer(json_object_get(r, device_metrics[m].field))) { /* null: not read */
 				fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", device_metrics[m].name,
 				    device_metrics[m].help, device_metrics[m].name);
 				prom_value(f, device_metrics[m].name, NULL, json_object_get(r, device_metrics[m].field));
@@ -426,6 +427,7 @@ main(int argc, char *argv[])
 	char key[SR_KEY_MAX], minutes[24];
 	redisReply *rep;
 	long long dq = 0, doldest = 0, now_ms;
+	int dunread = 0;
 	FILE *f = stdout;
 	char tmp[4096];
 
@@ -536,18 +538,28 @@ main(int argc, char *argv[])
 		sr_redis_append(&rds, 5, first, NULL);
 	}
 	for (int s = 0; s < SR_DEVICE_SHARDS; s++) {
-		if (!(rep = sr_redis_reply(&rds)))
+		redisReply *first;
+
+		if (!(rep = sr_redis_reply(&rds)) || !(first = sr_redis_reply(&rds)))
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		dq += rep->integer;
-		freeReplyObject(rep);
-		if (!(rep = sr_redis_reply(&rds)))
-			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2) {
-			long long age = now_ms - atoll(rep->element[1]->str);
+		/* A shard's queue that cannot be read (a string where the sorted
+		 * set is) is no empty queue: read as 0, the "dev-eval is not
+		 * running" alert could never fire. The devices' figures are then
+		 * unknown (null, left out of --prom), and it is said. */
+		if (rep->type != REDIS_REPLY_INTEGER || first->type == REDIS_REPLY_ERROR) {
+			sr_warn("devices' queue '%s': not read: %s", sr_key_shard(key, cfg.prefix, s, "queue"),
+			    rep->type == REDIS_REPLY_ERROR ? rep->str :
+			    first->type == REDIS_REPLY_ERROR ? first->str : "unexpected reply");
+			dunread = 1;
+		} else
+			dq += rep->integer;
+		if (first->type == REDIS_REPLY_ARRAY && first->elements == 2) {
+			long long age = now_ms - atoll(first->element[1]->str);
 
 			if (age / 1000 > doldest)
 				doldest = age / 1000;
 		}
+		freeReplyObject(first);
 		freeReplyObject(rep);
 	}
 	{
@@ -561,8 +573,12 @@ main(int argc, char *argv[])
 		if (!json_object_get(total, "outcomes"))
 			json_object_set_new(total, "outcomes", json_object());
 		derive(total);
-		json_object_set_new(total, "device_queue", json_integer(dq));
-		json_object_set_new(total, "device_oldest_s", json_integer(doldest));
+		if (dunread) {
+			unread = 1;
+			status = SR_EX_BACKEND;
+		}
+		json_object_set_new(total, "device_queue", dunread ? json_null() : json_integer(dq));
+		json_object_set_new(total, "device_oldest_s", dunread ? json_null() : json_integer(doldest));
 		json_array_append_new(records, total);
 	}
 	if (output) {

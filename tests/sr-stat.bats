@@ -205,3 +205,17 @@ teardown() {
 	run -3 --separate-stderr sr-stat --table
 	assert_line --index 1 --partial 'c1 '
 }
+
+@test "a device shard's queue Redis cannot read is an error, not an empty queue" {
+	printf '{"card":"DC1","carrier":"c1","device":"D1","pkg_expires_at":%d}\n' "$(( $(date +%s) + 86400 ))" | sr-asset >/dev/null
+	printf '{"device":"D1","scene":"device_package_expired","facts":{"pkg_expires_at":0}}\n' | sr-enqueue >/dev/null
+	rcli SET 't:device_eval:{d11}:queue' junk >/dev/null
+	run -3 --separate-stderr sr-stat
+	[[ $stderr == *"t:device_eval:{d11}:queue"*"not read"*WRONGTYPE* ]]
+	# Neither 0 nor the other shards' count: unknown.
+	assert_equal "$(jq -c 'select(.carrier == "*") | [.device_queue, .device_oldest_s]' <<<"$output")" "[null,null]"
+	run -3 --separate-stderr sr-stat --prom --output "$T/srq.prom"
+	! grep -q '^srq_device_' "$T/srq.prom"
+	grep -qx 'srq_up 0' "$T/srq.prom"
+	run -0 promtool check metrics <"$T/srq.prom"
+}
