@@ -45,6 +45,12 @@ struct parse {
 	int nseen;
 };
 
+/* A profile holds secrets (a header's value, a literal in secret.NAME,
+ * sign.key, a token in a URL), and a line under the wrong key, or under
+ * none, carries one into its error, which goes to stderr and the logs. So
+ * an error names the file, the line and the key (when the key is a name),
+ * and shows nothing of a value but what srq looks up by name: the profile
+ * 'from' names, a placeholder, a rule's condition. */
 static int
 perr(struct parse *ps, const char *fmt, const char *arg)
 {
@@ -77,8 +83,8 @@ pnum(struct parse *ps, const char *key, const char *v, long lo, long hi, long *o
 	if (n < lo || n > hi) {
 		char what[120];
 
-		snprintf(what, sizeof what, "%s: '%%s' is not an integer from %ld to %ld", key, lo, hi);
-		return perr(ps, what, v);
+		snprintf(what, sizeof what, "%s: the value is not an integer from %ld to %ld", key, lo, hi);
+		return perr(ps, "%s", what);
 	}
 	*out = n;
 	return 0;
@@ -95,8 +101,8 @@ preal(struct parse *ps, const char *key, const char *v, double lo, double hi, do
 	if (!*v || *end || errno || !(d >= lo && d <= hi)) {
 		char what[120];
 
-		snprintf(what, sizeof what, "%s: '%%s' is not a number from %g to %g", key, lo, hi);
-		return perr(ps, what, v);
+		snprintf(what, sizeof what, "%s: the value is not a number from %g to %g", key, lo, hi);
+		return perr(ps, "%s", what);
 	}
 	*out = d;
 	return 0;
@@ -139,15 +145,15 @@ parse_rule(struct parse *ps, char *v, struct sr_rule **rules, int *nrules)
 
 	memset(&r, 0, sizeof r);
 	if (!arrow)
-		return perr(ps, "rule: '%s' has no '=> outcome'", v);
+		return perr(ps, "%s", "rule: no '=> outcome'");
 	*arrow = '\0';
 	out = trim(arrow + 2);
 	for (i = 0; i < sizeof verdicts / sizeof verdicts[0]; i++)
 		if (!strcmp(out, verdicts[i].name))
 			break;
 	if (i == sizeof verdicts / sizeof verdicts[0])
-		return perr(ps, "rule: unknown outcome '%s' (ok already in_progress throttle "
-		    "too_frequent retry fail unknown reauth)", out);
+		return perr(ps, "%s", "rule: the outcome is not one of ok already in_progress throttle "
+		    "too_frequent retry fail unknown reauth");
 	r.verdict = verdicts[i].verdict;
 	r.line = ps->line;
 	for (tok = strtok_r(v, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
@@ -204,8 +210,8 @@ parse_type(struct parse *ps, const char *key, const char *v, int *type)
 	else {
 		char what[80];
 
-		snprintf(what, sizeof what, "%s: '%%s' is not json, form, text or none", key);
-		return perr(ps, what, v);
+		snprintf(what, sizeof what, "%s: the value is not json, form, text or none", key);
+		return perr(ps, "%s", what);
 	}
 	return 0;
 }
@@ -383,6 +389,14 @@ parse_line(struct parse *ps, char *key, char *v)
 		{ "state.stopped", &p->state_stopped },
 	};
 
+	/* Text before an '=' that is no key name may be a secret (a token
+	 * with base64 padding on a line of its own): not shown. */
+	if (!sr_valid_id(key)) {
+		if (!strncmp(key, "set.", 4) || !strncmp(key, "secret.", 7))
+			return perr(ps, "%s.NAME: the name is not [a-z0-9_]{1,32} (not shown)",
+			    key[1] == 'e' && key[2] == 'c' ? "secret" : "set");
+		return perr(ps, "%s", "unknown key (not shown: it is not a key name)");
+	}
 	if (strncmp(key, "set.", 4) && strncmp(key, "secret.", 7) &&
 	    (first = first_in_file(ps, key, rep)) < 0)
 		return -1;
@@ -412,7 +426,7 @@ parse_line(struct parse *ps, char *key, char *v)
 	}
 	if (!strcmp(key, "async")) {
 		if (strcmp(v, "yes") && strcmp(v, "no"))
-			return perr(ps, "async: '%s' is not yes or no", v);
+			return perr(ps, "%s", "async: the value is not yes or no");
 		p->async = !strcmp(v, "yes");
 		return 0;
 	}
@@ -424,18 +438,18 @@ parse_line(struct parse *ps, char *key, char *v)
 		else if (!strcmp(v, "hmac-sha256"))
 			p->sign = SR_SIGN_HMAC_SHA256;
 		else
-			return perr(ps, "sign: '%s' is not md5, sha256 or hmac-sha256", v);
+			return perr(ps, "%s", "sign: the value is not md5, sha256 or hmac-sha256");
 		return 0;
 	}
 	if (!strcmp(key, "sign.case")) {
 		if (strcmp(v, "lower") && strcmp(v, "upper"))
-			return perr(ps, "sign.case: '%s' is not lower or upper", v);
+			return perr(ps, "%s", "sign.case: the value is not lower or upper");
 		p->sign_upper = !strcmp(v, "upper");
 		return 0;
 	}
 	if (!strcmp(key, "header")) {
 		if (!strchr(v, ':'))
-			return perr(ps, "header: '%s' is not 'Name: value'", v);
+			return perr(ps, "%s", "header: the value is not 'Name: value'");
 		push_str(&p->headers, &p->nheaders, v);
 		return 0;
 	}
@@ -475,7 +489,7 @@ parse_line(struct parse *ps, char *key, char *v)
 			continue;
 		if (!strcmp(key + n + 1, "method")) {
 			if (strcmp(v, "GET") && strcmp(v, "POST") && strcmp(v, "PUT") && strcmp(v, "PATCH"))
-				return perr(ps, "method: '%s' is not GET, POST, PUT or PATCH", v);
+				return perr(ps, "%s.method: the value is not GET, POST, PUT or PATCH", reqs[r]);
 			free(t->method);
 			t->method = sr_strdup(v);
 			return 0;
@@ -635,7 +649,7 @@ parse_text(struct parse *ps, const char *text)
 		if (!*line || *line == '#')
 			continue;
 		if (!(eq = strchr(line, '='))) {
-			rc = perr(ps, "'%s' is not 'key = value'", line);
+			rc = perr(ps, "%s", "not 'key = value' (the line is not shown)");
 			break;
 		}
 		*eq = '\0';

@@ -168,7 +168,7 @@ converged() {
 	cp "$T/profiles/onelink.profile" "$T/onelink.good"
 	echo 'burst = lots' >>"$T/profiles/onelink.profile"
 	run -2 --separate-stderr sr-admin profile cmcc-1
-	[[ $stderr == *"onelink.profile: line"*"burst: 'lots' is not an integer"* ]]
+	[[ $stderr == *"onelink.profile: line"*"burst: the value is not an integer from 1 to"* ]]
 	# So is a misspelt placeholder, and a rule whose list is empty (it would
 	# match every answer).
 	sed 's/{card}/{crad}/' "$T/onelink.good" >"$T/profiles/onelink.profile"

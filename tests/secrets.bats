@@ -97,3 +97,27 @@ teardown() {
 	run grep -l -a -e "$PW" -e "$APP" "$T/ps" "$T/out" "$T/err" "$T/gw.log" "$T/redis-dump"
 	assert_output ''
 }
+
+@test "a profile line that does not parse is named by its line and key, never by its value" {
+	S="sk_live_$RANDOM"
+	check() { # LINE EXPECTED: the profile with LINE on line 2 is refused with EXPECTED, without $S
+		PROFILE_NAME=bad profiles 'from = default' "$1"
+		run -2 --separate-stderr sr-admin profile any
+		[[ $stderr == *"bad.profile: line 2: $2"* ]] || { echo "$stderr"; return 1; }
+		[[ $stderr != *"$S"* ]] || { echo "leaked: $stderr"; return 1; }
+	}
+	check "header = Authorization Bearer $S" "header: the value is not 'Name: value'"
+	check "$S" "not 'key = value' (the line is not shown)"
+	# A token with base64 padding on a line with no key: its '=' makes it look like one.
+	check "Authorization: Bearer $S==" "unknown key (not shown: it is not a key name)"
+	check "sign = $S" "sign: the value is not md5, sha256 or hmac-sha256"
+	check "secret.api $S = env:X" "secret.NAME: the name is not [a-z0-9_]{1,32} (not shown)"
+	check "qps = $S" "qps: the value is not an integer from 1 to 100000"
+	check "rule = http=200 $S" "rule: no '=> outcome'"
+	check "rule = * => $S" "rule: the outcome is not one of ok already"
+	check "stop.method = $S" "stop.method: the value is not GET, POST, PUT or PATCH"
+	# A header's name is shown; its value is not.
+	check "header = X-Api-Key: {nope} $S" "header: unknown placeholder {nope}"
+	# The key is shown when it is a name.
+	check "colour = $S" "unknown key 'colour'"
+}

@@ -68,21 +68,24 @@ main(void)
 	CHECK(p && p->naccounts == 2 && p->qps == -1, "a minimal profile parses: %s", p ? "" : err);
 	sr_profile_free(p);
 
-	/* Errors name the file and the line, and what is wrong. */
-	bad("qps = 0\n", "t.profile: line 12: qps: '0' is not an integer from 1 to 100000");
-	bad("qps = 5x\n", "qps: '5x' is not an integer");
+	/* Errors name the file and the line, and what is wrong (never the
+	 * value: it may be a secret under the wrong key). */
+	bad("qps = 0\n", "t.profile: line 12: qps: the value is not an integer from 1 to 100000");
+	bad("qps = 5x\n", "qps: the value is not an integer");
 	bad("qps = 99999999999999999999\n", "qps:");
 	bad("bogus = 1\n", "unknown key 'bogus'");
 	bad("base = a\nbase = b\n", "'base' is set twice");
 	bad("rule = http=700 => ok\n", "is not an HTTP status");
-	bad("rule = http=200 => maybe\n", "unknown outcome 'maybe'");
-	bad("rule = code=1\n", "has no '=> outcome'");
+	bad("rule = http=200 => maybe\n", "the outcome is not one of ok");
+	bad("rule = code=1\n", "rule: no '=> outcome'");
 	bad("set.card = x\n", "would hide the built-in placeholder");
 	bad("secret.Bad = x\n", "a name is [a-z0-9_]{1,32}");
 	bad("sign = md5\n", "sign needs sign.input");
 	bad("token.url = {base}/t\n", "token.url needs token.field");
-	bad("just words\n", "is not 'key = value'");
-	bad("token.method = DELETE\n", "is not GET, POST, PUT or PATCH");
+	bad("just words\n", "line 12: not 'key = value' (the line is not shown)");
+	bad("token.method = DELETE\n", "token.method: the value is not GET, POST, PUT or PATCH");
+	bad("header = X-Key sk_1\n", "header: the value is not 'Name: value'");
+	bad("X-Key: sk_1==\n", "unknown key (not shown: it is not a key name)");
 
 	/* from: start from the built-in default, override some keys. */
 	p = sr_profile_parse("from = default\naccounts = c9\nqps = 7\nrule = * => fail\n", "d",
