@@ -51,7 +51,8 @@ static const char usage_fmt[] =
 "  the status srq saw at the carrier later than the export.\n"
 "\n"
 "Options:\n"
-"  --csv            the input is CSV with a header row (quotes, CRLF and a BOM are fine)\n"
+"  --csv            the input is CSV with a header row (quotes, CRLF and a BOM are fine;\n"
+"                   a flag cell is 0, 1, true, false, t or f, in any case)\n"
 "  --progress       rows and rate on stderr every second (default when stderr is a terminal)\n"
 "  --as-of TIME     when the export was taken (UTC: 2026-12-01T10:00Z, epoch ms, or 2h:\n"
 "                   that long ago): a card's status is not written over a different one\n"
@@ -98,7 +99,8 @@ validate(struct row *r)
 	r->card = sr_jstr(o, "card");
 	r->carrier = sr_jstr(o, "carrier");
 	r->device = sr_jstr(o, "device");
-	if (csv && sr_json_integers(o, sr_numeric_facts(), r->error, sizeof r->error) < 0)
+	if (csv && (sr_json_flags(o, sr_flag_facts(), r->error, sizeof r->error) < 0 ||
+	    sr_json_integers(o, sr_numeric_facts(), r->error, sizeof r->error) < 0))
 		return;
 	if (json_object_get(o, "card")) {
 		if (!sr_valid_id(r->card)) {

@@ -51,7 +51,8 @@ static const char usage_fmt[] =
 "                 redis+sentinel://host:port[,...]/MASTER (env SRQ_REDIS)\n"
 "  --prefix P     key prefix (env SRQ_PREFIX, default polling)\n"
 "  --csv          the input is CSV with a header row: card, carrier (or device),\n"
-"                 scene, source, and any fact as a column; empty cells are left out\n"
+"                 scene, source, and any fact as a column; empty cells are left out;\n"
+"                 a flag cell is 0, 1, true, false, t or f, in any case\n"
 "  --scene S      scene of the requests that name none   --source S   likewise\n"
 "  -h, --help     this help        --version   print the version\n"
 "\n"
@@ -269,7 +270,8 @@ parse_csv_row(struct req *r, json_t *row)
 			json_object_del(row, key);
 		}
 	}
-	if (sr_json_integers(facts, sr_numeric_facts(), r->error, sizeof r->error) < 0) {
+	if (sr_json_flags(facts, sr_flag_facts(), r->error, sizeof r->error) < 0 ||
+	    sr_json_integers(facts, sr_numeric_facts(), r->error, sizeof r->error) < 0) {
 		json_decref(facts);
 		if ((key = sr_jstr(row, "card")) && strlen(key) < sizeof r->card)
 			strcpy(r->card, key);

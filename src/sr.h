@@ -473,6 +473,10 @@ int sr_csv_next(struct sr_csv *c, json_t **row, long *line, char *err, size_t er
 /* Turn the string members named in names (NULL-terminated) into integers;
  * -1 with err set if one is not a non-negative integer. */
 int sr_json_integers(json_t *obj, const char *const *names, char *err, size_t errlen);
+/* Turn the string members named in names into flags: "0"/"1" into
+ * integers, true/false/t/f (any case) into booleans; -1 with err set if one
+ * is none of them. */
+int sr_json_flags(json_t *obj, const char *const *names, char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- sr_valid.c */
 
@@ -530,6 +534,8 @@ int sr_check_facts(json_t *obj, enum sr_fact_kind kind, const char *const *skip,
 /* The facts whose values are integers (for CSV cells, which are strings),
  * NULL-terminated. */
 const char *const *sr_numeric_facts(void);
+/* The facts that are flags (0 or 1), NULL-terminated. */
+const char *const *sr_flag_facts(void);
 /* A fact's value as Redis stores it (booleans as 0/1). */
 void sr_fact_value(json_t *v, char *buf, size_t n);
 /* The names of a card's (or a device's) facts, but skip, for a usage text:

@@ -14,6 +14,7 @@
  * rest of the file. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <csv.h>
 
@@ -342,6 +343,39 @@ sr_csv_next(struct sr_csv *c, json_t **row, long *line, char *err, size_t errlen
 		json_object_set_new(*row, c->hdr[i], v);
 	}
 	return 1;
+}
+
+/* A CSV cell of a flag: what a JSON request may say (0, 1, true, false),
+ * and what exports print for a boolean: psql --csv t and f, Excel TRUE
+ * and FALSE, PowerShell True and False. */
+int
+sr_json_flags(json_t *obj, const char *const *names, char *err, size_t errlen)
+{
+	static const char *const yes[] = { "true", "t", NULL }, *const no[] = { "false", "f", NULL };
+
+	for (const char *const *n = names; *n; n++) {
+		json_t *v = json_object_get(obj, *n);
+		const char *s;
+		json_t *flag = NULL;
+
+		if (!json_is_string(v))
+			continue;
+		s = json_string_value(v);
+		if (!strcmp(s, "0") || !strcmp(s, "1"))
+			flag = json_integer(*s - '0');
+		for (int i = 0; !flag && yes[i]; i++)
+			if (!strcasecmp(s, yes[i]))
+				flag = json_true();
+		for (int i = 0; !flag && no[i]; i++)
+			if (!strcasecmp(s, no[i]))
+				flag = json_false();
+		if (!flag) {
+			snprintf(err, errlen, "\"%s\" must be 0, 1, true, false, t or f", *n);
+			return -1;
+		}
+		json_object_set_new(obj, *n, flag);
+	}
+	return 0;
 }
 
 int

@@ -280,6 +280,18 @@ sr_numeric_facts(void)
 	return names;
 }
 
+const char *const *
+sr_flag_facts(void)
+{
+	static const char *names[NFACTS + 1];
+
+	if (!names[0])
+		for (size_t i = 0, n = 0; i < NFACTS; i++)
+			if (facts[i].type == F_FLAG)
+				names[n++] = facts[i].name;
+	return names;
+}
+
 void
 sr_fact_value(json_t *v, char *buf, size_t n)
 {

@@ -49,6 +49,23 @@ teardown() {
 	[[ $stderr == *"line 2: malformed CSV"* ]]
 }
 
+@test "CSV flag cells take 0, 1, true, false, t or f (what psql --csv prints for a boolean)" {
+	printf 'card,carrier,refunded,polling_paused\n' >"$T/flags.csv"
+	printf 'F1,c1,t,f\nF2,c1,true,false\nF3,c1,TRUE,False\nF4,c1,1,0\nF5,c1,yes,0\nF6,c1,2,0\n' >>"$T/flags.csv"
+	run -1 --separate-stderr sr-asset --csv <"$T/flags.csv"
+	assert_equal "$(jq -r '"\(.line) \(.status)"' <<<"$output" | tr '\n' ',')" \
+		"2 loaded,3 loaded,4 loaded,5 loaded,6 rejected,7 rejected,"
+	[[ $stderr == *'line 6: "refunded" must be 0, 1, true, false, t or f'* ]]
+	[[ $stderr == *'line 7: "refunded" must be 0, 1, true, false, t or f'* ]]
+	for c in F1 F2 F3 F4; do
+		assert_equal "$(rcli HMGET "t:card:$c:facts" rf pp | tr '\n' ' ')" "1 0 "
+	done
+	# sr-enqueue --csv reads them the same way.
+	printf 'card,carrier,pkg_expires_at,refunded\nF1,c1,1,f\n' >"$T/req.csv"
+	run -0 sr-enqueue --csv --scene refund <"$T/req.csv"
+	assert_equal "$(rcli HGET t:card:F1:facts rf)" 0
+}
+
 @test "a card that moves to another device leaves the old device's member set" {
 	printf '{"card":"M1","carrier":"c1","device":"D1"}\n{"card":"M2","carrier":"c1","device":"D1"}\n' |
 		sr-asset >/dev/null

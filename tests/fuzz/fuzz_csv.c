@@ -1,4 +1,4 @@
-/* fuzz_csv.c - the CSV reader (sr_csv_next) and sr_json_integers, as
+/* fuzz_csv.c - the CSV reader (sr_csv_next), sr_json_flags and sr_json_integers, as
  * sr-enqueue and sr-asset use them on --csv input.
  *
  * Feeds: the input, expanded (fuzz.h: 0xFF H L is a run, so the 64 KiB
@@ -15,8 +15,8 @@
  * read again) and the next row reported, every line is blank (spaces, tabs,
  * a CR), unless the span is unknown (a row read whole and rejected: wrong
  * number of fields, not UTF-8). A row is a JSON object of non-empty
- * strings; end of input is final; sr_json_integers leaves each numeric fact
- * an integer from 0, or names it. */
+ * strings; end of input is final; sr_json_flags then sr_json_integers leave
+ * each numeric fact an integer from 0 (a flag: or a boolean), or name it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -105,17 +105,21 @@ check_row(json_t *row)
 		    key);
 	}
 	memset(err, 0x55, sizeof err);
-	rc = sr_json_integers(row, sr_numeric_facts(), err, sizeof err);
-	FUZZ_CHECK(rc == 0 || rc == -1, "sr_json_integers returned %d", rc);
+	rc = sr_json_flags(row, sr_flag_facts(), err, sizeof err);
+	FUZZ_CHECK(rc == 0 || rc == -1, "sr_json_flags returned %d", rc);
+	if (rc == 0) {
+		rc = sr_json_integers(row, sr_numeric_facts(), err, sizeof err);
+		FUZZ_CHECK(rc == 0 || rc == -1, "sr_json_integers returned %d", rc);
+	}
 	if (rc < 0) {
-		FUZZ_CHECK(fuzz_terminated(err, sizeof err) && strstr(err, "non-negative integer"),
-		    "error not said");
+		FUZZ_CHECK(fuzz_terminated(err, sizeof err) && (strstr(err, "non-negative integer") ||
+		    strstr(err, "must be 0, 1, true, false, t or f")), "error not said");
 		return;
 	}
 	for (const char *const *n = sr_numeric_facts(); *n; n++) {
 		v = json_object_get(row, *n);
-		FUZZ_CHECK(!v || (json_is_integer(v) && json_integer_value(v) >= 0), "'%s' left as %s",
-		    *n, json_is_string(v) ? json_string_value(v) : "?");
+		FUZZ_CHECK(!v || json_is_boolean(v) || (json_is_integer(v) && json_integer_value(v) >= 0),
+		    "'%s' left as %s", *n, json_is_string(v) ? json_string_value(v) : "?");
 	}
 }
 

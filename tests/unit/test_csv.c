@@ -184,5 +184,19 @@ main(void)
 		CHECK(json_integer_value(json_object_get(o, "n")) == 42, "42 converted");
 		json_decref(o);
 	}
+	{
+		static const char *const flags[] = { "a", "b", "c", "d", "e", NULL };
+		json_t *o = json_pack("{ss ss ss ss ss}", "a", "t", "b", "FALSE", "c", "1", "d", "True", "e", "0");
+
+		CHECK(sr_json_flags(o, flags, err, sizeof err) == 0, "t, FALSE, 1, True, 0 are flags: %s", err);
+		CHECK(json_is_true(json_object_get(o, "a")) && json_is_false(json_object_get(o, "b")) &&
+		    json_integer_value(json_object_get(o, "c")) == 1 && json_is_true(json_object_get(o, "d")) &&
+		    json_integer_value(json_object_get(o, "e")) == 0 && json_is_integer(json_object_get(o, "e")),
+		    "flags converted");
+		json_object_set_new(o, "e", json_string("yes"));
+		CHECK(sr_json_flags(o, flags, err, sizeof err) == -1 && strstr(err, "\"e\" must be 0, 1, true"),
+		    "yes is no flag: %s", err);
+		json_decref(o);
+	}
 	return unit_done("test_csv");
 }
