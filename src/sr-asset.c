@@ -36,7 +36,7 @@
 
 /* The usage text; %s: the card facts, the device facts (sr_facts.c). */
 static const char usage_fmt[] =
-"usage: sr-asset [--csv] [--progress | --no-progress] < facts.jsonl > results.jsonl\n"
+"usage: sr-asset [--csv] [--as-of TIME] [--progress | --no-progress] < facts.jsonl > results.jsonl\n"
 "\n"
 "Load card and device facts into the asset mirror (the facts sr-enqueue, sr-exec\n"
 "and dev-eval judge from). One result line per input row, in order.\n"

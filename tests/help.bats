@@ -68,3 +68,14 @@ teardown() {
 	[[ ${lines[1]} == *"unfreezes it" ]]
 	[[ ${lines[0]} == *"why" ]]
 }
+
+@test "a synopsis names every option, and a cron wrapper's example runs as often as the crontab's line" {
+	run -0 sr-asset --help
+	assert_line --index 0 --partial '[--as-of TIME]'
+	for t in srq-drain srq-expiry-scan; do
+		when=$(grep -v '^#' "$PROJECT_ROOT/cron/crontab.example" | grep -- "$t" | head -1 | cut -d' ' -f1-5)
+		run -0 "$PROJECT_ROOT/cron/$t" --help
+		assert_output --partial "$when "
+		[[ $(grep -A1 '^Example' <<<"$output" | tail -1) == "  $when "* ]]
+	done
+}
