@@ -327,7 +327,7 @@ process(struct row *rows, int n)
 	 * and joins its own even if the earlier row named it already. */
 	for (int i = 0; i < n; i++) {
 		struct row *r = &rows[i];
-		const char *skip[5];
+		const char *skip[8]; /* card_skip_status, "device", NULL */
 		int k = 0;
 
 		if (r->st != ST_PENDING)

@@ -320,9 +320,12 @@ append_facts_write(struct req *r)
 	}
 	sr_redis_append(&rds, argc, argv, NULL);
 	r->nwrites = 1;
-	/* A card moved to another device by its request is that device's
-	 * member (dev-eval evaluates a device's members), as sr-asset does. */
-	if ((name = sr_jstr(r->facts, "device")) && strcmp(name, r->old_device)) {
+	/* A card its request puts on a device is that device's member
+	 * (dev-eval evaluates a device's members), as sr-asset does. Written
+	 * whether or not the stored facts name that device already: the
+	 * facts and the membership go in one flush, so facts that name it
+	 * may be all that is left of a membership Redis refused. */
+	if ((name = sr_jstr(r->facts, "device"))) {
 		char dkey[SR_KEY_MAX];
 
 		if (*name) {
@@ -331,7 +334,7 @@ append_facts_write(struct req *r)
 			sr_redis_append(&rds, 3, add, NULL);
 			r->nwrites++;
 		}
-		if (r->old_device[0]) {
+		if (r->old_device[0] && strcmp(name, r->old_device)) {
 			const char *rem[] = { "SREM", sr_key_device_cards(dkey, cfg.prefix, r->old_device), r->card };
 
 			sr_redis_append(&rds, 3, rem, NULL);

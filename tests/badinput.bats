@@ -254,6 +254,11 @@ called_three() {
 	# The card's facts were written, and its command is queued, as its ack says.
 	assert_equal "$(rcli HGET t:card:K1:facts dv)" D9
 	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:stop_resume' 0 -1 | sort | paste -sd' ')" "K1 K2"
+	# The key repaired, the same request sent again makes the card D9's
+	# member, though its facts already name D9.
+	rcli DEL t:device:D9:cards >/dev/null
+	run -0 sr-enqueue < <(head -1 "$T/in")
+	assert_equal "$(rcli SMEMBERS t:device:D9:cards)" K1
 }
 
 @test "a command hash that lost its version holds back its own card only: the rest is claimed, and the sweep gives it one above any in flight" {
