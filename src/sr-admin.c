@@ -251,6 +251,17 @@ audit_entries(const char *stream, const char *card, long limit)
 	}
 }
 
+/* An account's alerts or audit entries printed at most LIST_MAX, the
+ * newest: a list cut there says so, or it would pass for the whole. */
+#define LIST_MAX 10000
+static void
+said_cut(json_t *list, const char *what, const char *account)
+{
+	if (json_array_size(list) >= LIST_MAX)
+		sr_warn("only the newest %d %s of account '%s' are printed; narrow with --since", LIST_MAX,
+		    what, account);
+}
+
 /* A packed value (a sleeping card's state, sr_key_idle, or its waiting
  * command, sr_key_wait) into o, as its hash's fields would be. */
 static void
@@ -689,7 +700,8 @@ do_alerts(const char *ack)
 			freeReplyObject(r);
 			continue;
 		}
-		list = audit_entries(sr_key_account(sk, cfg.prefix, c, "alerts"), NULL, 10000);
+		list = audit_entries(sr_key_account(sk, cfg.prefix, c, "alerts"), NULL, LIST_MAX);
+		said_cut(list, "alerts", c);
 		json_array_foreach(list, i, e) {
 			int is_open = 0;
 
@@ -726,7 +738,9 @@ do_audit(const char *card, const char *account)
 		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
 		return SR_EX_REJECTED;
 	}
-	list = audit_entries(sr_key_account(key, cfg.prefix, carrier, "audit"), card, 10000);
+	list = audit_entries(sr_key_account(key, cfg.prefix, carrier, "audit"), card, LIST_MAX);
+	if (!card)
+		said_cut(list, "entries", carrier);
 	json_array_foreach(list, i, e)
 		sr_out(json_incref(e));
 	json_decref(list);

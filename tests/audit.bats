@@ -106,3 +106,15 @@ bare() {
 	run -2 sr-admin audit 'no such card!' --account c1
 	run -1 sr-admin audit C1 --account c9
 }
+
+@test "audit --account that stops at its newest 10,000 entries says so" {
+	for i in $(seq 10005); do
+		printf 'XADD t:carrier:{c1}:audit * card X%d event queued action stop\n' "$i"
+	done | rcli >/dev/null
+	run -0 --separate-stderr sr-admin audit --account c1
+	assert_equal "$(wc -l <<<"$output")" 10000
+	[[ $stderr == *"only the newest 10000 entries of account 'c1' are printed; narrow with --since"* ]]
+	# A shorter trail is printed whole, and nothing is said.
+	run -0 --separate-stderr sr-admin audit --account c1 --since "$(($(date +%s) + 60))000"
+	assert_equal "$stderr" ""
+}
