@@ -110,6 +110,17 @@ cmd(int argc, const char **argv)
 	return sr_redis_must(&rds, argc, argv);
 }
 
+/* Its reply, an error reply included (Redis lost: fatal). */
+static redisReply *
+cmd_or_error(int argc, const char **argv)
+{
+	redisReply *rep = sr_redis_cmd(&rds, argc, argv);
+
+	if (!rep)
+		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	return rep;
+}
+
 /* Fields that are numbers, printed as JSON numbers (Redis keeps strings),
  * with the numeric facts (sr_numeric_facts). Ids are never in this list: an
  * ICCID has more digits than a double. */
@@ -210,6 +221,7 @@ card_carrier(const char *card)
  * other cards are newer), at most AUDIT_SCAN entries back: a card with a
  * short history does not read a long stream to its start each time. */
 #define AUDIT_SCAN 200000
+static char entries_error[256]; /* why audit_entries returned NULL */
 static json_t *
 audit_entries(const char *stream, const char *card, long limit)
 {
@@ -222,8 +234,16 @@ audit_entries(const char *stream, const char *card, long limit)
 	snprintf(start, sizeof start, "%lld", since);
 	snprintf(end, sizeof end, "+");
 	for (;;) {
-		redisReply *rep = cmd(6, argv);
+		redisReply *rep = cmd_or_error(6, argv);
 		size_t n = rep->type == REDIS_REPLY_ARRAY ? rep->elements : 0;
+
+		if (rep->type == REDIS_REPLY_ERROR) {
+			/* (a stream damaged by hand) the caller says whose */
+			snprintf(entries_error, sizeof entries_error, "%s", rep->str);
+			freeReplyObject(rep);
+			json_decref(list);
+			return NULL;
+		}
 
 		for (size_t i = 0; i < n && (long)json_array_size(list) < limit; i++) {
 			redisReply *e = rep->element[i];
@@ -356,7 +376,8 @@ card_state(const char *card, const char *carrier, long long *now_ms, int history
 	}
 	json_object_set_new(o, "command", command);
 	if (history) {
-		audit = audit_entries(sr_key_account(zkey, cfg.prefix, carrier, "audit"), card, 10);
+		if (!(audit = audit_entries(sr_key_account(zkey, cfg.prefix, carrier, "audit"), card, 10)))
+			sr_die(SR_EX_BACKEND, "%s: %s", zkey, entries_error);
 		json_object_set_new(o, "audit", audit);
 	}
 	return o;
@@ -639,7 +660,7 @@ do_alerts(const char *ack)
 	redisReply *acc;
 	const char *only = carrier_opt; /* the one account to look in (NULL: all) */
 	char **names = NULL;
-	int found = 0;
+	int found = 0, status = SR_EX_OK;
 
 	if (ack)
 		need_reason("alerts --ack");
@@ -674,7 +695,7 @@ do_alerts(const char *ack)
 
 		if (only && strcmp(only, c))
 			continue; /* --carrier: that account's alerts only */
-		open = cmd(2, a);
+		open = cmd_or_error(2, a);
 		json_t *list;
 		size_t i;
 		json_t *e;
@@ -700,7 +721,16 @@ do_alerts(const char *ack)
 			freeReplyObject(r);
 			continue;
 		}
-		list = audit_entries(sr_key_account(sk, cfg.prefix, c, "alerts"), NULL, LIST_MAX);
+		/* An account whose alerts Redis cannot read (a key damaged by
+		 * hand) is said, and the others' are listed all the same. */
+		if (open->type == REDIS_REPLY_ERROR ||
+		    !(list = audit_entries(sr_key_account(sk, cfg.prefix, c, "alerts"), NULL, LIST_MAX))) {
+			sr_warn("account '%s': alerts not read: %s", c,
+			    open->type == REDIS_REPLY_ERROR ? open->str : entries_error);
+			status = SR_EX_BACKEND;
+			freeReplyObject(open);
+			continue;
+		}
 		said_cut(list, "alerts", c);
 		json_array_foreach(list, i, e) {
 			int is_open = 0;
@@ -720,7 +750,7 @@ do_alerts(const char *ack)
 		fprintf(stderr, "%s: alert '%s' is not open\n", sr_prog, ack);
 		return SR_EX_REJECTED;
 	}
-	return SR_EX_OK;
+	return status;
 }
 
 static int
@@ -738,7 +768,8 @@ do_audit(const char *card, const char *account)
 		fprintf(stderr, "%s: card '%s': no account known (give --carrier)\n", sr_prog, card);
 		return SR_EX_REJECTED;
 	}
-	list = audit_entries(sr_key_account(key, cfg.prefix, carrier, "audit"), card, LIST_MAX);
+	if (!(list = audit_entries(sr_key_account(key, cfg.prefix, carrier, "audit"), card, LIST_MAX)))
+		sr_die(SR_EX_BACKEND, "%s: %s", key, entries_error);
 	if (!card)
 		said_cut(list, "entries", carrier);
 	json_array_foreach(list, i, e)

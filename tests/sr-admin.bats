@@ -157,6 +157,19 @@ why_state() {
 	run -1 sr-admin alerts --ack "$id" --reason x
 }
 
+@test "alerts: one account's alerts Redis cannot read do not hide the others'; the exit says so" {
+	local a
+	for a in acmeA acmeB acmeC; do
+		rcli SADD t:accounts "$a" >/dev/null
+		rcli XADD "t:carrier:{$a}:alerts" '*' alert permanent card "c$a" >/dev/null
+	done
+	rcli DEL 't:carrier:{acmeB}:alerts' >/dev/null
+	rcli SET 't:carrier:{acmeB}:alerts' clobbered >/dev/null
+	run -3 --separate-stderr sr-admin alerts
+	assert_equal "$(jq -r .carrier <<<"$output" | sort | paste -sd' ')" "acmeA acmeC"
+	[[ $stderr == *"account 'acmeB': alerts not read: WRONGTYPE"* ]]
+}
+
 @test "a card id over 64 characters from stdin is refused as from the command line, never cut to another card's" {
 	local id64 long
 	id64=$(printf 'L%.0s' $(seq 64))
