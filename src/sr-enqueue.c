@@ -60,7 +60,8 @@ static const char usage_fmt[] =
 "  switch off, SRQ_GATEWAY and the carrier settings (as for sr-exec).\n"
 "Exit: 0 all queued, 1 some lines rejected, 2 usage, 3 Redis unavailable or refusing\n"
 "a write (those lines say \"status\":\"error\"; an ack whose facts or device membership\n"
-"Redis refused, its command queued all the same, keeps its status and carries \"warning\").\n"
+"Redis refused, its command queued all the same, keeps its status and carries \"warning\"),\n"
+"or, with the switch off, a direct call failed (direct_failed: queued, see queued_ver).\n"
 "Example:\n"
 "  jq -c '{card, carrier, scene:\"package_expired\"}' expired.json | sr-enqueue | jq -r .status | sort | uniq -c\n";
 static char usage[4096];
@@ -83,6 +84,7 @@ struct req {
 	int nwrites;     /* facts writes appended (append_facts_write) */
 	char warning[200]; /* facts, a device membership or the account Redis refused */
 	int facts_refused; /* Redis refused the request's facts */
+	int nrecords;    /* direct path: writes of its outcome appended, not yet answered */
 	int is_device;   /* a device request: {"device":...} */
 	char device[65];
 	struct sr_direct *direct; /* switch off: executed on the spot */
@@ -752,8 +754,12 @@ emit_batch(struct req *reqs, int n)
 				json_object_set_new(o, "ver", json_integer(r->cmd.ver));
 			} else if (r->direct) {
 				emit_direct(o, r);
-				if (!r->direct->ok)
+				if (!r->direct->ok) {
+					/* the carrier's failure, or the account's: said, as
+					 * the exit 3 it makes */
+					sr_warn_each(NULL, "direct call failed: queued for when the switch is on");
 					status = sr_worst(status, SR_EX_BACKEND);
+				}
 			} else
 				sr_cmd_ack(o, &r->cmd);
 			if (!r->warning[0] && r->cmd.warning[0]) /* its account not registered */
@@ -794,6 +800,7 @@ run_direct(struct batch *b, long long now)
 {
 	static struct sr_direct *v[BATCH];
 	struct sr_cmd *retry[BATCH];
+	struct req *queued[BATCH]; /* the requests of retry[] */
 	char key[SR_KEY_MAX], akey[SR_KEY_MAX], maxlen[24];
 	redisReply *rep;
 	int n = 0, nretry = 0;
@@ -818,16 +825,28 @@ run_direct(struct batch *b, long long now)
 		}
 		facts_refused_is_error(r);
 	}
+	/* A request the facts judge "nothing to do" goes through the queue's
+	 * own script, as with the switch on: a command of the card still
+	 * unresolved there (in flight, confirming) may have changed the card,
+	 * and the script queues its reverse (a renewal after a stop that went);
+	 * one not yet called is cancelled; else it is a noop. */
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 
 		if (r->st != ST_PENDING || r->is_device)
 			continue;
 		judge(r, now);
-		if (r->cmd.j.want == SR_WANT_NONE) {
-			r->cmd.status = "noop"; /* what is queued is kept while off */
+		if (r->cmd.j.want == SR_WANT_NONE)
+			retry[nretry++] = &r->cmd;
+	}
+	if (nretry > 0 && sr_cmds_collect(&rds, sr_cmds_append(&rds, &cfg, retry, nretry)) < 0)
+		return -1;
+	nretry = 0;
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+
+		if (r->st != ST_PENDING || r->is_device || r->cmd.j.want == SR_WANT_NONE)
 			continue;
-		}
 		/* A fresh version: the request id (card-ver-action) of every
 		 * intent is unique, and a claim of an older one fails its gate. */
 		{
@@ -861,7 +880,6 @@ run_direct(struct batch *b, long long now)
 				 * answered as it would be with the switch on. */
 				free(r->direct);
 				r->direct = NULL;
-				retry[nretry++] = &r->cmd;
 			} else
 				v[n++] = r->direct;
 		}
@@ -875,12 +893,20 @@ run_direct(struct batch *b, long long now)
 
 		if (r->st != ST_PENDING || r->is_device)
 			continue;
-		if (!d) {
-			r->st = ST_DONE;
+		if (!d && r->cmd.j.want == SR_WANT_NONE) {
+			/* judged "nothing to do": the queue's script said what */
+			r->st = r->cmd.status ? ST_DONE : ST_ERROR;
+			if (r->st == ST_ERROR)
+				snprintf(r->error, sizeof r->error, "%s",
+				    r->cmd.error[0] ? r->cmd.error : "enqueue script gave no status");
 			continue;
 		}
+		r->st = ST_DONE; /* frozen, or called: its outcome is recorded below */
+		if (!d)
+			continue;
 		snprintf(ver, sizeof ver, "%lld", d->ver);
-		sr_account_register(&rds, &cfg, r->carrier); /* (sr-stat, sr-sweep, audit --account) */
+		/* (sr-stat, sr-sweep, audit --account) */
+		r->nrecords = sr_account_register(&rds, &cfg, r->carrier);
 		{
 			const char *audit[] = { "XADD", sr_key_account(akey, cfg.prefix, r->carrier, "audit"),
 				"MAXLEN", "~", maxlen, "*", "card", r->card, "ver_before", ver, "ver_after", ver,
@@ -889,6 +915,7 @@ run_direct(struct batch *b, long long now)
 				"error", d->error };
 
 			sr_redis_append(&rds, 24, audit, NULL);
+			r->nrecords++;
 		}
 		if (d->ok) {
 			int stop = !strcmp(d->action, "stop");
@@ -897,26 +924,54 @@ run_direct(struct batch *b, long long now)
 				"auto" };
 
 			sr_redis_append(&rds, stop ? 6 : 4, set, NULL);
+			r->nrecords++;
 			if (!stop) {
 				/* The legacy field too, or it would be read in its place. */
 				const char *del[] = { "HDEL", key, sr_fact_field("stopped_by"), "stopped_by" };
 
 				sr_redis_append(&rds, 4, del, NULL);
+				r->nrecords++;
 			}
-		} else
-			retry[nretry++] = &r->cmd;
-		r->st = ST_DONE;
+		}
 	}
-	while (rds.pq.len > 0) {
-		if (!(rep = sr_redis_reply(&rds)))
-			return -1;
-		freeReplyObject(rep);
-	}
-	if (nretry > 0) {
-		struct sr_cmd_calls *calls = sr_cmds_append(&rds, &cfg, retry, nretry);
+	/* What was done at the carrier is done: a record of it Redis refused
+	 * (its audit entry, the card's status fact) is said on its line, and
+	 * the exit is 3: the next judgment would read stale facts. */
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
 
-		if (sr_cmds_collect(&rds, calls) < 0)
-			return -1;
+		for (; r->nrecords > 0; r->nrecords--) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return -1;
+			if (rep->type == REDIS_REPLY_ERROR && !r->warning[0])
+				snprintf(r->warning, sizeof r->warning, "outcome not recorded: %s", rep->str);
+			freeReplyObject(rep);
+		}
+	}
+	/* Frozen, or failed at the carrier: queued for when the switch is on.
+	 * One that Redis refused to queue is lost unless its line says so. */
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+
+		if (r->st == ST_DONE && !r->is_device && r->cmd.j.want != SR_WANT_NONE &&
+		    (!r->direct || !r->direct->ok)) {
+			queued[nretry] = r;
+			retry[nretry++] = &r->cmd;
+		}
+	}
+	if (nretry > 0 && sr_cmds_collect(&rds, sr_cmds_append(&rds, &cfg, retry, nretry)) < 0)
+		return -1;
+	for (int i = 0; i < nretry; i++) {
+		struct req *r = queued[i];
+
+		if (r->cmd.status)
+			continue;
+		r->st = ST_ERROR;
+		if (r->direct)
+			snprintf(r->error, sizeof r->error, "not queued after the direct call failed (%s): %s",
+			    r->direct->error[0] ? r->direct->error : r->direct->outcome, r->cmd.error);
+		else
+			snprintf(r->error, sizeof r->error, "%s", r->cmd.error);
 	}
 	return 0;
 }

@@ -38,10 +38,12 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	assert_equal "$(jq -r '"\(.card) \(.kind) \(.code)"' "$T/gw.log")" "P1 stop OK"
 	# Renewed right away: the resume would be inside the card's interval, so
 	# it is not called; it fails and stays queued for when the switch is on.
-	run -3 sr-enqueue < <(req P1 "$FUTURE" stopped)
+	run -3 --separate-stderr sr-enqueue < <(req P1 "$FUTURE" stopped)
 	assert_output --partial '"status":"direct_failed","action":"resume"'
 	assert_output --partial 'too recently'
 	assert_output --partial '"queued_ver"'
+	# Its exit 3 is said.
+	[[ $stderr == *"direct call failed: queued for when the switch is on"* ]]
 	assert_equal "$(wc -l <"$T/gw.log")" 1
 	# The audit has who changed the switch and why.
 	run rcli XRANGE 't:{global}:admin_audit' - +
@@ -110,6 +112,58 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	jq -s -e 'map(.t) | [range(1; length) as $i | .[$i] - .[$i-1]] | all(. >= 1990)' "$T/gw.log"
 	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
 	assert_output ''
+}
+
+@test "switch off: a renewal while the queue's stop of the card is unresolved is queued as its resume, as with the switch on" {
+	# The stop was applied, but its answer lost (5xx after applying): the
+	# command is confirming, the card stopped at the carrier.
+	gwsim_start --fault-5xx-after 1
+	sr-enqueue < <(req C1 "$PAST") >/dev/null
+	assert_equal "$(sr-claim | sr-exec | sr-confirm | jq -r .state)" confirming
+	sr-admin switch off --reason test >/dev/null
+	# The facts say nothing to do; the queue knows a stop may have gone.
+	run -0 sr-enqueue < <(req C1 "$FUTURE")
+	assert_equal "$(jq -r '"\(.status) \(.action) \(.reason)"' <<<"$output")" "queued resume entitled"
+	sr-admin switch on --reason test >/dev/null
+	# A healthy carrier, where the stop landed.
+	echo '{"card":"C1","status":"stopped"}' >"$T/cards.jsonl"
+	gwsim_start --cards "$T/cards.jsonl"
+	sleep 1.3 # the card's interval
+	drain_until_empty
+	assert_equal "$(jq -r 'select(.card == "C1") | .kind' "$T/gw.log" | tail -1)" resume
+}
+
+# oom_during_call: P1's request run on the spot, Redis out of memory while
+# its call is at the carrier (1.5 s late); its line in $T/out, exit in $T/rc.
+oom_during_call() {
+	sr-admin switch off --reason test >/dev/null
+	(
+		rc=0
+		sr-enqueue < <(req P1 "$PAST") >"$T/out" 2>"$T/err" || rc=$?
+		echo "$rc" >"$T/rc"
+	) &
+	local pid=$!
+	sleep 0.7
+	rcli CONFIG SET maxmemory 1 >/dev/null
+	wait "$pid"
+	rcli CONFIG SET maxmemory 0 >/dev/null
+}
+
+@test "switch off: a request that failed at the carrier and that Redis then refused to queue says error, not direct_failed" {
+	gwsim_start --latency-ms 1500 --fault-5xx-before 1
+	oom_during_call
+	assert_equal "$(cat "$T/rc")" 3
+	assert_equal "$(jq -r .status "$T/out")" error
+	[[ $(jq -r .error "$T/out") == *"not queued after the direct call failed"*OOM* ]]
+}
+
+@test "switch off: a call that went, whose record Redis then refused, says so in its line" {
+	gwsim_start --latency-ms 1500
+	oom_during_call
+	assert_equal "$(cat "$T/rc")" 3
+	assert_equal "$(jq -r '"\(.status) \(.warning)"' "$T/out" | cut -c1-31)" "direct_ok outcome not recorded:"
+	[[ $(jq -r .warning "$T/out") == *OOM* ]]
+	assert_equal "$(jq -r '"\(.card) \(.kind) \(.code)"' "$T/gw.log")" "P1 stop OK"
 }
 
 @test "switch on again: queued commands whose facts changed meanwhile are superseded, not executed" {
