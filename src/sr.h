@@ -451,9 +451,14 @@ int sr_switch_set(struct sr_redis *r, const struct sr_config *cfg, int on, const
 int sr_device_lock(struct sr_redis *r, const struct sr_config *cfg, const char *device, char *token,
     long hold_ms, long wait_ms);
 /* Release it if it is still ours. 0, -1 when Redis failed, -2 when Redis
- * refused (r->errstr; the lock is held until its hold runs out). */
+ * refused (r->errstr; the lock is held until its hold runs out), -3 when it
+ * was no longer ours (r->errstr: its hold ran out under us). */
 int sr_device_unlock(struct sr_redis *r, const struct sr_config *cfg, const char *device,
     const char *token);
+/* Extend its hold to hold_ms from now if it is still ours: 1 extended, 0 no
+ * longer ours, -1 Redis failed, -2 Redis refused (r->errstr). */
+int sr_device_lock_extend(struct sr_redis *r, const struct sr_config *cfg, const char *device,
+    const char *token, long hold_ms);
 
 /* ------------------------------------------------------------------ sr_csv.c */
 
@@ -882,6 +887,8 @@ struct sr_direct {
 	long long slot;     /* the slot: the card's last call while it is in flight */
 	char prev_call[24]; /* the card's last call before it ('' if none) */
 	int64_t wake, started;
+	int64_t renewed;    /* when the device lock's hold was last extended */
+	int lock_lost;      /* its hold ran out, or another took it: no more calls */
 	char token[SR_TOKEN_MAX];
 	struct sr_call call;
 };

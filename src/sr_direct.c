@@ -5,7 +5,12 @@
  * (direct_gate.lua) as the queue, so the direct path never calls a card
  * inside its interval nor an account over its rate. An unknown result is
  * settled by a status query before any further try. A device-level reason
- * takes the device lock first, the one dev-eval takes. All requests of a
+ * takes the device lock first, the one dev-eval takes, and keeps it until
+ * the card is done: tries, gaps and queries together can take longer than
+ * any fixed hold (3 calls and 3 queries at a 10 s gateway timeout, with the
+ * gaps, are over a minute), so the hold is extended every LOCK_RENEW_MS
+ * while it works. Should the lock be lost all the same (Redis lost the key,
+ * someone deleted it), the card makes no further call. All requests of a
  * batch run concurrently on the gateway client.
  */
 #include <stdlib.h>
@@ -16,6 +21,11 @@
 #define TRIES 3
 #define TRY_GAP_MS 2000
 #define LOCK_WAIT_MS 5000
+/* The hold only has to outlast the time between two extensions: a pass of
+ * the loop, which waits on Redis at most (calls run in the background). A
+ * holder that died keeps dev-eval out of the device this long at most. */
+#define LOCK_HOLD_MS 30000
+#define LOCK_RENEW_MS 1000
 
 enum { D_LOCK, D_GATE, D_HOLD, D_CALL, D_DONE };
 
@@ -38,10 +48,38 @@ finish(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d, int
 
 		if (u == -1)
 			sr_warn("card '%s': device lock not released: %s", d->card, r->errstr);
-		else if (u == -2) /* the message says what */
+		else if (u < -1) /* refused, or no longer ours: the message says what */
 			sr_warn("card '%s': %s", d->card, r->errstr);
 	}
 	d->locked = 0;
+}
+
+/* Extend the device lock's hold while d works under it. A lock no longer
+ * ours is said, and d makes no further call (a call in flight ends first).
+ * -1 if Redis failed. */
+static int
+renew(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d, int64_t now)
+{
+	int got;
+
+	if (!d->locked || now - d->renewed < LOCK_RENEW_MS)
+		return 0;
+	if ((got = sr_device_lock_extend(r, cfg, d->device, d->token, LOCK_HOLD_MS)) == -1)
+		return -1;
+	if (got == -2) { /* refused: the hold left may still do; tried again soon */
+		sr_warn("card '%s': %s", d->card, r->errstr);
+		d->renewed = now;
+		return 0;
+	}
+	if (got == 1) {
+		d->renewed = now;
+		return 0;
+	}
+	sr_warn("card '%s': device lock '%s' lost while the card was not done (its hold ran out, or "
+	    "another took it): no further call", d->card, d->device);
+	d->locked = 0;
+	d->lock_lost = 1;
+	return 0;
 }
 
 /* One gate pass for d: a slot held until it is due, or why not. -1 if
@@ -231,8 +269,15 @@ sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config 
 		for (int i = 0; i < n; i++) {
 			struct sr_direct *d = v[i];
 
+			if (renew(r, cfg, d, now) < 0)
+				return -1;
+			if (d->lock_lost && (d->state == D_GATE || d->state == D_HOLD)) {
+				if (d->state == D_HOLD)
+					sr_gateway_edge(gw, d->carrier)->held--;
+				finish(r, cfg, d, 0, "device lock lost");
+			}
 			if (d->state == D_LOCK && d->wake <= now) {
-				int got = sr_device_lock(r, cfg, d->device, d->token, 60000, 0);
+				int got = sr_device_lock(r, cfg, d->device, d->token, LOCK_HOLD_MS, 0);
 
 				if (got == -1)
 					return -1;
@@ -240,6 +285,7 @@ sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config 
 					finish(r, cfg, d, 0, r->errstr);
 				else if (got) {
 					d->locked = 1;
+					d->renewed = now;
 					d->state = D_GATE;
 				} else if (now - d->started > LOCK_WAIT_MS)
 					finish(r, cfg, d, 0, "device lock busy");

@@ -3,8 +3,10 @@
  * A plain Redis key (SET NX PX) holding a random token, released by
  * compare-and-delete (unlock.lua). dev-eval holds it only while it reads
  * facts and writes commands (milliseconds); the direct path holds it while
- * it acts on a card for a device-level reason. The two never hold one device
- * at once.
+ * it acts on a card for a device-level reason, which takes as long as its
+ * calls, tries and queries do: it extends the hold while it works
+ * (compare-and-extend, lock_extend.lua), so the hold cannot run out under
+ * it. The two never hold one device at once.
  *
  * SRQ_LOCK_TRACE=FILE appends "acquire|release DEVICE TOOL PID NS" lines, taken
  * right after acquiring and right before releasing (so each traced interval
@@ -81,6 +83,8 @@ sr_device_unlock(struct sr_redis *r, const struct sr_config *cfg, const char *de
 	const char *argv[] = { sr_key_device_lock(key, cfg->prefix, device), token };
 	redisReply *rep;
 
+	int ours;
+
 	trace("release", device);
 	sr_redis_append_script(r, SR_LUA_UNLOCK, 1, 2, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
@@ -91,6 +95,38 @@ sr_device_unlock(struct sr_redis *r, const struct sr_config *cfg, const char *de
 		freeReplyObject(rep);
 		return -2;
 	}
+	ours = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
 	freeReplyObject(rep);
+	if (!ours) {
+		/* Its hold ran out while we still acted under it, and perhaps
+		 * another took it: the caller must say so. */
+		snprintf(r->errstr, sizeof r->errstr,
+		    "device lock '%s' was no longer ours at release (its hold ran out, or another took it)",
+		    device);
+		return -3;
+	}
 	return 0;
+}
+
+int
+sr_device_lock_extend(struct sr_redis *r, const struct sr_config *cfg, const char *device,
+    const char *token, long hold_ms)
+{
+	char key[SR_KEY_MAX], px[24];
+	const char *argv[] = { sr_key_device_lock(key, cfg->prefix, device), token, px };
+	redisReply *rep;
+	int ours;
+
+	snprintf(px, sizeof px, "%ld", hold_ms);
+	sr_redis_append_script(r, SR_LUA_LOCK_EXTEND, 1, 3, argv, NULL);
+	if (!(rep = sr_redis_reply(r)))
+		return -1;
+	if (rep->type == REDIS_REPLY_ERROR) {
+		snprintf(r->errstr, sizeof r->errstr, "device lock not extended: %s", rep->str);
+		freeReplyObject(rep);
+		return -2;
+	}
+	ours = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+	freeReplyObject(rep);
+	return ours;
 }

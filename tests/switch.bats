@@ -231,3 +231,71 @@ oom_during_call() {
 	assert_output '{"switch":"on"}'
 	assert_equal "$(rcli GET 't:{global}:stop_resume_queue_enabled')" 1
 }
+
+# device_cards N: cards L1..LN of device D1, disabled: each of them is
+# stopped for a device-level reason, so the direct path takes the device lock.
+device_cards() { # device_cards N
+	local k
+	for k in $(seq "$1"); do
+		printf '{"card":"L%d","carrier":"c1","device":"D1","pkg_expires_at":%d,"status":"active"}\n' "$k" "$FUTURE"
+	done | sr-asset >/dev/null
+	printf '{"device":"D1","disabled":1}\n' | sr-asset >/dev/null
+}
+
+# wait_lock: until the direct path holds D1's lock (up to 3 s).
+wait_lock() {
+	local i
+	for i in $(seq 150); do
+		[ "$(rcli EXISTS t:device:D1:lock)" = 1 ] && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+@test "switch off: a direct run longer than the lock's hold keeps the device lock; dev-eval waits" {
+	export SRQ_LOCK_TRACE="$T/locks"
+	device_cards 1
+	# Every stop refused for rate: 3 tries over 4 s, all under the lock.
+	gwsim_start --fault-429 1 --retry-after 0
+	sr-admin switch off --reason test >/dev/null
+	printf '{"card":"L1","carrier":"c1","scene":"device"}\n' | sr-enqueue >"$T/direct" 2>"$T/direct.err" &
+	direct=$!
+	wait_lock
+	# As if most of the hold had gone by (3 calls and 3 queries at a 10 s
+	# gateway timeout outlast any fixed hold): 1.5 s left, the run needs 4.
+	rcli PEXPIRE t:device:D1:lock 1500 >/dev/null
+	sr-admin switch on --reason test >/dev/null
+	printf '{"device":"D1","scene":"device"}\n' | sr-enqueue >/dev/null
+	dev-eval --until-empty --for 15 >"$T/deveval"
+	wait "$direct" || true
+	assert_equal "$(jq -r '"\(.status) \(.tries)"' "$T/direct")" "direct_failed 3"
+	assert_equal "$(jq -r .kind "$T/gw.log" | tr '\n' ' ')" "stop stop stop "
+	assert_equal "$(cat "$T/direct.err")" ""
+	# Both took the lock, and never at once: sorted by time, acquire and
+	# release alternate.
+	assert_equal "$(cut -d' ' -f1,3 "$T/locks" | sort | uniq -c | awk '{print $1, $2, $3}' | paste -sd,)" \
+		"1 acquire dev-eval,1 acquire sr-enqueue,1 release dev-eval,1 release sr-enqueue"
+	run bash -c "sort -k5,5n '$T/locks' | awk '{print \$1}' | uniq -d"
+	assert_output ''
+	# (dev-eval tried again while the direct run held the device)
+	assert_equal "$(jq -r .state "$T/deveval" | tail -1)" done
+}
+
+@test "switch off: a device lock lost under a direct run is said, and the card is not called again" {
+	device_cards 1
+	gwsim_start --fault-429 1 --retry-after 0
+	sr-admin switch off --reason test >/dev/null
+	printf '{"card":"L1","carrier":"c1","scene":"device"}\n' | sr-enqueue >"$T/direct" 2>"$T/direct.err" &
+	direct=$!
+	wait_lock
+	# Another holder has it now (its hold ran out and it was taken).
+	rcli SET t:device:D1:lock someone-else PX 20000 >/dev/null
+	rc=0
+	wait "$direct" || rc=$?
+	assert_equal "$rc" 3
+	assert_equal "$(jq -r '"\(.status) \(.error)"' "$T/direct")" "direct_failed device lock lost"
+	jq -e .queued_ver "$T/direct" >/dev/null
+	assert_equal "$(jq -s length "$T/gw.log")" 1
+	grep -q "device lock 'D1' lost" "$T/direct.err"
+	assert_equal "$(rcli GET t:device:D1:lock)" someone-else
+}
