@@ -1,7 +1,8 @@
 /* sr_direct.c - the direct path: execute requests on the spot (switch off).
  *
  * The legacy behaviour, kept safe: each card gets up to 3 state-change tries
- * 2 s apart, every try through the same per-card interval and account rate
+ * 2 s apart (or after the carrier's Retry-After, within the run's bound),
+ * every try through the same per-card interval and account rate
  * (direct_gate.lua) as the queue, so the direct path never calls a card
  * inside its interval nor an account over its rate. An unknown result is
  * settled by a status query before any further try. A device-level reason
@@ -20,6 +21,10 @@
 
 #define TRIES 3
 #define TRY_GAP_MS 2000
+/* A run's bound: a Retry-After is waited for only while the next try is due
+ * within this of the request's start. The caller waits on the run; a
+ * longer wait is the queue's (the request fails and is queued). */
+#define RUN_BOUND_MS 15000
 #define LOCK_WAIT_MS 5000
 /* The hold only has to outlast the time between two extensions: a pass of
  * the loop, which waits on Redis at most (calls run in the background). A
@@ -206,6 +211,25 @@ done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 	return 0;
 }
 
+/* Another try (or a query) follows d's call: not before the carrier's
+ * Retry-After. One due past the run's bound fails d now instead. */
+static void
+again(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
+{
+	long long ra = d->call.retry_after_ms;
+	char msg[160];
+
+	if (ra <= TRY_GAP_MS)
+		return;
+	if (sr_mono_ms() + ra > d->started + RUN_BOUND_MS) {
+		snprintf(msg, sizeof msg, "the carrier asked to retry after %lld s, later than the direct "
+		    "path waits", ra / 1000);
+		finish(r, cfg, d, 0, msg);
+		return;
+	}
+	d->wake = sr_mono_ms() + ra;
+}
+
 /* A finished call: decide done, another try, or a query first. */
 static void
 settle(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
@@ -245,10 +269,13 @@ settle(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 		return;
 	} else if (c->outcome == SR_OUT_UNKNOWN) {
 		d->query_next = 1; /* it may have applied: never re-call before knowing */
+		again(r, cfg, d);
 		return;
 	}
 	if (d->tries >= TRIES)
 		finish(r, cfg, d, 0, NULL);
+	else
+		again(r, cfg, d);
 }
 
 int

@@ -299,3 +299,25 @@ wait_lock() {
 	grep -q "device lock 'D1' lost" "$T/direct.err"
 	assert_equal "$(rcli GET t:device:D1:lock)" someone-else
 }
+
+@test "switch off: the next try waits for the carrier's Retry-After" {
+	gwsim_start --fault-429 1 --retry-after 3
+	sr-admin switch off --reason test >/dev/null
+	run -3 sr-enqueue < <(req R1 "$PAST")
+	assert_equal "$(jq -r '"\(.status) \(.tries)"' <<<"$output")" "direct_failed 3"
+	assert_equal "$(jq -r .kind "$T/gw.log" | tr '\n' ' ')" "stop stop stop "
+	# 3 s apart, not the usual 2 s.
+	jq -s -e 'map(.t) | [range(1; length) as $i | .[$i] - .[$i-1]] | all(. >= 2990)' "$T/gw.log"
+}
+
+@test "switch off: a Retry-After longer than the direct path waits fails the request to the queue" {
+	gwsim_start --fault-429 1 --retry-after 60
+	sr-admin switch off --reason test >/dev/null
+	SECONDS=0
+	run -3 sr-enqueue < <(req R1 "$PAST")
+	assert_equal "$(jq -r '"\(.status) \(.tries)"' <<<"$output")" "direct_failed 1"
+	[ "$SECONDS" -lt 3 ] # failed at once, not after minutes
+	assert_output --partial 'retry after 60 s'
+	jq -e .queued_ver <<<"$output" >/dev/null
+	assert_equal "$(jq -s length "$T/gw.log")" 1
+}
