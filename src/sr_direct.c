@@ -87,14 +87,23 @@ renew(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d, int6
 	return 0;
 }
 
+/* d's id at the account's breaker: a half-open breaker's probe is known by
+ * it from direct_gate.lua to direct_done.lua. */
+static const char *
+probe_id(const struct sr_direct *d, char *buf, size_t len)
+{
+	snprintf(buf, len, "direct:%s:%lld:%s", d->card, d->ver, d->action);
+	return buf;
+}
+
 /* One gate pass for d: a slot held until it is due, or why not. -1 if
  * Redis failed. */
 static int
 gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, struct sr_direct *d)
 {
 	struct sr_edge *e = sr_gateway_edge(gw, d->carrier);
-	char keys[5][SR_KEY_MAX];
-	const char *argv[8];
+	char keys[5][SR_KEY_MAX], id[160], lease[24];
+	const char *argv[10];
 	redisReply *rep;
 	int query = d->query_next, ready;
 
@@ -116,7 +125,13 @@ gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, str
 	argv[5] = e->acct->settings;
 	argv[6] = query ? "query" : d->resend ? "resend" : "call";
 	argv[7] = "200";
-	sr_redis_append_script(r, SR_LUA_DIRECT_GATE, 5, 8, argv, NULL);
+	argv[8] = probe_id(d, id, sizeof id);
+	/* A probe's call may take its slot's wait, its connection and the
+	 * gateway timeout; past that (sr-enqueue died) another may probe. */
+	snprintf(lease, sizeof lease, "%ld",
+	    200 + e->acct->connect_timeout_ms + e->acct->timeout_ms + 1000);
+	argv[9] = lease;
+	sr_redis_append_script(r, SR_LUA_DIRECT_GATE, 5, 10, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1) {
@@ -167,8 +182,8 @@ static int
 done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 {
 	struct sr_call *c = &d->call;
-	char keys[8][SR_KEY_MAX], gated[24], http[24], slot[24];
-	const char *argv[19], *seen = "";
+	char keys[8][SR_KEY_MAX], gated[24], http[24], slot[24], id[160];
+	const char *argv[20], *seen = "";
 	redisReply *rep;
 
 	snprintf(gated, sizeof gated, "%lld", d->gated);
@@ -202,7 +217,8 @@ done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 	snprintf(slot, sizeof slot, "%lld", d->slot);
 	argv[17] = d->prev_call;
 	argv[18] = slot;
-	sr_redis_append_script(r, SR_LUA_DIRECT_DONE, 8, 19, argv, NULL);
+	argv[19] = probe_id(d, id, sizeof id);
+	sr_redis_append_script(r, SR_LUA_DIRECT_DONE, 8, 20, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type == REDIS_REPLY_ERROR)

@@ -321,3 +321,46 @@ wait_lock() {
 	jq -e .queued_ver <<<"$output" >/dev/null
 	assert_equal "$(jq -s length "$T/gw.log")" 1
 }
+
+# half_open: until c1's breaker is half-open (its cool-down over; 5 s at most).
+half_open() {
+	local i
+	for i in $(seq 50); do
+		[ "$(sr-admin breaker c1 | jq -r .breaker)" = half_open ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+@test "switch off: an open breaker sends its probe after the cool-down; it reopens, then closes on a healthy carrier" {
+	# A cool-down longer than the 2 s between a request's tries: one probe
+	# per request.
+	profiles 'from = default' 'accounts = *' 'breaker_failures = 1' \
+		'breaker_cooldown_ms = 3000' 'breaker_cooldown_max_ms = 3000'
+	gwsim_start --fail-account c1
+	sr-admin switch off --reason test >/dev/null
+	# A call fails: the breaker opens.
+	run -3 sr-enqueue < <(req B1 "$PAST")
+	assert_output --partial '"status":"direct_failed"'
+	[ "$(sr-admin breaker c1 | jq -r .breaker)" != closed ]
+	# After the cool-down one request's call is the probe; still failing,
+	# it reopens the breaker.
+	half_open
+	run -3 sr-enqueue < <(req B2 "$PAST")
+	assert_equal "$(jq -s '[.[] | select(.card == "B2")] | length' "$T/gw.log")" 1
+	assert_equal "$(sr-admin audit --account c1 | jq -r .event | grep -c breaker:reopened)" 1
+	gw_set fail_account=
+	run -3 sr-enqueue < <(req B3 "$PAST")
+	assert_output --partial 'breaker is open'
+	# The carrier is back: after the cool-down the probe succeeds and closes it.
+	half_open
+	run -0 sr-enqueue < <(req B4 "$PAST")
+	assert_output --partial '"status":"direct_ok"'
+	assert_equal "$(sr-admin breaker c1 | jq -r .breaker)" closed
+	assert_equal "$(sr-admin audit --account c1 | jq -r 'select(.event | startswith("breaker")) | .event' | uniq | paste -sd,)" \
+		"breaker:opened,breaker:reopened,breaker:closed"
+	assert_equal "$(sr-admin alerts | jq -r 'select(.open) | .alert')" ''
+	# Calls go again without waiting for anything.
+	run -0 sr-enqueue < <(req B5 "$PAST")
+	assert_output --partial '"status":"direct_ok"'
+}

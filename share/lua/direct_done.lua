@@ -2,7 +2,8 @@
 --[[
   direct_done - the account's side of one direct-path call's answer (global
   switch off), as confirm.lua does it for the queue: a refusal for rate
-  lowers the account's effective rate (AIMD), the breaker counts the result,
+  lowers the account's effective rate (AIMD), the breaker counts the result
+  (a half-open breaker's probe, direct_gate.lua's, closes it or reopens it),
   and a call the carrier did not apply (throttled, refused, not sent, auth)
   gives the card's interval back. The state the answer says the card is now
   in is recorded as the card's 'seen' (see enqueue.lua). A card with no
@@ -22,6 +23,7 @@
     ARGV[9]  the card's state the answer shows (stopped|active), or ''
     ARGV[10] the card's last call before this one ('' if none), as
              direct_gate.lua answered     ARGV[11] this call's slot (ms)
+    ARGV[12] the request's id, as direct_gate.lua was given it
   Output:
     'ok'
 ]]
@@ -52,12 +54,20 @@ local verdict = 'ok'
 if outcome == 'unknown' or (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
   verdict = 'fail'
 end
-if edgeResult(edgeKey, e, '', verdict, now, s, err, class == 'auth') == 'opened' then
+local change = edgeResult(edgeKey, e, ARGV[12], verdict, now, s, err, class == 'auth')
+if change == 'opened' then
   alertOnce(openKey, alertKey, 'breaker:' .. account, { 'card', '', 'alert', 'breaker',
     'account', account, 'error', err, 'http', http,
     'detail', 'calls to the account stopped until a probe succeeds' })
   rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'breaker:opened',
     'why', err)
+elseif change == 'reopened' then
+  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'breaker:reopened',
+    'why', err)
+elseif change == 'closed' then
+  rcall('HDEL', openKey, 'breaker:' .. account)
+  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'breaker:closed',
+    'why', 'the probe call succeeded')
 end
 edgeWindowSave(edgeKey, e)
 if outcome == 'retry' and class ~= 'too_frequent' and class ~= '' and kind == 'call' then

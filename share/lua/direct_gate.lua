@@ -3,7 +3,10 @@
   direct_gate - the gate of the direct path (global switch off).
 
   The same limits as gate.lua, without a claim: the account neither paused
-  nor behind an open or half-open breaker (the direct path sends no probes),
+  nor behind an open breaker (half-open, after its cool-down, it lets one
+  probe through, as gate.lua does: with the switch off the queue claims
+  nothing, so without the direct path's probe the breaker would never
+  close; direct_done.lua closes or reopens it on the probe's result),
   at least the interval since the card's last state-change call (stop and
   resume together), and a slot from the account's pace. On pass, the call
   time is recorded before the call is made (the previous one kept in
@@ -19,10 +22,13 @@
     ARGV[1]  the account's settings (JSON: interval, window, qps, burst, aimd_*)
     ARGV[2]  kind (call|query|resend)
     ARGV[3]  ahead ms
+    ARGV[4]  the request's id (the probe's, if it is one)
+    ARGV[5]  how long a probe may take before another may replace it, ms
   Output:
     { 'pass', at_ms, now_ms, the last call before this one ('' if none) }
     | { 'interval', until_ms } | { 'rate', wait_ms }
     | { 'paused', until_ms, now_ms } | { 'breaker', until_ms, now_ms }
+      (half-open with another's probe out: until_ms is now + 1 s)
 ]]
 local rcall = redis.call
 --- @include "now"
@@ -31,7 +37,7 @@ local rcall = redis.call
 local now = serverNow()
 local key, edgeKey = KEYS[1], KEYS[2]
 local s = cjson.decode(ARGV[1])
-local kind, ahead = ARGV[2], tonumber(ARGV[3])
+local kind, ahead, id, probeLease = ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
 
 cardAwake(key, KEYS[4], KEYS[5]) -- its last call is in its hash
 local lastCall = rcall('HGET', key, 'last_call')
@@ -42,7 +48,7 @@ local e = edgeRead(edgeKey)
 local qps, _, burst, stopped = edgeLimits(KEYS[3], s)
 local why, untilMs = edgeBlocked(e, now, stopped)
 if why then return { why, untilMs, now } end
-if e.brk_until then return { 'breaker', now + 1000, now } end -- half-open: probes come from the queue
+if not edgeProbe(edgeKey, e, id, now, probeLease) then return { 'breaker', now + 1000, now } end
 local at, wait = edgePace(edgeKey, e, qps, burst, now, ahead, s)
 if not at then return { 'rate', wait } end
 if kind == 'call' then
