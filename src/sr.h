@@ -871,6 +871,7 @@ void sr_cmd_ack(json_t *o, const struct sr_cmd *m);
 /* --------------------------------------------------------------- sr_direct.c */
 
 /* One request executed on the spot (switch off). */
+struct sr_dlock; /* sr_direct.c's */
 struct sr_direct {
 	/* in */
 	const char *card, *carrier, *action; /* action: stop or resume */
@@ -881,15 +882,13 @@ struct sr_direct {
 	int tries;          /* state-change calls made */
 	char outcome[16], error[160];
 	/* private */
-	int state, queries, query_next, locked, reauthed, resend;
+	int state, queries, query_next, reauthed, resend;
+	struct sr_dlock *lk; /* the run's lock of its device, or NULL */
 	const char *kind;   /* of the call in flight: call, query, resend */
 	long long gated;    /* when its slot was granted (Redis ms) */
 	long long slot;     /* the slot: the card's last call while it is in flight */
 	char prev_call[24]; /* the card's last call before it ('' if none) */
 	int64_t wake, started;
-	int64_t renewed;    /* when the device lock's hold was last extended */
-	int lock_lost;      /* its hold ran out, or another took it: no more calls */
-	char token[SR_TOKEN_MAX];
 	struct sr_call call;
 };
 /* Run every request to its end: up to 3 tries 2 s apart, each through

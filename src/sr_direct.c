@@ -6,13 +6,14 @@
  * (direct_gate.lua) as the queue, so the direct path never calls a card
  * inside its interval nor an account over its rate. An unknown result is
  * settled by a status query before any further try. A device-level reason
- * takes the device lock first, the one dev-eval takes, and keeps it until
- * the card is done: tries, gaps and queries together can take longer than
- * any fixed hold (3 calls and 3 queries at a 10 s gateway timeout, with the
- * gaps, are over a minute), so the hold is extended every LOCK_RENEW_MS
- * while it works. Should the lock be lost all the same (Redis lost the key,
- * someone deleted it), the card makes no further call. All requests of a
- * batch run concurrently on the gateway client.
+ * takes the device lock first, the one dev-eval takes: once per device for
+ * the run's cards of that device, kept until the last of them is done.
+ * Tries, gaps and queries together can take longer than any fixed hold (3
+ * calls and 3 queries at a 10 s gateway timeout, with the gaps, are over a
+ * minute), so the hold is extended every LOCK_RENEW_MS while it works. Should
+ * the lock be lost all the same (Redis lost the key, someone deleted it), its
+ * cards make no further call. All requests of a batch run concurrently on
+ * the gateway client.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,50 +41,95 @@ target_reached(const struct sr_direct *d, const char *observed)
 	return !strcmp(observed, !strcmp(d->action, "stop") ? "stopped" : "active");
 }
 
+/* The device lock of a run: one per device, shared by the run's requests
+ * for it (several cards of one device in one input must not wait for each
+ * other on their own process's lock). Taken once, held until the last of
+ * them is done. */
+struct sr_dlock {
+	const char *device;
+	char token[SR_TOKEN_MAX];
+	int held, lost;
+	int users;          /* its requests not done */
+	int64_t wake;       /* the next try to take it */
+	int64_t busy_since; /* since when another holder keeps it from us (0: not) */
+	int64_t renewed;    /* when its hold was last extended */
+};
+
 static void
 finish(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d, int ok,
     const char *error)
 {
+	struct sr_dlock *lk = d->lk;
+
 	d->state = D_DONE;
 	d->ok = ok;
 	if (error)
 		snprintf(d->error, sizeof d->error, "%s", error);
-	if (d->locked) {
-		int u = sr_device_unlock(r, cfg, d->device, d->token);
+	if (lk && --lk->users == 0 && lk->held) {
+		int u = sr_device_unlock(r, cfg, lk->device, lk->token);
 
 		if (u == -1)
-			sr_warn("card '%s': device lock not released: %s", d->card, r->errstr);
+			sr_warn("device '%s': device lock not released: %s", lk->device, r->errstr);
 		else if (u < -1) /* refused, or no longer ours: the message says what */
-			sr_warn("card '%s': %s", d->card, r->errstr);
+			sr_warn("device '%s': %s", lk->device, r->errstr);
+		lk->held = 0;
 	}
-	d->locked = 0;
+	d->lk = NULL;
 }
 
-/* Extend the device lock's hold while d works under it. A lock no longer
- * ours is said, and d makes no further call (a call in flight ends first).
- * -1 if Redis failed. */
+/* Take lk for its requests waiting in D_LOCK, or extend its hold while they
+ * work. Busy for more than LOCK_WAIT_MS (another holder: dev-eval, another
+ * process's direct run) fails them; a lock no longer ours is said, and they
+ * make no further call (a call in flight ends first). -1 if Redis failed. */
 static int
-renew(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d, int64_t now)
+lock_step(struct sr_redis *r, const struct sr_config *cfg, struct sr_dlock *lk,
+    struct sr_direct **v, int n, int64_t now)
 {
 	int got;
 
-	if (!d->locked || now - d->renewed < LOCK_RENEW_MS)
+	if (lk->users == 0 || lk->lost)
 		return 0;
-	if ((got = sr_device_lock_extend(r, cfg, d->device, d->token, LOCK_HOLD_MS)) == -1)
+	if (lk->held) {
+		if (now - lk->renewed < LOCK_RENEW_MS)
+			return 0;
+		if ((got = sr_device_lock_extend(r, cfg, lk->device, lk->token, LOCK_HOLD_MS)) == -1)
+			return -1;
+		if (got == -2) /* refused: the hold left may still do; tried again soon */
+			sr_warn("device '%s': %s", lk->device, r->errstr);
+		if (got != 0) {
+			lk->renewed = now;
+			return 0;
+		}
+		sr_warn("device lock '%s' lost while its cards were not done (its hold ran out, or "
+		    "another took it): no further call", lk->device);
+		lk->held = 0;
+		lk->lost = 1;
+		return 0;
+	}
+	if (lk->wake > now)
+		return 0;
+	if ((got = sr_device_lock(r, cfg, lk->device, lk->token, LOCK_HOLD_MS, 0)) == -1)
 		return -1;
-	if (got == -2) { /* refused: the hold left may still do; tried again soon */
-		sr_warn("card '%s': %s", d->card, r->errstr);
-		d->renewed = now;
-		return 0;
-	}
 	if (got == 1) {
-		d->renewed = now;
-		return 0;
+		lk->held = 1;
+		lk->renewed = now;
+	} else if (got == 0 && !lk->busy_since) {
+		lk->busy_since = now;
 	}
-	sr_warn("card '%s': device lock '%s' lost while the card was not done (its hold ran out, or "
-	    "another took it): no further call", d->card, d->device);
-	d->locked = 0;
-	d->lock_lost = 1;
+	for (int i = 0; i < n; i++) {
+		struct sr_direct *d = v[i];
+
+		if (d->lk != lk || d->state != D_LOCK)
+			continue;
+		if (got == 1) {
+			d->state = D_GATE;
+			d->wake = 0;
+		} else if (got == -2)
+			finish(r, cfg, d, 0, r->errstr);
+		else if (now - lk->busy_since > LOCK_WAIT_MS)
+			finish(r, cfg, d, 0, "device lock busy");
+	}
+	lk->wake = now + 20;
 	return 0;
 }
 
@@ -298,55 +344,58 @@ int
 sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg,
     struct sr_direct **v, int n)
 {
-	int left = n;
+	struct sr_dlock *locks = sr_malloc((n ? n : 1) * sizeof *locks);
+	int left = n, nlocks = 0, rc = -1;
 
+	memset(locks, 0, (n ? n : 1) * sizeof *locks);
 	for (int i = 0; i < n; i++) {
-		v[i]->state = v[i]->device ? D_LOCK : D_GATE;
-		v[i]->wake = 0;
-		v[i]->started = sr_mono_ms();
+		struct sr_direct *d = v[i];
+
+		d->state = d->device ? D_LOCK : D_GATE;
+		d->wake = 0;
+		d->started = sr_mono_ms();
+		d->lk = NULL;
+		if (!d->device)
+			continue;
+		for (int k = 0; k < nlocks && !d->lk; k++)
+			if (!strcmp(locks[k].device, d->device))
+				d->lk = &locks[k];
+		if (!d->lk) {
+			d->lk = &locks[nlocks++];
+			d->lk->device = d->device;
+		}
+		d->lk->users++;
 	}
 	while (left > 0) {
 		int64_t now = sr_mono_ms(), next = now + 100;
 		struct sr_call *c;
 
+		for (int k = 0; k < nlocks; k++) {
+			if (lock_step(r, cfg, &locks[k], v, n, now) < 0)
+				goto out;
+			if (locks[k].users && !locks[k].held && !locks[k].lost && locks[k].wake < next)
+				next = locks[k].wake;
+		}
 		for (int i = 0; i < n; i++) {
 			struct sr_direct *d = v[i];
 
-			if (renew(r, cfg, d, now) < 0)
-				return -1;
-			if (d->lock_lost && (d->state == D_GATE || d->state == D_HOLD)) {
+			if (d->lk && d->lk->lost && (d->state == D_GATE || d->state == D_HOLD)) {
 				if (d->state == D_HOLD)
 					sr_gateway_edge(gw, d->carrier)->held--;
 				finish(r, cfg, d, 0, "device lock lost");
 			}
-			if (d->state == D_LOCK && d->wake <= now) {
-				int got = sr_device_lock(r, cfg, d->device, d->token, LOCK_HOLD_MS, 0);
-
-				if (got == -1)
-					return -1;
-				if (got == -2)
-					finish(r, cfg, d, 0, r->errstr);
-				else if (got) {
-					d->locked = 1;
-					d->renewed = now;
-					d->state = D_GATE;
-				} else if (now - d->started > LOCK_WAIT_MS)
-					finish(r, cfg, d, 0, "device lock busy");
-				else
-					d->wake = now + 20;
-			}
 			if (d->state == D_GATE && d->wake <= now && gate(r, gw, cfg, d) < 0)
-				return -1;
+				goto out;
 			if (d->state == D_HOLD && d->wake <= now) {
 				struct sr_edge *e = sr_gateway_edge(gw, d->carrier);
 
 				d->state = D_CALL;
 				e->held--;
 				if (sr_edge_late(r, cfg, e, d->wake) < 0)
-					return -1;
+					goto out;
 				sr_gateway_start(gw, &d->call);
 			}
-			if ((d->state == D_GATE || d->state == D_LOCK || d->state == D_HOLD) && d->wake < next)
+			if ((d->state == D_GATE || d->state == D_HOLD) && d->wake < next)
 				next = d->wake;
 		}
 		if (sr_gateway_running(gw))
@@ -358,12 +407,18 @@ sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config 
 
 			/* (a refusal for authentication goes again first, unreported) */
 			if ((c->verdict != SR_V_REAUTH || d->reauthed) && done(r, cfg, d) < 0)
-				return -1;
+				goto out;
 			settle(r, cfg, d);
 		}
 		left = 0;
 		for (int i = 0; i < n; i++)
 			left += v[i]->state != D_DONE;
 	}
-	return 0;
+	rc = 0;
+out:
+	/* (Redis failed: a lock still held runs out by itself) */
+	for (int i = 0; i < n; i++)
+		v[i]->lk = NULL;
+	free(locks);
+	return rc;
 }

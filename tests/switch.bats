@@ -364,3 +364,31 @@ half_open() {
 	run -0 sr-enqueue < <(req B5 "$PAST")
 	assert_output --partial '"status":"direct_ok"'
 }
+
+@test "switch off: the cards of one device in one input share the run's device lock" {
+	export SRQ_LOCK_TRACE="$T/locks"
+	device_cards 4
+	# A slow carrier: one card at a time under the lock would take 7 s, past
+	# the 5 s the direct path waits for a lock another holds.
+	gwsim_start --latency-ms 1800
+	sr-admin switch off --reason test >/dev/null
+	SECONDS=0
+	run -0 sr-enqueue < <(for k in 1 2 3 4; do
+		printf '{"card":"L%d","carrier":"c1","scene":"device"}\n' "$k"; done)
+	assert_equal "$(jq -r '"\(.card) \(.status)"' <<<"$output" | paste -sd,)" \
+		"L1 direct_ok,L2 direct_ok,L3 direct_ok,L4 direct_ok"
+	[ "$SECONDS" -lt 5 ] # together, not one after the other
+	# Taken once, released once, after the last of them was done.
+	assert_equal "$(cut -d' ' -f1-3 "$T/locks" | paste -sd,)" "acquire D1 sr-enqueue,release D1 sr-enqueue"
+	assert_equal "$(rcli EXISTS t:device:D1:lock)" 0
+}
+
+@test "switch off: a device lock another holds is waited for, then taken" {
+	device_cards 1
+	gwsim_start
+	sr-admin switch off --reason test >/dev/null
+	rcli SET t:device:D1:lock someone-else PX 1500 >/dev/null
+	run -0 sr-enqueue < <(printf '{"card":"L1","carrier":"c1","scene":"device"}\n')
+	assert_output --partial '"status":"direct_ok"'
+	assert_equal "$(rcli EXISTS t:device:D1:lock)" 0
+}
