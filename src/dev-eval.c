@@ -142,7 +142,8 @@ unlock(struct claim *c, const char *token)
 	if (u == -2) {
 		sr_warn("device '%s': %s", c->device, rds.errstr);
 		status = SR_EX_BACKEND;
-	}
+	} else if (u == -3) /* its hold ran out under us: said, as the direct path says it */
+		sr_warn("device '%s': %s", c->device, rds.errstr);
 	return u == -1 ? -1 : 0;
 }
 
