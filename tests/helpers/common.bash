@@ -220,6 +220,16 @@ cluster_make() {
 			sleep 0.05
 		done
 	done
+	# ... and known as replicas, with their masters, by every node: a sync
+	# done is not yet gossiped (a test that looks up a master's replica
+	# in CLUSTER NODES would find none).
+	for port in "${CLUSTER_PORTS[@]}"; do
+		for i in $(seq 200); do
+			[ "$(redis-cli -p "$port" CLUSTER NODES | awk '$3 ~ /slave/ && $4 != "-"' | wc -l)" = \
+				$((masters * replicas)) ] && break
+			sleep 0.05
+		done
+	done
 	cluster_url
 }
 
