@@ -85,6 +85,7 @@ struct req {
 	char warning[200]; /* facts, a device membership or the account Redis refused */
 	int facts_refused; /* Redis refused the request's facts */
 	int nrecords;    /* direct path: writes of its outcome appended, not yet answered */
+	int sadd;        /* direct path: its account's registration appended, not yet answered */
 	int is_device;   /* a device request: {"device":...} */
 	char device[65];
 	struct sr_direct *direct; /* switch off: executed on the spot */
@@ -795,6 +796,21 @@ emit_batch(struct req *reqs, int n)
  * legacy path, made safe by sr_direct.c), synchronously. A request that
  * failed is queued for when the switch is on again; device requests are
  * queued as always (dev-eval claims nothing while the switch is off). */
+/* Redis lost while the outcomes of direct calls were being recorded: the
+ * calls that went say so (their lines stand: the carrier did it); the
+ * rest of the batch is answered error by the caller. -1. */
+static int
+records_lost(struct batch *b)
+{
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+
+		if (r->st == ST_DONE && r->direct && (r->sadd || r->nrecords) && !r->warning[0])
+			snprintf(r->warning, sizeof r->warning, "outcome not recorded: %s", rds.errstr);
+	}
+	return -1;
+}
+
 static int
 run_direct(struct batch *b, long long now)
 {
@@ -901,12 +917,16 @@ run_direct(struct batch *b, long long now)
 				    r->cmd.error[0] ? r->cmd.error : "enqueue script gave no status");
 			continue;
 		}
-		r->st = ST_DONE; /* frozen, or called: its outcome is recorded below */
+		/* A call that failed, and a frozen card's request, stay pending
+		 * until the queue has them (below): Redis lost before that, their
+		 * lines say error, not done. */
 		if (!d)
 			continue;
+		if (d->ok)
+			r->st = ST_DONE;
 		snprintf(ver, sizeof ver, "%lld", d->ver);
 		/* (sr-stat, sr-sweep, audit --account) */
-		r->nrecords = sr_account_register(&rds, &cfg, r->carrier);
+		r->sadd = sr_account_register(&rds, &cfg, r->carrier);
 		{
 			const char *audit[] = { "XADD", sr_key_account(akey, cfg.prefix, r->carrier, "audit"),
 				"MAXLEN", "~", maxlen, "*", "card", r->card, "ver_before", ver, "ver_after", ver,
@@ -940,10 +960,24 @@ run_direct(struct batch *b, long long now)
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 
-		for (; r->nrecords > 0; r->nrecords--) {
+		if (r->sadd) {
+			/* Its account's registration: refused, it is sent again
+			 * with the account's next request (the queueing below). */
 			if (!(rep = sr_redis_reply(&rds)))
-				return -1;
-			if (rep->type == REDIS_REPLY_ERROR && !r->warning[0])
+				return records_lost(b);
+			if (rep->type == REDIS_REPLY_ERROR) {
+				sr_account_forget(r->carrier);
+				if (!r->warning[0])
+					snprintf(r->warning, sizeof r->warning, "account not registered: %s", rep->str);
+			}
+			freeReplyObject(rep);
+			r->sadd = 0;
+		}
+		for (int said = 0; r->nrecords > 0; r->nrecords--) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return records_lost(b);
+			/* (over a refused registration: the outcome matters more) */
+			if (rep->type == REDIS_REPLY_ERROR && !said++)
 				snprintf(r->warning, sizeof r->warning, "outcome not recorded: %s", rep->str);
 			freeReplyObject(rep);
 		}
@@ -953,7 +987,7 @@ run_direct(struct batch *b, long long now)
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 
-		if (r->st == ST_DONE && !r->is_device && r->cmd.j.want != SR_WANT_NONE &&
+		if (r->st == ST_PENDING && !r->is_device && r->cmd.j.want != SR_WANT_NONE &&
 		    (!r->direct || !r->direct->ok)) {
 			queued[nretry] = r;
 			retry[nretry++] = &r->cmd;
@@ -964,8 +998,10 @@ run_direct(struct batch *b, long long now)
 	for (int i = 0; i < nretry; i++) {
 		struct req *r = queued[i];
 
-		if (r->cmd.status)
+		if (r->cmd.status) {
+			r->st = ST_DONE;
 			continue;
+		}
 		r->st = ST_ERROR;
 		if (r->direct)
 			snprintf(r->error, sizeof r->error, "not queued after the direct call failed (%s): %s",

@@ -166,6 +166,19 @@ oom_during_call() {
 	assert_equal "$(jq -r '"\(.card) \(.kind) \(.code)"' "$T/gw.log")" "P1 stop OK"
 }
 
+@test "switch off: an account Redis refused to register is said as such, and registered with its next request" {
+	gwsim_start
+	sr-admin switch off --reason test >/dev/null
+	rcli SET t:accounts clobbered >/dev/null
+	run -3 --separate-stderr sr-enqueue < <(req B1 "$PAST")
+	assert_equal "$(jq -r '"\(.status) \(.warning | split(":")[0])"' <<<"$output")" "direct_ok account not registered"
+	# The outcome itself was recorded.
+	assert_equal "$(rcli HGET t:card:B1:facts st)" stopped
+	rcli DEL t:accounts >/dev/null
+	run -0 sr-enqueue < <(req B2 "$PAST")
+	assert_equal "$(rcli SMEMBERS t:accounts)" c1
+}
+
 @test "switch on again: queued commands whose facts changed meanwhile are superseded, not executed" {
 	gwsim_start
 	run -0 sr-enqueue < <(req Q1 "$PAST"; req Q2 "$PAST")
