@@ -638,8 +638,11 @@ alert_holders(redisReply *acc, const char *id, char ***names)
 		char ok[SR_KEY_MAX];
 		const char *a[] = { "HGETALL", sr_key_account(ok, cfg.prefix, acc->element[k]->str,
 			"alerts_open") };
-		redisReply *open = cmd(2, a);
+		redisReply *open = cmd_or_error(2, a);
 		int held = 0;
+
+		if (open->type == REDIS_REPLY_ERROR) /* damaged by hand: said, the others looked at */
+			sr_warn("account '%s': open alerts not read: %s", acc->element[k]->str, open->str);
 
 		for (size_t j = 0; open->type == REDIS_REPLY_ARRAY && j + 1 < open->elements; j += 2)
 			held |= !strcmp(open->element[j + 1]->str, id);

@@ -170,6 +170,19 @@ why_state() {
 	[[ $stderr == *"account 'acmeB': alerts not read: WRONGTYPE"* ]]
 }
 
+@test "alerts --ack: an account whose open alerts Redis cannot read does not stop the ack of another's" {
+	local a id=1796000000000-0
+	for a in acmeA acmeB; do
+		rcli SADD t:accounts "$a" >/dev/null
+	done
+	rcli SET 't:carrier:{acmeA}:alerts_open' clobbered >/dev/null
+	rcli XADD 't:carrier:{acmeB}:alerts' "$id" alert permanent card cB >/dev/null
+	rcli HSET 't:carrier:{acmeB}:alerts_open' permanent:cB "$id" >/dev/null
+	run -0 --separate-stderr sr-admin alerts --ack "$id" --reason x
+	assert_equal "$(jq -r .carrier <<<"$output")" acmeB
+	[[ $stderr == *"account 'acmeA': open alerts not read: WRONGTYPE"* ]]
+}
+
 @test "a card id over 64 characters from stdin is refused as from the command line, never cut to another card's" {
 	local id64 long
 	id64=$(printf 'L%.0s' $(seq 64))
