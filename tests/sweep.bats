@@ -174,6 +174,18 @@ wrong_type t:{global}:stop_resume_queue_enabled hash string false"
 	assert_equal "$(jq -r .card "$T/gw.log")" G1
 }
 
+@test "an account list of the wrong type is reported and left alone, and the rest of the sweep still runs" {
+	req G1
+	rcli DEL t:accounts >/dev/null
+	rcli SET t:accounts clobbered >/dev/null
+	rcli SET 't:device_eval:{d3}:queue' clobbered >/dev/null
+	run -1 --separate-stderr sr-sweep
+	assert_equal "$(echo "$output" | jq -r '"\(.finding) \(.key) \(.repaired)"' | sort)" \
+"wrong_type t:accounts false
+wrong_type t:device_eval:{d3}:queue false"
+	[[ $stderr == *"2 damaged keys left for you"* ]]
+}
+
 @test "a claimed command whose queue entry was lost is queued again at its lease's end: the call in flight still finishes it" {
 	req K1
 	sr-claim >"$T/tasks"
