@@ -200,6 +200,9 @@ cluster_ok() {
 @test "a master fails over by hand (CLUSTER FAILOVER) in the middle of a drain: every card done, none called twice" {
 	cluster_stop
 	cluster_start 3 1
+	# Each account held to its rate, which the failover must not break.
+	export SRQ_QPS=50 SRQ_MAX_RUNNING=32
+	unset SRQ_UNLIMITED
 	gwsim_start --latency-ms 100
 	stop_requests 400 4 >"$T/req.jsonl"
 	sr-enqueue <"$T/req.jsonl" >/dev/null
@@ -220,12 +223,17 @@ cluster_ok() {
 	assert_equal "$(jq -r 'select(.state == "done") | .card' "$T/finals.jsonl" | sort -u | wc -l)" 400
 	assert_equal "$(jq -r 'select(.kind == "stop") | .card' "$T/gw.log" | sort | uniq -d)" ""
 	assert_equal "$(gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS" | wc -l)" 0
+	# ... and no account over its rate.
+	assert_equal "$(gwcheck rate "$T/gw.log" "$SRQ_QPS" | wc -l)" 0
 }
 
 @test "kill -9 of a master in the middle of a drain and of enqueues: its replica takes over, the drain converges, and with SRQ_WAIT_REPLICAS=1 no acked request is lost" {
 	cluster_stop
 	cluster_start 3 1
 	export SRQ_WAIT_REPLICAS=1
+	# Each account held to its rate, which the failover must not break.
+	export SRQ_QPS=50 SRQ_MAX_RUNNING=32
+	unset SRQ_UNLIMITED
 	gwsim_start --latency-ms 50
 	stop_requests 600 6 >"$T/req.jsonl"
 	head -n 300 "$T/req.jsonl" | sr-enqueue >"$T/acks1.jsonl"
@@ -267,5 +275,7 @@ cluster_ok() {
 	assert_equal "$(comm -23 "$T/acked" "$T/stopped")" ""
 	# From the gateway's side: no card changed twice inside its interval.
 	assert_equal "$(gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS" | wc -l)" 0
+	# ... and no account over its rate.
+	assert_equal "$(gwcheck rate "$T/gw.log" "$SRQ_QPS" | wc -l)" 0
 	assert_equal "$(jq -r 'select(.kind == "stop") | .card' "$T/gw.log" | sort | uniq -d)" ""
 }

@@ -76,6 +76,9 @@ master_port() {
 
 @test "a failover in the middle of a drain: srq follows the new master and the drain converges, no card called twice" {
 	export SRQ_WAIT_REPLICAS=1
+	# Each account held to its rate, which the failover must not break.
+	export SRQ_QPS=50 SRQ_MAX_RUNNING=32
+	unset SRQ_UNLIMITED
 	gwsim_start --latency-ms 100
 	stop_requests 300 3 | sr-enqueue >"$T/acks.jsonl"
 	assert_equal "$(jq -r .status "$T/acks.jsonl" | sort -u)" queued
@@ -104,6 +107,8 @@ master_port() {
 	# From the gateway's side: each card stopped once, none inside its interval.
 	assert_equal "$(jq -r 'select(.kind == "stop") | .card' "$T/gw.log" | sort | uniq -d)" ""
 	assert_equal "$(gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS" | wc -l)" 0
+	# ... and no account over its rate.
+	assert_equal "$(gwcheck rate "$T/gw.log" "$SRQ_QPS" | wc -l)" 0
 	# Everything is on the new master.
 	assert_equal "$(redis-cli -p "$RPORT" ZCARD 't:carrier:{a0}:stop_resume')" 0
 }
