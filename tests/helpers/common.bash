@@ -402,10 +402,14 @@ redis_run() {
 	redis-server "${conf[@]}" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
 		--daemonize yes --pidfile "$dir/redis.pid" --dir "$dir" --logfile "$dir/redis.log" "$@"
 	for i in $(seq 100); do
-		# (a sentinel never says it is ready: it answers)
-		grep -q 'Ready to accept' "$dir/redis.log" 2>/dev/null && return 0
-		redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && return 0
 		grep -q 'Could not create server TCP listening socket' "$dir/redis.log" 2>/dev/null && return 2
+		grep -q 'Ready to accept' "$dir/redis.log" 2>/dev/null && return 0
+		# A sentinel never says it is ready: it answers. The answer must
+		# be our process's: a port taken by another test's server answers
+		# too, before ours has logged that it could not listen.
+		[ -s "$dir/redis.pid" ] &&
+			[ "$(redis-cli -p "$port" INFO server 2>/dev/null | tr -d '\r' |
+				awk -F: '/^process_id:/ { print $2 }')" = "$(cat "$dir/redis.pid")" ] && return 0
 		sleep 0.05
 	done
 	return 1
