@@ -805,8 +805,35 @@ records_lost(struct batch *b)
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 
-		if (r->st == ST_DONE && r->direct && (r->sadd || r->nrecords) && !r->warning[0])
+		/* (over an earlier warning: the outcome matters more) */
+		if (r->st == ST_DONE && r->direct && (r->sadd || r->nrecords))
 			snprintf(r->warning, sizeof r->warning, "outcome not recorded: %s", rds.errstr);
+	}
+	return -1;
+}
+
+/* Redis lost while the direct calls ran: a card the carrier already put in
+ * its target state is done, whatever Redis could not record (its line
+ * stands, with a warning); a call that was at the carrier has a result
+ * nobody knows, and its line says so. The rest of the batch is answered
+ * error by the caller (not called, not queued). -1. */
+static int
+run_lost(struct batch *b)
+{
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+
+		if (r->st != ST_PENDING || !r->direct)
+			continue;
+		if (r->direct->ok) {
+			r->st = ST_DONE;
+			snprintf(r->warning, sizeof r->warning, "outcome not recorded: %s", rds.errstr);
+		} else if (sr_direct_in_flight(r->direct)) {
+			r->st = ST_ERROR;
+			snprintf(r->error, sizeof r->error, "Redis lost while its call was at the carrier: "
+			    "its result is unknown (send the request again: a status query settles it): %s",
+			    rds.errstr);
+		}
 	}
 	return -1;
 }
@@ -900,7 +927,7 @@ run_direct(struct batch *b, long long now)
 				v[n++] = r->direct;
 		}
 	if (n > 0 && sr_direct_run(&rds, gw, &cfg, v, n) < 0)
-		return -1;
+		return run_lost(b);
 	/* Outcomes: the card's status fact and an audit entry; failures queued. */
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];

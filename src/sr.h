@@ -895,6 +895,8 @@ struct sr_direct {
  * direct_gate.lua; -1 if Redis failed (requests left unfinished). */
 int sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg,
     struct sr_direct **v, int n);
+/* After a run that failed: d's call was at the carrier (its result unknown). */
+int sr_direct_in_flight(const struct sr_direct *d);
 
 /* ----------------------------------------------------------------- sr_task.c */
 

@@ -422,3 +422,9 @@ out:
 	free(locks);
 	return rc;
 }
+
+int
+sr_direct_in_flight(const struct sr_direct *d)
+{
+	return d->state == D_CALL;
+}

@@ -179,6 +179,27 @@ oom_during_call() {
 	assert_equal "$(rcli SMEMBERS t:accounts)" c1
 }
 
+@test "switch off: Redis lost during the direct calls: a card the carrier already stopped says so, not error" {
+	gwsim_start --fail-account c2
+	sr-admin switch off --reason test >/dev/null
+	{
+		printf '{"card":"A1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"active"}}\n' "$PAST"
+		printf '{"card":"B1","carrier":"c2","scene":"order","facts":{"pkg_expires_at":%d,"status":"active"}}\n' "$PAST"
+	} >"$T/in"
+	rc=0
+	sr-enqueue <"$T/in" >"$T/out" 2>"$T/err" &
+	pid=$!
+	# A1 is stopped at once; B1's account fails, and it waits to try again.
+	for _ in $(seq 100); do grep -q '"A1"' "$T/gw.log" && break; sleep 0.02; done
+	sleep 0.5
+	redis_stop
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 3
+	assert_equal "$(jq -r '"\(.card) \(.status) \(.warning // "-" | split(":")[0])"' "$T/out" | paste -sd,)" \
+		"A1 direct_ok outcome not recorded,B1 error -"
+	assert_equal "$(jq -r 'select(.card == "A1") | "\(.kind) \(.code)"' "$T/gw.log")" "stop OK"
+}
+
 @test "switch on again: queued commands whose facts changed meanwhile are superseded, not executed" {
 	gwsim_start
 	run -0 sr-enqueue < <(req Q1 "$PAST"; req Q2 "$PAST")
