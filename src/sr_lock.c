@@ -75,28 +75,41 @@ sr_device_lock(struct sr_redis *r, const struct sr_config *cfg, const char *devi
 	}
 }
 
+/* A compare-and-act script on the lock (unlock.lua, lock_extend.lua): 1
+ * when it found the lock ours and acted, 0 when it was not ours, -1 when
+ * Redis failed, -2 when Redis refused it ("device lock not WHAT: ..." in
+ * r->errstr). */
+static int
+if_ours(struct sr_redis *r, enum sr_script script, int argc, const char **argv, const char *what)
+{
+	redisReply *rep;
+	int ours;
+
+	sr_redis_append_script(r, script, 1, argc, argv, NULL);
+	if (!(rep = sr_redis_reply(r)))
+		return -1;
+	if (rep->type == REDIS_REPLY_ERROR) {
+		snprintf(r->errstr, sizeof r->errstr, "device lock not %s: %s", what, rep->str);
+		freeReplyObject(rep);
+		return -2;
+	}
+	ours = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+	freeReplyObject(rep);
+	return ours;
+}
+
 int
 sr_device_unlock(struct sr_redis *r, const struct sr_config *cfg, const char *device,
     const char *token)
 {
 	char key[SR_KEY_MAX];
 	const char *argv[] = { sr_key_device_lock(key, cfg->prefix, device), token };
-	redisReply *rep;
-
 	int ours;
 
 	trace("release", device);
-	sr_redis_append_script(r, SR_LUA_UNLOCK, 1, 2, argv, NULL);
-	if (!(rep = sr_redis_reply(r)))
-		return -1;
-	if (rep->type == REDIS_REPLY_ERROR) {
-		/* Still held, until its hold runs out. */
-		snprintf(r->errstr, sizeof r->errstr, "device lock not released: %s", rep->str);
-		freeReplyObject(rep);
-		return -2;
-	}
-	ours = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
-	freeReplyObject(rep);
+	/* Refused: still held, until its hold runs out. */
+	if ((ours = if_ours(r, SR_LUA_UNLOCK, 2, argv, "released")) < 0)
+		return ours;
 	if (!ours) {
 		/* Its hold ran out while we still acted under it, and perhaps
 		 * another took it: the caller must say so. */
@@ -114,19 +127,7 @@ sr_device_lock_extend(struct sr_redis *r, const struct sr_config *cfg, const cha
 {
 	char key[SR_KEY_MAX], px[24];
 	const char *argv[] = { sr_key_device_lock(key, cfg->prefix, device), token, px };
-	redisReply *rep;
-	int ours;
 
 	snprintf(px, sizeof px, "%ld", hold_ms);
-	sr_redis_append_script(r, SR_LUA_LOCK_EXTEND, 1, 3, argv, NULL);
-	if (!(rep = sr_redis_reply(r)))
-		return -1;
-	if (rep->type == REDIS_REPLY_ERROR) {
-		snprintf(r->errstr, sizeof r->errstr, "device lock not extended: %s", rep->str);
-		freeReplyObject(rep);
-		return -2;
-	}
-	ours = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
-	freeReplyObject(rep);
-	return ours;
+	return if_ours(r, SR_LUA_LOCK_EXTEND, 3, argv, "extended");
 }

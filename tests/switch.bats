@@ -286,15 +286,22 @@ wait_lock() {
 	return 1
 }
 
-@test "switch off: a direct run longer than the lock's hold keeps the device lock; dev-eval waits" {
-	export SRQ_LOCK_TRACE="$T/locks"
+# direct_under_lock: L1 of the disabled device D1 run on the spot (switch
+# off) in the background, its pid in $direct, its line in $T/direct, once
+# it holds D1's lock. Every stop is refused for rate: 3 tries over 4 s, all
+# under the lock.
+direct_under_lock() {
 	device_cards 1
-	# Every stop refused for rate: 3 tries over 4 s, all under the lock.
 	gwsim_start --fault-429 1 --retry-after 0
 	sr-admin switch off --reason test >/dev/null
 	printf '{"card":"L1","carrier":"c1","scene":"device"}\n' | sr-enqueue >"$T/direct" 2>"$T/direct.err" &
 	direct=$!
 	wait_lock
+}
+
+@test "switch off: a direct run longer than the lock's hold keeps the device lock; dev-eval waits" {
+	export SRQ_LOCK_TRACE="$T/locks"
+	direct_under_lock
 	# As if most of the hold had gone by (3 calls and 3 queries at a 10 s
 	# gateway timeout outlast any fixed hold): 1.5 s left, the run needs 4.
 	rcli PEXPIRE t:device:D1:lock 1500 >/dev/null
@@ -317,12 +324,7 @@ wait_lock() {
 }
 
 @test "switch off: a device lock lost under a direct run is said, and the card is not called again" {
-	device_cards 1
-	gwsim_start --fault-429 1 --retry-after 0
-	sr-admin switch off --reason test >/dev/null
-	printf '{"card":"L1","carrier":"c1","scene":"device"}\n' | sr-enqueue >"$T/direct" 2>"$T/direct.err" &
-	direct=$!
-	wait_lock
+	direct_under_lock
 	# Another holder has it now (its hold ran out and it was taken).
 	rcli SET t:device:D1:lock someone-else PX 20000 >/dev/null
 	rc=0
