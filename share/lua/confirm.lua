@@ -227,7 +227,9 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   if finished and curVer == ver then
     -- What srq now knows the card is at the carrier, written with the finish
     -- so that no judgment can run between them (enqueue.lua reads it).
-    local after = { seen = target, seen_ms = nowS }
+    -- (every field it may get, named now: a table grown by a field is
+    -- rehashed)
+    local after = { seen = target, seen_ms = nowS, last_dir = h[9], dir_changes = '' }
     -- Flapping: the executed direction changed 3 or more times within an
     -- hour. Changes older than that go (they would only lengthen what the
     -- card keeps asleep).
