@@ -127,6 +127,7 @@ struct sr_config {
 	long confirm_delay_ms;  /* SRQ_CONFIRM_DELAY_MS: wait before querying an unknown result */
 	long wait_replicas;     /* SRQ_WAIT_REPLICAS: ack only once N replicas have the write (0) */
 	long wait_timeout_ms;   /* SRQ_WAIT_TIMEOUT_MS: how long to wait for them (1000) */
+	long redis_timeout_ms;  /* SRQ_REDIS_TIMEOUT_MS: a Redis reply not read by then is a failure (15000) */
 	const char *profiles_dir; /* SRQ_PROFILES: directory of carrier profiles */
 };
 
@@ -312,6 +313,8 @@ int sr_cluster_node(struct sr_redis *r, const char *host, int port);
 int sr_parse_hostport(const char *s, size_t n, char *host, size_t hostlen, int *port);
 /* Connect to one node (AUTH, SELECT, scripts loaded): sr_redis.c. */
 int sr_redis_node_connect(struct sr_redis *r, struct sr_node *n, int scripts);
+/* What failed on a node's connection, a read timeout said as such. */
+const char *sr_redis_conn_error(const struct sr_redis *r, const redisContext *c);
 
 /* ------------------------------------------------------------- sr_sentinel.c */
 

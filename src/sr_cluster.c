@@ -224,7 +224,7 @@ sr_cluster_refresh(struct sr_redis *r)
 		ok = rep && apply_slots(r, rep, i) == 0;
 		if (!ok)
 			snprintf(why, sizeof why, "%s:%d: CLUSTER SLOTS: %s", probe.host, probe.port,
-			    !rep ? probe.c->errstr : rep->type == REDIS_REPLY_ERROR ? rep->str
+			    !rep ? sr_redis_conn_error(r, probe.c) : rep->type == REDIS_REPLY_ERROR ? rep->str
 										 : "no slots served");
 		if (rep)
 			freeReplyObject(rep);

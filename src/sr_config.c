@@ -102,7 +102,8 @@ static const struct setting {
 	{ "SRQ_ALERT_AFTER", "3", 0 }, { "SRQ_FREEZE_AFTER", "10", 0 }, { "SRQ_CONCURRENCY", "64", 0 },
 	{ "SRQ_AUDIT_MAXLEN", "100000", 0 }, { "SRQ_AUDIT_DAYS", "30", 0 }, { "SRQ_RATE_BURST", "1", 0 },
 	{ "SRQ_CONFIRM_DELAY_MS", "2000", 0 }, { "SRQ_WAIT_REPLICAS", "0", 0 },
-	{ "SRQ_WAIT_TIMEOUT_MS", "1000", 0 }, { "SRQ_PROFILES", "", 0 }, { "SRQ_UNLIMITED", "0", 0 },
+	{ "SRQ_WAIT_TIMEOUT_MS", "1000", 0 }, { "SRQ_REDIS_TIMEOUT_MS", "15000", 0 },
+	{ "SRQ_PROFILES", "", 0 }, { "SRQ_UNLIMITED", "0", 0 },
 	{ NULL, NULL, 0 },
 };
 static char from_file[sizeof settings / sizeof settings[0]][300]; /* "FILE:LINE" */
@@ -263,6 +264,7 @@ sr_config_init(struct sr_config *cfg)
 	cfg->confirm_delay_ms = env_long("SRQ_CONFIRM_DELAY_MS", 2000, 0, 86400000);
 	cfg->wait_replicas = env_long("SRQ_WAIT_REPLICAS", 0, 0, 64);
 	cfg->wait_timeout_ms = env_long("SRQ_WAIT_TIMEOUT_MS", 1000, 1, 60000);
+	cfg->redis_timeout_ms = env_long("SRQ_REDIS_TIMEOUT_MS", 15000, 100, 600000);
 	cfg->profiles_dir = env_str("SRQ_PROFILES", NULL);
 	unlimited = env_long("SRQ_UNLIMITED", 0, 0, 1);
 	/* A rate or concurrency of 0 would mean "no limit" at the carrier: only

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <errno.h>
 #include <limits.h>
 #include <time.h>
 #include <sys/time.h>
@@ -89,6 +90,28 @@ pend_at(struct sr_redis *r, unsigned long long seq)
  * text's, the same on every node. */
 static char sha[SR_LUA_COUNT][41];
 
+/* What went wrong on connection c, in an operator's words. A reply not
+ * read within the timeout comes from hiredis as the socket's EAGAIN text
+ * ("Resource temporarily unavailable"), which reads like a local fault:
+ * it is said as the stall it is, with the setting that bounds it. */
+const char *
+sr_redis_conn_error(const struct sr_redis *r, const redisContext *c)
+{
+	static char said[160];
+
+	if (!c)
+		return "out of memory";
+	if (!c->errstr[0])
+		return "unknown error";
+	if (c->err == REDIS_ERR_IO && (!strcmp(c->errstr, strerror(EAGAIN)) ||
+	    !strcmp(c->errstr, strerror(EWOULDBLOCK)))) {
+		snprintf(said, sizeof said, "no answer from Redis within %ld ms (SRQ_REDIS_TIMEOUT_MS): "
+		    "stalled, or the network dropped", r->cfg->redis_timeout_ms);
+		return said;
+	}
+	return c->errstr;
+}
+
 static int
 load_scripts(struct sr_redis *r, struct sr_node *n)
 {
@@ -96,7 +119,7 @@ load_scripts(struct sr_redis *r, struct sr_node *n)
 		redisReply *rep = redisCommand(n->c, "SCRIPT LOAD %s", sr_lua_source[i]);
 
 		if (!rep) {
-			snprintf(r->errstr, sizeof r->errstr, "%s", n->c->errstr);
+			snprintf(r->errstr, sizeof r->errstr, "%s", sr_redis_conn_error(r, n->c));
 			return -1;
 		}
 		if (rep->type != REDIS_REPLY_STRING || rep->len != 40) {
@@ -197,7 +220,8 @@ parse_url(const char *url, char *host, size_t hostlen, int *port, char *path, si
 int
 sr_redis_node_connect(struct sr_redis *r, struct sr_node *n, int scripts)
 {
-	struct timeval ctv = { 3, 0 }, tv = { 15, 0 };
+	long ms = r->cfg->redis_timeout_ms;
+	struct timeval ctv = { 3, 0 }, tv = { ms / 1000, ms % 1000 * 1000 };
 	redisReply *rep;
 
 	n->c = n->path[0] ? redisConnectUnixWithTimeout(n->path, ctv)
@@ -205,10 +229,10 @@ sr_redis_node_connect(struct sr_redis *r, struct sr_node *n, int scripts)
 	if (!n->c || n->c->err) {
 		if (n->path[0])
 			snprintf(r->errstr, sizeof r->errstr, "cannot connect to Redis at '%s': %s", n->path,
-			    n->c ? n->c->errstr : "out of memory");
+			    sr_redis_conn_error(r, n->c));
 		else
 			snprintf(r->errstr, sizeof r->errstr, "cannot connect to Redis at %s port %d: %s",
-			    n->host, n->port, n->c ? n->c->errstr : "out of memory");
+			    n->host, n->port, sr_redis_conn_error(r, n->c));
 		return -1;
 	}
 	redisSetTimeout(n->c, tv);
@@ -219,7 +243,7 @@ sr_redis_node_connect(struct sr_redis *r, struct sr_node *n, int scripts)
 		if (!rep || rep->type == REDIS_REPLY_ERROR) {
 			/* The reply text never contains the password itself. */
 			snprintf(r->errstr, sizeof r->errstr, "Redis AUTH failed: %s",
-			    rep ? rep->str : n->c->errstr);
+			    rep ? rep->str : sr_redis_conn_error(r, n->c));
 			if (rep)
 				freeReplyObject(rep);
 			return -1;
@@ -229,7 +253,8 @@ sr_redis_node_connect(struct sr_redis *r, struct sr_node *n, int scripts)
 	if (r->db) {
 		rep = redisCommand(n->c, "SELECT %d", r->db);
 		if (!rep || rep->type == REDIS_REPLY_ERROR) {
-			snprintf(r->errstr, sizeof r->errstr, "SELECT %d failed", r->db);
+			snprintf(r->errstr, sizeof r->errstr, "SELECT %d failed: %s", r->db,
+			    rep ? rep->str : sr_redis_conn_error(r, n->c));
 			if (rep)
 				freeReplyObject(rep);
 			return -1;
@@ -555,10 +580,10 @@ read_owed(struct sr_redis *r, int i)
 	if (!n->c || n->c->err || redisGetReply(n->c, &rep) != REDIS_OK) {
 		if (n->path[0])
 			snprintf(r->errstr, sizeof r->errstr, "Redis connection failed: %s",
-			    n->c && n->c->errstr[0] ? n->c->errstr : "unknown error");
+			    n->c ? sr_redis_conn_error(r, n->c) : "unknown error");
 		else
 			snprintf(r->errstr, sizeof r->errstr, "Redis connection failed: %s (%s port %d)",
-			    n->c && n->c->errstr[0] ? n->c->errstr : "unknown error", n->host, n->port);
+			    n->c ? sr_redis_conn_error(r, n->c) : "unknown error", n->host, n->port);
 		while (n->owed.len) {
 			ring_pop(&n->owed, &seq);
 			if (seq != OWED_ASKING)
@@ -830,14 +855,14 @@ wait_node(struct sr_redis *r, const struct sr_config *cfg, int i)
 	append(r, -1, i, 3, 3, argv, NULL);
 	r->node[i].wrote = 0;
 	/* WAIT may take its whole timeout: the read must wait longer. */
-	if (cfg->wait_timeout_ms > 10000 && r->node[i].c) {
+	if (cfg->wait_timeout_ms + 5000 > cfg->redis_timeout_ms && r->node[i].c) {
 		struct timeval tv = { (cfg->wait_timeout_ms + 5000) / 1000, 0 };
 
 		redisSetTimeout(r->node[i].c, tv);
 	}
 	rep = sr_redis_reply(r);
-	if (cfg->wait_timeout_ms > 10000 && r->node[i].c && !r->node[i].c->err) {
-		struct timeval tv = { 15, 0 };
+	if (cfg->wait_timeout_ms + 5000 > cfg->redis_timeout_ms && r->node[i].c && !r->node[i].c->err) {
+		struct timeval tv = { cfg->redis_timeout_ms / 1000, cfg->redis_timeout_ms % 1000 * 1000 };
 
 		redisSetTimeout(r->node[i].c, tv);
 	}

@@ -86,6 +86,21 @@ enqueue() {
 	run -2 sr-claim --max lots
 }
 
+@test "a Redis that stops answering is said as such, after SRQ_REDIS_TIMEOUT_MS, exit 3" {
+	[ "${SRQ_TEST_REDIS:-}" = cluster ] && skip "stops the one server"
+	enqueue c1 polling 1 3
+	kill -STOP "$(cat "$T/redis.pid")"
+	SRQ_REDIS_TIMEOUT_MS=300 run -3 --separate-stderr sr-claim
+	kill -CONT "$(cat "$T/redis.pid")"
+	[[ $stderr == *"no answer from Redis within 300 ms"* ]]
+	[[ $stderr != *"Resource temporarily unavailable"* ]]
+	# Nothing was claimed: the commands are there for the next run.
+	run -0 sr-claim
+	assert_equal "$(echo "$output" | wc -l)" 3
+	SRQ_REDIS_TIMEOUT_MS=lots run -2 --separate-stderr sr-claim
+	[[ $stderr == *SRQ_REDIS_TIMEOUT_MS* ]]
+}
+
 @test "a limited claim is shared fairly between accounts" {
 	enqueue c1 polling 1 10
 	enqueue c2 polling 11 20
