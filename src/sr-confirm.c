@@ -35,7 +35,8 @@ static const char usage[] =
 "  SRQ_MIN_INTERVAL_MS, SRQ_CONFIRM_DELAY_MS (2000: wait before querying an\n"
 "  unknown result), SRQ_AUDIT_MAXLEN.\n"
 "Exit: 0 done, 1 bad lines, 2 usage, 3 Redis unavailable (unapplied lines are\n"
-"  answered with \"state\":\"error\"; their leases expire and they are redone)\n"
+"  answered with \"status\":\"error\" and \"state\":\"error\"; their leases\n"
+"  expire and they are redone)\n"
 "  or it refused to record a card's status: that line keeps its state and has\n"
 "  \"error\" (the next judgment reads the old status; the carrier answers\n"
 "  \"already\" if it is called again).\n"
@@ -374,6 +375,10 @@ emit(struct res *rs, int n)
 					status = sr_worst(status, SR_EX_BACKEND);
 				}
 			} else {
+				/* "status":"error" is what every tool's unprocessed
+				 * line carries (users select on it across the
+				 * pipeline); "state" keeps the final's own field. */
+				json_object_set_new(o, "status", json_string("error"));
 				json_object_set_new(o, "state", json_string("error"));
 				json_object_set_new(o, "error", json_string(
 				    r->error[0] ? r->error : rds.errstr[0] ? rds.errstr : "not applied"));

@@ -1,0 +1,35 @@
+#!/usr/bin/env bats
+# contract.bats - the outside contracts users script against: the common
+# flags, the records on stdout and the exit codes every tool shares.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+	gwsim_start
+}
+
+teardown() {
+	srq_teardown
+}
+
+stop_request() { # stop_request CARD: a stop for an expired package
+	printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$1" "$PAST"
+}
+
+# A port nothing listens on: the gateway is down.
+dead_gateway() {
+	echo "http://127.0.0.1:1"
+}
+
+@test "sr-confirm with Redis down: every result answered with \"status\":\"error\" (and its state), exit 3" {
+	stop_request Y1 | sr-enqueue >/dev/null
+	stop_request Y2 | sr-enqueue >/dev/null
+	sr-claim | sr-exec >"$T/results"
+	SRQ_REDIS="unix://$T/none.sock" run -3 --separate-stderr sr-confirm <"$T/results"
+	assert_equal "$(echo "$output" | wc -l)" 2
+	assert_equal "$(jq -r '.status + " " + .state' <<<"$output" | sort -u)" "error error"
+	assert_equal "$(jq -r .card <<<"$output" | sort | tr '\n' ' ')" "Y1 Y2 "
+}
