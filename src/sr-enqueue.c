@@ -26,7 +26,7 @@
 /* The usage text; %s: the card facts (sr_facts.c). */
 static const char usage_fmt[] =
 "usage: sr-enqueue [--csv] [--scene S] [--source S] [--redis URL] [--prefix P]\n"
-"                  < requests.jsonl > acks.jsonl\n"
+"                  [--gateway URL] < requests.jsonl > acks.jsonl\n"
 "\n"
 "Judge stop/resume requests and queue the resulting commands. One request per\n"
 "input line, one ack per output line, in the same order.\n"
@@ -50,6 +50,8 @@ static const char usage_fmt[] =
 "                 redis+cluster://host:port[,...] or\n"
 "                 redis+sentinel://host:port[,...]/MASTER (env SRQ_REDIS)\n"
 "  --prefix P     key prefix (env SRQ_PREFIX, default polling)\n"
+"  --gateway URL  gateway base URL for the direct path, switch off (env SRQ_GATEWAY,\n"
+"                 default http://127.0.0.1:8080)\n"
 "  --csv          the input is CSV with a header row: card, carrier (or device),\n"
 "                 scene, source, and any fact as a column; empty cells are left out;\n"
 "                 a flag cell is 0, 1, true, false, t or f, in any case\n"
@@ -1195,6 +1197,8 @@ main(int argc, char *argv[])
 		{ "csv", no_argument, NULL, O_CSV },
 		{ "scene", required_argument, NULL, O_SCENE },
 		{ "source", required_argument, NULL, O_SOURCE },
+		/* The common flag: with the switch off the direct path calls it. */
+		{ "gateway", required_argument, NULL, SR_OPT_GATEWAY },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct batch bufs[2];
@@ -1219,6 +1223,10 @@ main(int argc, char *argv[])
 			if (strlen(optarg) > 128)
 				sr_die(SR_EX_USAGE, "--source: at most 128 bytes");
 			default_source = optarg;
+			break;
+		case SR_OPT_GATEWAY:
+			sr_gateway_url_check(optarg);
+			cfg.gateway = optarg;
 			break;
 		default:
 			if (!sr_config_option(&cfg, c, optarg, usage))

@@ -655,12 +655,7 @@ main(int argc, char *argv[])
 			sr_usage(SR_EX_USAGE, usage);
 	}
 	sr_no_operands(argc, argv, usage);
-	if (strncmp(cfg.gateway, "http://", 7) != 0 && strncmp(cfg.gateway, "https://", 8) != 0) {
-		char shown[1024];
-
-		sr_die(SR_EX_USAGE, "--gateway: '%s' is not an http(s) URL",
-		    sr_url_shown(cfg.gateway, shown, sizeof shown));
-	}
+	sr_gateway_url_check(cfg.gateway);
 	redis_up = sr_redis_open_filter(&rds, &cfg, "task is answered with status \"error\"");
 	gw = sr_gateway_new(&cfg);
 	sr_reader_init(&rd, STDIN_FILENO);

@@ -158,6 +158,9 @@ void sr_config_init(struct sr_config *cfg);
 int sr_config_option(struct sr_config *cfg, int opt, const char *arg, const char *usage);
 /* Print usage to stdout (status 0) or a hint to stderr, then exit. */
 void sr_usage(int status, const char *usage) __attribute__((noreturn));
+/* A gateway base URL that is not http(s) is a usage error (exit 2), the
+ * URL shown redacted. */
+void sr_gateway_url_check(const char *url);
 /* After getopt: any operand left is a usage error (exit 2). */
 void sr_no_operands(int argc, char *argv[], const char *usage);
 /* Parse a non-negative decimal; returns -1 on anything else (a sign,

@@ -310,6 +310,18 @@ sr_config_option(struct sr_config *cfg, int opt, const char *arg, const char *us
 }
 
 void
+sr_gateway_url_check(const char *url)
+{
+	char shown[1024];
+
+	/* Only http(s) reaches a carrier; the URL may carry a token, so it is
+	 * shown redacted. */
+	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+		sr_die(SR_EX_USAGE, "--gateway: '%s' is not an http(s) URL",
+		    sr_url_shown(url, shown, sizeof shown));
+}
+
+void
 sr_no_operands(int argc, char *argv[], const char *usage)
 {
 	if (optind < argc) {

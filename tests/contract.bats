@@ -24,6 +24,22 @@ dead_gateway() {
 	echo "http://127.0.0.1:1"
 }
 
+@test "sr-enqueue takes --gateway, the common flag: the direct path calls that gateway" {
+	sr-admin switch off --reason test >/dev/null
+	local gw=$SRQ_GATEWAY
+	SRQ_GATEWAY=$(dead_gateway) run -0 --separate-stderr sr-enqueue --gateway "$gw" < <(stop_request G1)
+	assert_equal "$(jq -r .status <<<"$output")" direct_ok
+	assert_equal "$(jq -r .kind "$T/gw.log")" stop
+}
+
+@test "sr-enqueue --gateway that is not an http(s) URL is a usage error, the URL's secrets not shown" {
+	run -2 --separate-stderr sr-enqueue --gateway "ftp://ops:s3cret@gw.example/" < <(stop_request G2)
+	assert_output ''
+	[[ $stderr == *"--gateway"* ]]
+	[[ $stderr != *s3cret* ]]
+	assert_equal "$(rcli EXISTS 't:carrier:{c1}:stop_resume')" 0
+}
+
 @test "sr-confirm with Redis down: every result answered with \"status\":\"error\" (and its state), exit 3" {
 	stop_request Y1 | sr-enqueue >/dev/null
 	stop_request Y2 | sr-enqueue >/dev/null
