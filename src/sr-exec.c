@@ -59,7 +59,9 @@ static const char usage[] =
 "  profile's bearer token, never logged), SRQ_MIN_INTERVAL_MS, SRQ_QPS,\n"
 "  SRQ_RATE_BURST, SRQ_RATE_WINDOW_MS (1020: 1 s plus headroom for the jitter of\n"
 "  arrivals), SRQ_GATEWAY_TIMEOUT_MS, SRQ_GATEWAY_CONNECT_TIMEOUT_MS.\n"
-"Exit: 0 done, 1 bad task lines, 2 usage (or a bad profile), 3 Redis unavailable.\n"
+"Exit: 0 done, 1 bad task lines, 2 usage (or a bad profile), 3 Redis unavailable\n"
+"  (its tasks say \"status\":\"error\") or the gateway unavailable (no connection:\n"
+"  its tasks are answered retry, class not_sent, and go again).\n"
 "Example:\n"
 "  sr-claim --until-empty --for 60 | sr-exec | sr-confirm\n";
 
@@ -87,11 +89,29 @@ static struct item *items, **items_tail = &items; /* FIFO: claim order is priori
 static int nitems, nheld, redis_up = 1, status = SR_EX_OK;
 static int freed; /* calls finished since the last scheduling step */
 
+/* A call that never reached the carrier (no connection, no name, a token
+ * fetch that failed so) means the gateway is unavailable: exit 3, as for
+ * Redis, so cron pages. The line itself is a retry, nothing is lost. */
+static void
+gateway_unavailable(const struct sr_call *c)
+{
+	static int said;
+
+	if (!c->class || strcmp(c->class, "not_sent") != 0)
+		return;
+	if (!said++)
+		sr_warn("the gateway is unavailable (%s): exit 3; such tasks are answered "
+		    "\"outcome\":\"retry\", \"class\":\"not_sent\"", c->error[0] ? c->error : "no connection");
+	status = sr_worst(status, SR_EX_BACKEND);
+}
+
 static void
 emit_result(struct item *it, const char *outcome, const char *error)
 {
 	json_t *o = it->obj;
 	struct sr_call *c = &it->call;
+
+	gateway_unavailable(c);
 
 	json_object_set_new(o, "outcome", json_string(outcome));
 	json_object_set_new(o, "http", json_integer(c->http));

@@ -40,6 +40,26 @@ dead_gateway() {
 	assert_equal "$(rcli EXISTS 't:carrier:{c1}:stop_resume')" 0
 }
 
+@test "sr-exec with the gateway unreachable: every task answered retry/not_sent, exit 3" {
+	stop_request X1 | sr-enqueue >/dev/null
+	stop_request X2 | sr-enqueue >/dev/null
+	sr-claim >"$T/tasks"
+	SRQ_GATEWAY=$(dead_gateway) run -3 --separate-stderr sr-exec <"$T/tasks"
+	assert_equal "$(echo "$output" | wc -l)" 2
+	assert_equal "$(jq -r '.outcome + " " + .class' <<<"$output" | sort -u)" "retry not_sent"
+	[[ $stderr == *gateway* ]]
+	# Nothing was lost: the results finish as requeued.
+	run -0 sr-confirm <<<"$output"
+	assert_equal "$(jq -r .state <<<"$output" | sort -u)" requeued
+}
+
+@test "sr-exec with the gateway up: exit 0" {
+	stop_request X3 | sr-enqueue >/dev/null
+	sr-claim >"$T/tasks"
+	run -0 --separate-stderr sr-exec <"$T/tasks"
+	assert_equal "$(jq -r .outcome <<<"$output")" ok
+}
+
 @test "sr-confirm with Redis down: every result answered with \"status\":\"error\" (and its state), exit 3" {
 	stop_request Y1 | sr-enqueue >/dev/null
 	stop_request Y2 | sr-enqueue >/dev/null
@@ -48,4 +68,12 @@ dead_gateway() {
 	assert_equal "$(echo "$output" | wc -l)" 2
 	assert_equal "$(jq -r '.status + " " + .state' <<<"$output" | sort -u)" "error error"
 	assert_equal "$(jq -r .card <<<"$output" | sort | tr '\n' ' ')" "Y1 Y2 "
+}
+
+@test "srq-drain with the gateway unreachable exits 3 (a backend down), its commands still queued" {
+	stop_request Z1 | sr-enqueue >/dev/null
+	SRQ_GATEWAY=$(dead_gateway) SRQ_DRAIN_FOR=1 SRQ_LOCK="$T/drain.lock" \
+		run -3 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
+	[[ $stderr == *"failed stages: exec 3"* ]]
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:stop_resume')" 1
 }
