@@ -60,8 +60,9 @@ static const char usage[] =
 "  SRQ_RATE_BURST, SRQ_RATE_WINDOW_MS (1020: 1 s plus headroom for the jitter of\n"
 "  arrivals), SRQ_GATEWAY_TIMEOUT_MS, SRQ_GATEWAY_CONNECT_TIMEOUT_MS.\n"
 "Exit: 0 done, 1 bad task lines, 2 usage (or a bad profile), 3 Redis unavailable\n"
-"  (its tasks say \"status\":\"error\") or the gateway unavailable (no connection:\n"
-"  its tasks are answered retry, class not_sent, and go again).\n"
+"  (its tasks say \"status\":\"error\") or an account's gateway unreachable when\n"
+"  the run ended (its last call could not connect; such tasks are answered\n"
+"  retry, class not_sent, and go again).\n"
 "Example:\n"
 "  sr-claim --until-empty --for 60 | sr-exec | sr-confirm\n";
 
@@ -89,20 +90,65 @@ static struct item *items, **items_tail = &items; /* FIFO: claim order is priori
 static int nitems, nheld, redis_up = 1, status = SR_EX_OK;
 static int freed; /* calls finished since the last scheduling step */
 
-/* A call that never reached the carrier (no connection, no name, a token
- * fetch that failed so) means the gateway is unavailable: exit 3, as for
- * Redis, so cron pages. The line itself is a retry, nothing is lost. */
-static void
-gateway_unavailable(const struct sr_call *c)
-{
-	static int said;
+/* Per account, the calls of this run that never reached its gateway (no
+ * connection, no name, a token fetch that failed so), and whether the last
+ * call to finish was one of them. */
+struct reach {
+	char carrier[65];
+	long unsent;
+	int last_unsent;
+	char error[160];
+	struct reach *next;
+};
+static struct reach *reaches;
 
-	if (!c->class || strcmp(c->class, "not_sent") != 0)
-		return;
-	if (!said++)
-		sr_warn("the gateway is unavailable (%s): exit 3; such tasks are answered "
-		    "\"outcome\":\"retry\", \"class\":\"not_sent\"", c->error[0] ? c->error : "no connection");
-	status = sr_worst(status, SR_EX_BACKEND);
+static void
+count_reach(const struct item *it)
+{
+	const struct sr_call *c = &it->call;
+	struct reach *r;
+
+	if (!it->at)
+		return; /* no call was made: the gate held it */
+	for (r = reaches; r && strcmp(r->carrier, it->t.carrier); r = r->next)
+		;
+	if (!r) {
+		r = sr_malloc(sizeof *r);
+		memset(r, 0, sizeof *r);
+		snprintf(r->carrier, sizeof r->carrier, "%s", it->t.carrier);
+		r->next = reaches;
+		reaches = r;
+	}
+	r->last_unsent = c->class && !strcmp(c->class, "not_sent");
+	if (r->last_unsent) {
+		r->unsent++;
+		snprintf(r->error, sizeof r->error, "%s", c->error[0] ? c->error : "no connection");
+	}
+}
+
+/* An account whose gateway the run ended without reaching (its last call
+ * not sent: down all along, or gone during the run) is a backend down:
+ * exit 3, as for Redis, so cron pages. A connection that failed between
+ * calls that went is the carrier's weather, left to the retry and the
+ * breaker. Either way the lines are retries (class not_sent): nothing is
+ * lost. */
+static int
+gateway_verdict(void)
+{
+	int st = SR_EX_OK;
+
+	while (reaches) {
+		struct reach *r = reaches;
+
+		if (r->last_unsent) {
+			sr_warn("account %s: its gateway is unavailable (%s); %ld calls not sent, "
+			    "they go again", r->carrier, r->error, r->unsent);
+			st = SR_EX_BACKEND;
+		}
+		reaches = r->next;
+		free(r);
+	}
+	return st;
 }
 
 static void
@@ -111,7 +157,7 @@ emit_result(struct item *it, const char *outcome, const char *error)
 	json_t *o = it->obj;
 	struct sr_call *c = &it->call;
 
-	gateway_unavailable(c);
+	count_reach(it);
 
 	json_object_set_new(o, "outcome", json_string(outcome));
 	json_object_set_new(o, "http", json_integer(c->http));
@@ -694,6 +740,7 @@ main(int argc, char *argv[])
 		reap();
 	}
 	status = sr_worst(status, sr_reader_failed(&rd));
+	status = sr_worst(status, gateway_verdict());
 	sr_reader_free(&rd);
 	sr_gateway_free(gw);
 	sr_redis_close(&rds);

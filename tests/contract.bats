@@ -53,6 +53,18 @@ dead_gateway() {
 	assert_equal "$(jq -r .state <<<"$output" | sort -u)" requeued
 }
 
+@test "sr-exec: one account's gateway unreachable is exit 3 naming that account; the others' calls go" {
+	PROFILE_NAME=dead profiles 'from = default' 'accounts = c2' "base = $(dead_gateway)"
+	stop_request X4 | sr-enqueue >/dev/null
+	stop_request X5 | sed 's/"c1"/"c2"/' | sr-enqueue >/dev/null
+	sr-claim >"$T/tasks"
+	run -3 --separate-stderr sr-exec <"$T/tasks"
+	assert_equal "$(jq -r 'select(.carrier == "c1") | .outcome' <<<"$output")" ok
+	assert_equal "$(jq -r 'select(.carrier == "c2") | .outcome + " " + .class' <<<"$output")" "retry not_sent"
+	[[ $stderr == *"account c2: its gateway is unavailable"* ]]
+	[[ $stderr != *"account c1"* ]]
+}
+
 @test "sr-exec with the gateway up: exit 0" {
 	stop_request X3 | sr-enqueue >/dev/null
 	sr-claim >"$T/tasks"
