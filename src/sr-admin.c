@@ -775,8 +775,12 @@ do_audit(const char *card, const char *account)
 		sr_die(SR_EX_BACKEND, "%s: %s", key, entries_error);
 	if (!card)
 		said_cut(list, "entries", carrier);
-	json_array_foreach(list, i, e)
+	/* Every record names its account: the stream's entries do not (the
+	 * stream is the account's), a line piped on must. */
+	json_array_foreach(list, i, e) {
+		json_object_set_new(e, "carrier", json_string(carrier));
 		sr_out(json_incref(e));
+	}
 	json_decref(list);
 	free(carrier);
 	return SR_EX_OK;

@@ -65,6 +65,14 @@ dead_gateway() {
 	[[ $stderr != *"account c1"* ]]
 }
 
+@test "sr-admin audit: every entry names its account, as every record does" {
+	stop_request X6 | sr-enqueue >/dev/null
+	run -0 sr-admin audit X6
+	assert_equal "$(jq -r .carrier <<<"$output" | sort -u)" c1
+	run -0 sr-admin audit --account c1
+	assert_equal "$(jq -r .carrier <<<"$output" | sort -u)" c1
+}
+
 @test "sr-exec with the gateway up: exit 0" {
 	stop_request X3 | sr-enqueue >/dev/null
 	sr-claim >"$T/tasks"
