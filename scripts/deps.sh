@@ -6,11 +6,12 @@
 # for promtool (the metrics' format is checked with it; its daemon is not
 # started); help2man and man-db build and check the man pages; time (GNU
 # time) is how bench/core.sh reads one stage's CPU; parallel (GNU) lets bats run
-# two test files at a time (tests/run).
+# two test files at a time (tests/run); gdb stops a tool at a known point
+# (a breakpoint) so that tests/device_attack.bats provokes its races exactly.
 set -eu
 pkgs="build-essential pkg-config libhiredis-dev libcurl4-openssl-dev libjansson-dev
 libcsv-dev libmicrohttpd-dev libssl-dev redis-server redis-tools jq bats bats-support bats-assert parallel curl valgrind
-clang libclang-rt-dev prometheus help2man man-db time"
+clang libclang-rt-dev prometheus help2man man-db time gdb"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

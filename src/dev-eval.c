@@ -42,8 +42,9 @@ static const char usage[] =
 "Output: {\"device\":\"D42\",\"ver\":3,\"scenes\":[\"device\"],\"state\":\"done\",\n"
 "         \"cards\":[{\"card\":\"...\",\"carrier\":\"c17\",\"status\":\"queued\",\"action\":\"stop\",...}]}\n"
 "state: done; again (a request came in meanwhile: one more pass follows);\n"
-"  retry (due again in 1 s: the device lock was busy, or Redis refused part of the\n"
-"  evaluation, said in \"error\"); lost (lease expired); error (Redis refused to\n"
+"  retry (due again in 1 s: the device lock was busy, Redis refused part of the\n"
+"  evaluation, said in \"error\", or the facts of the cards in \"changed\" changed\n"
+"  while they were judged); lost (lease expired); error (Redis refused to\n"
 "  finish it: evaluated again after its lease).\n"
 "Environment: SRQ_LEASE_MS, SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_MAXLEN.\n"
 "Exit: 0 done, 2 usage, 3 Redis unavailable or refusing a write.\n"
@@ -147,19 +148,69 @@ unlock(struct claim *c, const char *token)
 	return u == -1 ? -1 : 0;
 }
 
+/* After the cards' commands are written: did any judged card's facts, or
+ * the device's, change since they were read? Card requests (sr-enqueue) and
+ * sr-asset do not take the device lock, so a renewal written between our
+ * read and our write was judged before ours and is replaced by ours, judged
+ * on the facts before it (a cancel: the card stays stopped). Read again
+ * after our write, a change made before it is seen: the cards are judged
+ * again (at the same instant, so the clock alone changes nothing), and a
+ * card whose judgment or device moved is named in *changed. Returns how
+ * many, or -1 if Redis failed. */
+static int
+facts_moved(struct claim *c, struct sr_cmd **pcmds, int ncmds, long long now, json_t *changed)
+{
+	char key[SR_KEY_MAX];
+	const char *f[] = { "HGETALL", sr_key_device_facts(key, cfg.prefix, c->device) };
+	struct sr_device_facts df;
+	redisReply *rep;
+	int moved = 0, dev_unread;
+
+	sr_redis_append(&rds, 2, f, NULL);
+	for (int i = 0; i < ncmds; i++) {
+		const char *argv[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, pcmds[i]->card) };
+
+		sr_redis_append(&rds, 2, argv, NULL);
+	}
+	if (!(rep = sr_redis_reply(&rds)))
+		return -1;
+	dev_unread = sr_device_facts_load(&df, rep) < 0;
+	freeReplyObject(rep);
+	for (int i = 0; i < ncmds; i++) {
+		struct sr_card_facts cf;
+		struct sr_judgment j;
+		int unread;
+
+		if (!(rep = sr_redis_reply(&rds)))
+			return -1;
+		unread = sr_card_facts_load(&cf, rep) < 0;
+		freeReplyObject(rep);
+		if (!unread && !dev_unread) {
+			j = sr_judge(&cf, &df, now);
+			if (!strcmp(cf.device, c->device) && j.want == pcmds[i]->j.want &&
+			    j.target_stopped == pcmds[i]->j.target_stopped && j.manual == pcmds[i]->j.manual &&
+			    !strcmp(j.reason, pcmds[i]->j.reason))
+				continue;
+		}
+		json_array_append_new(changed, json_string(pcmds[i]->card));
+		moved++;
+	}
+	return moved;
+}
+
 /* Evaluate one claimed device; prints its line. -1 if Redis failed. */
 static int
 evaluate(struct claim *c)
 {
 	char key[SR_KEY_MAX], token[SR_TOKEN_MAX];
-	json_t *out = json_object(), *cards = json_array();
+	json_t *out = json_object(), *cards = json_array(), *changed = NULL;
 	struct sr_device_facts df;
 	struct sr_card_facts *cf = NULL;
 	struct sr_cmd *cmds = NULL, **pcmds = NULL;
 	redisReply *members = NULL, *rep;
 	long long now = 0;
 	size_t n = 0;
-	int got, ncmds = 0, nfailed = 0, rc = -1;
+	int got, ncmds = 0, nfailed = 0, nchanged = 0, rc = -1;
 	char failed[256] = ""; /* the first card's error */
 
 	json_object_set_new(out, "device", json_string(c->device));
@@ -254,6 +305,9 @@ evaluate(struct claim *c)
 	}
 	if (ncmds > 0 && sr_cmds_collect(&rds, sr_cmds_append(&rds, &cfg, pcmds, ncmds)) < 0)
 		goto unlock;
+	changed = json_array();
+	if (ncmds > 0 && (nchanged = facts_moved(c, pcmds, ncmds, now, changed)) < 0)
+		goto unlock;
 	if (unlock(c, token) < 0)
 		goto out;
 	for (int i = 0; i < ncmds; i++) {
@@ -280,7 +334,13 @@ evaluate(struct claim *c)
 	}
 	json_object_set_new(out, "cards", cards);
 	cards = NULL;
-	if (nfailed) {
+	if (nchanged > 0) {
+		/* Judged on facts that changed under it: not done; judged again
+		 * in a second, on the facts as they are then. Nothing failed. */
+		json_object_set_new(out, "changed", changed);
+		changed = NULL;
+		rc = finish(c, "retry", out);
+	} else if (nfailed) {
 		/* Not done while a card's command is not written (on a cluster
 		 * its account's master may refuse what the device's took). */
 		char why[400];
@@ -297,6 +357,7 @@ print:
 	if (rc == 0)
 		sr_emit(json_incref(out));
 out:
+	json_decref(changed);
 	json_decref(cards);
 	json_decref(out);
 	if (members)

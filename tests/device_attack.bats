@@ -1,0 +1,68 @@
+#!/usr/bin/env bats
+# device_attack.bats - device flows under concurrency and bad timing: a card
+# request and a device evaluation, each judging a card on facts the other
+# changes between its read and its write. Each race is provoked at a known
+# point: the process is stopped at a breakpoint (gdb) just before it writes
+# the cards' commands (sr_cmds_append), the other party runs to its end, and
+# the stopped process then goes on. Outcomes are checked at the carrier
+# (sr-gwsim's log) and in Redis, never timings.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+	command -v gdb >/dev/null || skip "gdb is not installed (scripts/deps.sh installs it)"
+}
+
+teardown() {
+	srq_teardown
+}
+
+# at_write TOOL SCRIPT [ARGS...]: TOOL ARGS (stdin $T/in, stdout $T/out,
+# stderr $T/err) stopped at its first sr_cmds_append, that is, after it read
+# and judged the facts and before it writes the commands; there SCRIPT runs
+# (bash), then TOOL goes on. The tool's exit code; 99 when it never got there.
+at_write() {
+	local tool=$1 script=$2
+	shift 2
+	[ -f "$T/in" ] || : >"$T/in"
+	gdb -q -nx -batch -ex 'break sr_cmds_append' \
+		-ex "run $* <$T/in >$T/out 2>$T/err" -ex 'delete' \
+		-ex "shell bash $script >$T/script.out 2>&1" -ex 'continue' -ex 'quit $_exitcode' \
+		"$(command -v "$tool")" >"$T/gdb.out" 2>&1
+	local rc=$?
+	grep -q '^Breakpoint 1, sr_cmds_append' "$T/gdb.out" || { cat "$T/gdb.out" >&2; return 99; }
+	return "$rc"
+}
+
+# The card's state at the carrier in the end (from its initial state and the log).
+final_state() { # final_state CARD
+	gwcheck states "$T/gw.log" "$T/gw-cards.jsonl" | jq -r --arg c "$1" 'select(.card == $c) | .status'
+}
+
+@test "a renewal written while dev-eval judges the card on its old facts: the card is resumed (the renewal is not cancelled)" {
+	# K1 was stopped for its expired package; its device is fine.
+	sr-asset >/dev/null <<-EOF
+	{"card":"K1","carrier":"c1","device":"D1","pkg_expires_at":$PAST,"status":"stopped"}
+	{"device":"D1","pkg_expires_at":$FUTURE}
+	EOF
+	echo '{"card":"K1","status":"stopped"}' >"$T/gw-cards.jsonl"
+	gwsim_start --cards "$T/gw-cards.jsonl"
+	echo '{"device":"D1","scene":"device"}' | sr-enqueue >/dev/null
+	# dev-eval read K1's facts (expired, stopped: nothing to do); before it
+	# writes, the customer renews and the renewal is acknowledged.
+	cat >"$T/race.sh" <<-EOF
+	printf '{"card":"K1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' $FUTURE | sr-enqueue
+	EOF
+	run at_write dev-eval "$T/race.sh" --until-empty --for 10
+	assert_equal "$status" 0
+	assert_equal "$(jq -r '"\(.status) \(.action)"' "$T/script.out")" "queued resume"
+	# dev-eval says it judged on facts that changed, and judges again.
+	assert_equal "$(jq -r '"\(.state) \(.changed // [] | join(","))"' "$T/out" | paste -sd' ')" "retry K1 done "
+	assert_equal "$(sr-admin show K1 | jq -r .command.action)" resume
+	run -0 drain 20
+	assert_equal "$(final_state K1)" active
+	run -0 gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+}
