@@ -43,7 +43,9 @@ static const char usage_fmt[] =
 "  with the global switch off (sr-admin switch off): direct_ok direct_failed (the\n"
 "  request was executed on the spot, the lines read together called at once, so\n"
 "  sr-enqueue then needs the gateway: SRQ_GATEWAY, SRQ_GATEWAY_TOKEN(_FILE) or\n"
-"  SRQ_PROFILES; a failed one stays queued for later).\n"
+"  SRQ_PROFILES; a failed one stays queued for later). \"device_requeued\": an\n"
+"  evaluation of the card's device ran while it was judged; the device is asked\n"
+"  for again (\"device_ver\").\n"
 "\n"
 "Options:\n"
 "  --redis URL    redis://host:port[/db], unix:///path,\n"
@@ -89,6 +91,11 @@ struct req {
 	int nrecords;    /* direct path: writes of its outcome appended, not yet answered */
 	int sadd;        /* direct path: its account's registration appended, not yet answered */
 	int is_device;   /* a device request: {"device":...} */
+	/* The card's device's evaluation state, read before its facts: its
+	 * claim counter and whether it was claimed (device_recheck.lua). */
+	char dev_seq[24];
+	int dev_claimed, dev_state_read, recheck;
+	long long requeued_ver; /* the device asked for again after the write */
 	char device[65];
 	struct sr_direct *direct; /* switch off: executed on the spot */
 };
@@ -403,6 +410,30 @@ device_facts_loaded(struct req *r, const redisReply *rep)
 	}
 }
 
+/* The evaluation state of a card's device, read before the device's facts:
+ * an evaluation claimed after this read, or claimed already, may write the
+ * card's command between this request's read and its write, judged on
+ * newer facts; device_recheck.lua then asks for the device again. */
+static void
+append_device_state(const char *device)
+{
+	char key[SR_KEY_MAX];
+	const char *argv[] = { "HMGET", sr_key_device_eval(key, cfg.prefix, device, ""), "seq", "claim" };
+
+	sr_redis_append(&rds, 4, argv, NULL);
+}
+
+static void
+device_state_read(struct req *r, const redisReply *rep)
+{
+	r->dev_state_read = rep->type == REDIS_REPLY_ARRAY && rep->elements == 2;
+	if (!r->dev_state_read)
+		return; /* not read: no recheck (the request itself goes on) */
+	snprintf(r->dev_seq, sizeof r->dev_seq, "%s",
+	    rep->element[0]->type == REDIS_REPLY_STRING ? rep->element[0]->str : "");
+	r->dev_claimed = rep->element[1]->type == REDIS_REPLY_STRING;
+}
+
 /* Round 1: the clock, each card's stored facts, and the facts of a device
  * named in the request. Sent without waiting (see process). */
 static void
@@ -441,6 +472,7 @@ append_read_facts(struct req *reqs, int n)
 		if (dev) {
 			const char *argv[] = { "HGETALL", sr_key_device_facts(key, cfg.prefix, dev) };
 
+			append_device_state(dev);
 			sr_redis_append(&rds, 2, argv, NULL);
 			r->dev_fetched = 1;
 		}
@@ -507,6 +539,10 @@ read_facts(struct batch *b)
 		if (r->dev_fetched) {
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
+			device_state_read(r, rep);
+			freeReplyObject(rep);
+			if (!(rep = sr_redis_reply(&rds)))
+				return -1;
 			device_facts_loaded(r, rep);
 			freeReplyObject(rep);
 		}
@@ -536,12 +572,17 @@ read_devices(struct req *reqs, int n)
 		    !reqs[i].dev_fetched) {
 			const char *argv[] = { "HGETALL", sr_key_device_facts(key, cfg.prefix, reqs[i].cf.device) };
 
+			append_device_state(reqs[i].cf.device);
 			sr_redis_append(&rds, 2, argv, NULL);
 			k++;
 		}
 	for (int i = 0; k > 0 && i < n; i++)
 		if (reqs[i].st == ST_PENDING && !reqs[i].is_device && reqs[i].cf.device[0] &&
 		    !reqs[i].dev_fetched) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return -1;
+			device_state_read(&reqs[i], rep);
+			freeReplyObject(rep);
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
 			device_facts_loaded(&reqs[i], rep);
@@ -647,6 +688,58 @@ judge(struct req *r, long long now)
 	r->cmd.j = sr_judge(&r->cf, r->cf.device[0] ? &r->df : NULL, now);
 }
 
+/* After the enqueue scripts, in the same flush (so, on one server, after
+ * them): device_recheck.lua for each card judged with a device whose
+ * evaluation state was read. (On a cluster the device's shard may live on
+ * another master than the card's account: the two run side by side, and a
+ * race is missed only if a whole evaluation fits between them.) */
+static void
+append_rechecks(struct batch *b)
+{
+	char k1[SR_KEY_MAX], k2[SR_KEY_MAX], k3[SR_KEY_MAX];
+
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+		const char *argv[6];
+
+		r->recheck = r->st == ST_PENDING && !r->is_device && r->cf.device[0] && r->dev_state_read;
+		if (!r->recheck)
+			continue;
+		argv[0] = sr_key_shard(k1, cfg.prefix, sr_device_shard(r->cf.device), "queue");
+		argv[1] = sr_key_device_eval(k2, cfg.prefix, r->cf.device, "");
+		argv[2] = sr_key_device_eval(k3, cfg.prefix, r->cf.device, ":scenes");
+		argv[3] = r->cf.device;
+		argv[4] = r->dev_seq;
+		argv[5] = r->dev_claimed ? "1" : "0";
+		sr_redis_append_script(&rds, SR_LUA_DEVICE_RECHECK, 3, 6, argv, NULL);
+	}
+}
+
+/* The replies of append_rechecks. A refused recheck is the ack's warning:
+ * the race it looks for is not ruled out. -1 if Redis failed. */
+static int
+collect_rechecks(struct batch *b)
+{
+	redisReply *rep;
+
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+
+		if (!r->recheck)
+			continue;
+		r->recheck = 0;
+		if (!(rep = sr_redis_reply(&rds)))
+			return -1;
+		if (rep->type == REDIS_REPLY_INTEGER)
+			r->requeued_ver = rep->integer;
+		else if (!r->warning[0])
+			snprintf(r->warning, sizeof r->warning, "device not checked for a concurrent evaluation: %s",
+			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+		freeReplyObject(rep);
+	}
+	return 0;
+}
+
 /* Round 3: judge, then the facts writes and the enqueue scripts in one flush. */
 static void
 append_commands(struct batch *b, long long now)
@@ -665,6 +758,7 @@ append_commands(struct batch *b, long long now)
 	}
 	b->calls = sr_cmds_append(&rds, &cfg, cmds, n);
 	append_devices(b);
+	append_rechecks(b);
 	sr_redis_flush(&rds);
 }
 
@@ -698,6 +792,8 @@ collect_commands(struct batch *b)
 		rc = -1;
 	b->calls = NULL;
 	if (rc == 0 && collect_devices(b) < 0)
+		rc = -1;
+	if (rc == 0 && collect_rechecks(b) < 0)
 		rc = -1;
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &reqs[i];
@@ -763,8 +859,15 @@ emit_batch(struct req *reqs, int n)
 					sr_warn_each(NULL, "direct call failed: queued for when the switch is on");
 					status = sr_worst(status, SR_EX_BACKEND);
 				}
-			} else
+			} else {
 				sr_cmd_ack(o, &r->cmd);
+				/* An evaluation of its device ran while it was judged:
+				 * the device is judged again (device_recheck.lua). */
+				if (r->requeued_ver > 0) {
+					json_object_set_new(o, "device_requeued", json_string(r->cf.device));
+					json_object_set_new(o, "device_ver", json_integer(r->requeued_ver));
+				}
+			}
 			if (!r->warning[0] && r->cmd.warning[0]) /* its account not registered */
 				snprintf(r->warning, sizeof r->warning, "%s", r->cmd.warning);
 			if (r->warning[0]) {

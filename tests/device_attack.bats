@@ -66,3 +66,34 @@ final_state() { # final_state CARD
 	run -0 gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
 	assert_output ''
 }
+
+@test "a card request judged before its device was disabled does not cancel dev-eval's stop of the card" {
+	sr-asset >/dev/null <<-EOF
+	{"card":"K1","carrier":"c1","device":"D1","pkg_expires_at":$FUTURE,"status":"active"}
+	{"card":"K2","carrier":"c2","device":"D1","pkg_expires_at":$FUTURE,"status":"active"}
+	{"device":"D1","pkg_expires_at":$FUTURE}
+	EOF
+	printf '{"card":"%s","status":"active"}\n' K1 K2 >"$T/gw-cards.jsonl"
+	gwsim_start --cards "$T/gw-cards.jsonl"
+	# sr-enqueue read K1's facts and its device's (enabled: nothing to do);
+	# before it writes, the device is disabled and evaluated.
+	echo '{"card":"K1","carrier":"c1","scene":"polling"}' >"$T/in"
+	cat >"$T/race.sh" <<-EOF
+	echo '{"device":"D1","disabled":1}' | sr-asset
+	echo '{"device":"D1","scene":"device"}' | sr-enqueue
+	dev-eval
+	EOF
+	run at_write sr-enqueue "$T/race.sh"
+	assert_equal "$status" 0
+	assert_equal "$(jq -r 'select(.device and .cards) | .cards[] | "\(.card) \(.action)"' "$T/script.out" | sort | paste -sd,)" \
+		"K1 stop,K2 stop"
+	# Its ack says what it did, and that the device is judged again.
+	assert_equal "$(jq -r '"\(.status) \(.device_requeued)"' "$T/out")" "cancelled D1"
+	run -0 dev-eval --until-empty --for 10
+	assert_equal "$(jq -r '.cards[] | "\(.card) \(.action)"' <<<"$output" | sort | paste -sd,)" "K1 stop,K2 stop"
+	run -0 drain 20
+	# A card of a disabled device ends stopped.
+	assert_equal "$(final_state K1) $(final_state K2)" "stopped stopped"
+	run -0 gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+}
