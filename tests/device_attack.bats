@@ -13,6 +13,9 @@ setup() {
 	load helpers/common
 	srq_setup
 	command -v gdb >/dev/null || skip "gdb is not installed (scripts/deps.sh installs it)"
+	# A machine that forbids tracing (a container's seccomp) cannot stop a
+	# tool at a breakpoint: said, not failed.
+	gdb -q -nx -batch -ex run /bin/true >/dev/null 2>&1 || skip "gdb cannot run a program here (ptrace refused)"
 }
 
 teardown() {
