@@ -752,6 +752,10 @@ struct sr_call {
 	struct sr_edge *edge;
 	struct sr_origin *origin;
 	int is_fetch, conn_close;
+	int sends;              /* times libcurl was about to send the request */
+	char *sent_secrets[8];  /* copies of the secrets the request carries: redacted from
+	                         * what the carrier says back (zeroed and freed at cleanup) */
+	int nsent_secrets;
 	void *easy, *headers;
 	char *body, *reqbody;
 	size_t body_len, reqlen, reqoff;

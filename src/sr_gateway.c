@@ -289,6 +289,7 @@ struct build {
 	struct sr_gateway *gw;
 	struct sr_edge *e;
 	struct sr_call *call; /* NULL for a token fetch */
+	struct sr_call *rec;  /* the transfer it builds (a token fetch's too): its secrets noted */
 	const char *action;
 	char reqid[256], ts[16], ms[24], seq[16], nonce[40], ver[24], base[1024];
 	char sign[160];
@@ -302,6 +303,59 @@ struct build {
 };
 
 static const char *lookup(void *arg, const char *name, int *raw);
+
+/* A secret that goes into the request, noted so that what the carrier says
+ * back can be redacted (see redact_secrets). */
+static void
+note_secret(struct build *b, const char *v)
+{
+	struct sr_call *c = b->rec;
+
+	if (!c || b->checking || !v || !*v ||
+	    c->nsent_secrets == (int)(sizeof c->sent_secrets / sizeof c->sent_secrets[0]))
+		return;
+	for (int i = 0; i < c->nsent_secrets; i++)
+		if (!strcmp(c->sent_secrets[i], v))
+			return;
+	c->sent_secrets[c->nsent_secrets++] = sr_strdup(v);
+}
+
+static void
+forget_sent_secrets(struct sr_call *c)
+{
+	for (int i = 0; i < c->nsent_secrets; i++) {
+		memset(c->sent_secrets[i], 0, strlen(c->sent_secrets[i]));
+		free(c->sent_secrets[i]);
+		c->sent_secrets[i] = NULL;
+	}
+	c->nsent_secrets = 0;
+}
+
+/* A carrier may echo what it was sent in its error message ("invalid token
+ * 3f9c..."), and that message becomes the result's error: stdout, Redis,
+ * the audit, alerts. Every secret the request carried is cut out of it. */
+static void
+redact_secrets(const struct sr_call *c, char *s, size_t size)
+{
+	for (int i = 0; i < c->nsent_secrets; i++) {
+		const char *v = c->sent_secrets[i], *from = s, *at;
+		size_t vlen = strlen(v), len = 0;
+		char out[1024];
+
+		if (!strstr(s, v))
+			continue;
+		/* Rebuilt past each match, never searched again inside the mark. */
+		out[0] = '\0';
+		while ((at = strstr(from, v)) && len < sizeof out) {
+			len += (size_t)snprintf(out + len, sizeof out - len, "%.*s[secret]",
+			    (int)(at - from), from);
+			from = at + vlen;
+		}
+		if (len < sizeof out)
+			snprintf(out + len, sizeof out - len, "%s", from);
+		snprintf(s, size, "%s", out);
+	}
+}
 
 /* A secret's value for this account: the first of its alternatives that is
  * set ("file:PATH", "env:NAME", "env-file:NAME", or a literal). Files are
@@ -408,6 +462,7 @@ var_value(struct build *b, const char *name, int *found)
 				return NULL;
 			if (!s)
 				b->unset = 1;
+			note_secret(b, s);
 			return s;
 		}
 		if (b->depth > 4 || b->nv == 4) {
@@ -459,6 +514,7 @@ lookup(void *arg, const char *name, int *raw)
 			return "TOKEN";
 		if (!b->e->token)
 			snprintf(b->err, sizeof b->err, "{token} is used but the profile fetches none");
+		note_secret(b, b->e->token);
 		return b->e->token;
 	}
 	if (!strcmp(name, "ts"))
@@ -501,6 +557,7 @@ build_init(struct build *b, struct sr_gateway *gw, struct sr_edge *e, struct sr_
 	b->gw = gw;
 	b->e = e;
 	b->call = call;
+	b->rec = call;
 	b->action = action;
 	snprintf(b->ver, sizeof b->ver, "%lld", call ? call->ver : 0LL);
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -710,6 +767,29 @@ on_read(char *buf, size_t size, size_t nitems, void *userp)
 	return n;
 }
 
+/* Called by libcurl right before each time it sends the request. When a
+ * kept-alive connection dies before any byte of the answer, libcurl sends
+ * the request again on a new connection by itself, unless it would have to
+ * rewind a body (see start()). A change with no body to rewind (a GET, or an
+ * empty POST or PUT, as some carriers' APIs are) would go out twice: the
+ * carrier may have applied the first, and the second is paced by no gate.
+ * So a change is sent once: a second send is aborted, and the call is
+ * unknown (settled by a status query). A query or a token fetch may go
+ * again: it changes nothing. */
+static int
+on_prereq(void *userp, char *ip, char *local_ip, int remote_port, int local_port)
+{
+	struct sr_call *call = userp;
+
+	(void)ip;
+	(void)local_ip;
+	(void)remote_port;
+	(void)local_port;
+	if (++call->sends > 1 && !call->is_fetch && strcmp(call->action, "status"))
+		return CURL_PREREQFUNC_ABORT;
+	return CURL_PREREQFUNC_OK;
+}
+
 /* A call that never reached the wire, for a reason of ours. */
 static void
 fail_now(struct sr_gateway *gw, struct sr_call *call, const char *cls, const char *error)
@@ -755,6 +835,8 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 	CURL *e;
 
 	build_init(&b, gw, ed, call->is_fetch ? NULL : call, call->is_fetch ? "token" : call->action);
+	forget_sent_secrets(call);
+	b.rec = call;
 	if (b.err[0] || sr_expand(t->url, SR_CTX_URL, lookup, &b, &ub, b.err, sizeof b.err) < 0 ||
 	    (t->body && sr_expand(t->body, t->type == SR_BODY_FORM ? SR_CTX_FORM :
 	    t->type == SR_BODY_JSON ? SR_CTX_JSON : SR_CTX_RAW, lookup, &b, &bb, b.err,
@@ -790,6 +872,7 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 	call->body = NULL;
 	call->body_len = 0;
 	call->conn_close = 0;
+	call->sends = 0;
 	call->started = sr_mono_ms();
 	call->auth_gen = ed->auth_gen;
 	if (!(e = curl_easy_init())) {
@@ -815,6 +898,8 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 	SETOPT(e, CURLOPT_HEADERDATA, call);
 	SETOPT(e, CURLOPT_PRIVATE, call);
 	SETOPT(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	SETOPT(e, CURLOPT_PREREQFUNCTION, on_prereq);
+	SETOPT(e, CURLOPT_PREREQDATA, call);
 	if (strcmp(t->method, "GET")) {
 		/* The body is handed to libcurl by a read callback with no way to
 		 * rewind: when a kept-alive connection dies before any byte of the
@@ -886,6 +971,7 @@ cleanup(struct sr_call *call)
 		memset(call->reqbody, 0, call->reqlen);
 	free(call->reqbody);
 	call->reqbody = NULL;
+	forget_sent_secrets(call);
 }
 
 void
@@ -977,6 +1063,7 @@ fetch_done(struct sr_edge *e, CURLcode rc, long http)
 		sr_answer_field(j, f->body, p->code_path, ttl, sizeof ttl);
 		snprintf(e->auth_error, sizeof e->auth_error, "token fetch refused: HTTP %ld%s%s%s%s",
 		    http, ttl[0] ? " " : "", ttl, msg[0] ? " " : "", msg);
+		redact_secrets(f, e->auth_error, sizeof e->auth_error);
 	} else {
 		if (sr_answer_field(j, f->body, p->token_ttl_field, ttl, sizeof ttl) &&
 		    sr_parse_long(ttl) > 0)
@@ -1029,6 +1116,18 @@ classify_transport(struct sr_call *call, CURLcode rc, CURL *e)
 	case CURLE_COULDNT_RESOLVE_PROXY:
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_SSL_CONNECT_ERROR:
+	/* The carrier's certificate refused (expired, another host's, an
+	 * unknown CA, a pinned key that does not match): the TLS handshake
+	 * stopped before a byte of the request was sent. Unknown would keep the
+	 * card's interval and settle nothing: its status query fails the same. */
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CRL_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_SSL_INVALIDCERTSTATUS:
 		call->outcome = SR_OUT_RETRY; /* never reached the carrier */
 		call->class = "not_sent";
 		return;
@@ -1115,6 +1214,9 @@ classify(struct sr_call *call)
 	if (call->outcome != SR_OUT_OK && call->outcome != SR_OUT_ALREADY)
 		snprintf(call->error, sizeof call->error, "HTTP %ld%s%s%s%s", call->http,
 		    a.code[0] ? " " : "", a.code, a.msg[0] ? " " : "", a.msg);
+	redact_secrets(call, call->error, sizeof call->error);
+	redact_secrets(call, call->raw_state, sizeof call->raw_state);
+	redact_secrets(call, call->txn, sizeof call->txn);
 }
 
 struct sr_call *
@@ -1160,7 +1262,12 @@ sr_gateway_done(struct sr_gateway *gw)
 				call->retry_after_ms = (ra > 3600 ? 3600 : ra) * 1000;
 		} else {
 			classify_transport(call, m->data.result, e);
-			snprintf(call->error, sizeof call->error, "%s", curl_easy_strerror(m->data.result));
+			if (call->sends > 1 && m->data.result == CURLE_ABORTED_BY_CALLBACK)
+				snprintf(call->error, sizeof call->error, "the connection closed with no "
+				    "answer after the request was sent (not sent again)");
+			else
+				snprintf(call->error, sizeof call->error, "%s",
+				    curl_easy_strerror(m->data.result));
 		}
 		cleanup(call);
 		return call;

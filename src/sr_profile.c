@@ -1120,9 +1120,20 @@ sr_classify(const struct sr_profile *p, long http, const char *body, int is_quer
 
 	memset(a, 0, sizeof *a);
 	a->verdict = SR_V_UNKNOWN;
-	/* Duplicate keys are refused: {"code":"FAILED","code":"OK"} is no "OK". */
-	if (body && *body && (*body == '{' || *body == '['))
-		j = json_loads(body, JSON_REJECT_DUPLICATES, NULL);
+	/* Duplicate keys are refused: {"code":"FAILED","code":"OK"} is no "OK".
+	 * A UTF-8 byte order mark and white space before the JSON (gateways
+	 * that pretty-print, or write a BOM) are skipped: the answer is still
+	 * JSON, and read as none it would be unknown (an ok answer queried, a
+	 * query's state never read). */
+	if (body) {
+		const char *s = body;
+
+		if (!strncmp(s, "\xEF\xBB\xBF", 3))
+			s += 3;
+		s += strspn(s, " \t\r\n");
+		if (*s == '{' || *s == '[')
+			j = json_loads(s, JSON_REJECT_DUPLICATES, NULL);
+	}
 	has_code = sr_answer_field(j, body, p->code_path, a->code, sizeof a->code);
 	sr_answer_field(j, body, p->msg_path, a->msg, sizeof a->msg);
 	sr_answer_field(j, body, p->txn_path, a->txn, sizeof a->txn);

@@ -1,0 +1,183 @@
+#!/usr/bin/env bats
+# edge_attack.bats - the HTTP edge against a badly behaved carrier: answers
+# cut short, connections dying after the request, redirects, echoed secrets,
+# refused certificates, odd but valid bodies. Each test has its own Redis and
+# its own carrier: sr-gwsim, or tests/helpers/badcarrier (python3) for what
+# the simulator cannot do.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+}
+
+teardown() {
+	local f
+	for f in "$T"/bad-*.pid; do
+		[ -f "$f" ] || continue
+		f=${f##*/bad-}
+		bad_stop "${f%.pid}"
+	done
+	srq_teardown
+}
+
+# bad_start NAME MODE [ARG]: badcarrier NAME in MODE (its port in
+# $T/bad-NAME.port, its log $T/bad-NAME.log); SRQ_GATEWAY points at it.
+bad_start() {
+	local name=$1 i
+	shift
+	bad_stop "$name"
+	"$PROJECT_ROOT/tests/helpers/badcarrier" "$1" "$T/bad-$name.port" "$T/bad-$name.log" "${2:-}" \
+		2>>"$T/bad-$name.err" &
+	echo $! >"$T/bad-$name.pid"
+	for i in $(seq 100); do [ -s "$T/bad-$name.port" ] && break; sleep 0.05; done
+	[ -s "$T/bad-$name.port" ] || { cat "$T/bad-$name.err" >&2; return 1; }
+	touch "$T/bad-$name.log"
+	export SRQ_GATEWAY="http://127.0.0.1:$(cat "$T/bad-$name.port")"
+}
+
+bad_stop() {
+	local f="$T/bad-$1.pid"
+	[ -f "$f" ] || return 0
+	kill "$(cat "$f")" 2>/dev/null
+	wait "$(cat "$f")" 2>/dev/null || true
+	rm -f "$f" "$T/bad-$1.port"
+}
+
+stop_request() {
+	printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$1" $((NOW - 60)) | sr-enqueue >/dev/null
+}
+
+# calls CARD: how many change calls for CARD reached badcarrier NAME (main).
+calls() {
+	jq -r 'select(.path? // "" | test("/cards/'"$1"'/(stop|resume)")) | .n' "$T/bad-${2:-main}.log" | wc -l
+}
+
+@test "a change with no body to rewind (GET) on a connection that dies after the request is sent once, unknown, and settled by a query" {
+	profiles 'from = default' 'accounts = c1' 'stop.method = GET' \
+		'stop.url = {base}/v1/cards/{card}/stop?carrier={carrier}&request_id={reqid}' 'stop.body ='
+	bad_start main close-after-first
+	stop_request G1
+	stop_request G2
+	# One at a time: G2 goes out on G1's kept-alive connection, which the
+	# carrier closes after reading it.
+	run -0 bash -c 'sr-claim | sr-exec --concurrency 1 | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(calls G1) $(calls G2)" "1 1"
+	assert_equal "$(jq -r '"\(.card) \(.outcome)"' "$T/results" | sort | paste -sd,)" "G1 ok,G2 unknown"
+	assert_equal "$(jq -r 'select(.card == "G2") | .error' "$T/results")" \
+		"the connection closed with no answer after the request was sent (not sent again)"
+	assert_output --partial '"card":"G2","carrier":"c1","ver":1,"task":"call","outcome":"unknown","state":"confirming"'
+	sleep 0.5
+	run -0 drain 10
+	assert_equal "$(calls G2)" 1
+	assert_equal "$(rcli HGET t:card:G2:facts st)" stopped
+}
+
+@test "an empty POST on a connection that dies after the request is not sent again either" {
+	profiles 'from = default' 'accounts = c1' \
+		'stop.url = {base}/v1/cards/{card}/stop?carrier={carrier}&request_id={reqid}' 'stop.body ='
+	bad_start main close-after-first
+	stop_request P1
+	stop_request P2
+	run -0 bash -c 'sr-claim | sr-exec --concurrency 1 | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(calls P1) $(calls P2)" "1 1"
+	assert_equal "$(jq -r '"\(.card) \(.outcome)"' "$T/results" | sort | paste -sd,)" "P1 ok,P2 unknown"
+}
+
+@test "a carrier that echoes the token in its error: the token reaches no output, no Redis, no audit" {
+	profiles 'from = default' 'accounts = c1' 'message = message'
+	export SRQ_GATEWAY_TOKEN=tok-3f9c1e77aa
+	bad_start main echo-token
+	stop_request S1
+	run -0 --separate-stderr bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	# It was sent, and echoed.
+	assert_equal "$(jq -r .auth "$T/bad-main.log")" "Bearer tok-3f9c1e77aa"
+	assert_equal "$(jq -r '"\(.outcome) \(.error)"' "$T/results")" "fail HTTP 422 NOT_ALLOWED bad token: [secret]"
+	assert_output --partial '"state":"frozen"'
+	sr-admin show S1 >"$T/show"
+	sr-admin audit S1 >"$T/audit"
+	sr-admin alerts >"$T/alerts" || true
+	rcli --scan | while read -r k; do rcli DUMP "$k"; done >"$T/dump" 2>&1
+	run grep -l tok-3f9c1e77aa "$T/results" "$T/show" "$T/audit" "$T/alerts" "$T/dump"
+	assert_output ''
+	[[ $stderr != *tok-3f9c1e77aa* ]]
+	grep -q '\[secret\]' "$T/show"
+}
+
+@test "a carrier's certificate refused: not sent, retried, the card's interval given back" {
+	command -v openssl >/dev/null || skip "no openssl"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 \
+		-subj /CN=not-this-host 2>/dev/null
+	bad_start main tls-ok "$T/cert.pem,$T/key.pem"
+	export SRQ_GATEWAY="https://127.0.0.1:$(cat "$T/bad-main.port")"
+	stop_request C1
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r '"\(.outcome) \(.class)"' "$T/results")" "retry not_sent"
+	assert_output --partial '"state":"requeued"'
+	assert_equal "$(calls C1)" 0
+	assert_equal "$(sr-admin show C1 | jq .interval_left_ms)" 0
+}
+
+@test "JSON after white space or a byte order mark is read: an ok is ok, a query's state is seen" {
+	bad_start main raw 'HTTP/1.1 200 OK\r\nContent-Length: 19\r\n\r\n\xef\xbb\xbf\r\n {"code":"OK"}\n'
+	stop_request B1
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r .outcome "$T/results")" ok
+	assert_output --partial '"state":"done"'
+	# A query answered so reads its state.
+	bad_start main bom-query
+	stop_request B2
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results2"' | sr-confirm'
+	assert_equal "$(jq -r .outcome "$T/results2")" unknown
+	sleep 0.5
+	run -0 bash -c 'sr-claim --until-empty --for 5 | sr-exec | tee '"$T/results3"' | sr-confirm'
+	assert_equal "$(jq -r '"\(.task) \(.outcome) \(.observed)"' "$T/results3")" "query ok stopped"
+	assert_output --partial '"task":"query","outcome":"ok","state":"done"'
+}
+
+@test "a redirect is not followed: nothing reaches the other host, the token least of all; unknown, not ok" {
+	export SRQ_GATEWAY_TOKEN=tok-77aa3f9c1e
+	bad_start other ok
+	bad_start main redirect "http://127.0.0.1:$(cat "$T/bad-other.port")"
+	stop_request R1
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r '"\(.outcome) \(.http)"' "$T/results")" "unknown 307"
+	assert_output --partial '"state":"confirming"'
+	assert_equal "$(wc -l <"$T/bad-other.log")" 0
+}
+
+@test "an answer that trickles in byte by byte is bounded by the timeout and unknown, not ok" {
+	export SRQ_GATEWAY_TIMEOUT_MS=1000
+	bad_start main slowloris
+	stop_request L1
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r '"\(.outcome) \(.error)"' "$T/results")" "unknown Timeout was reached"
+	assert_output --partial '"state":"confirming"'
+}
+
+@test "a connection reset after the request is unknown; a connection refused is not_sent" {
+	bad_start main reset
+	stop_request X1
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r .outcome "$T/results")" unknown
+	assert_equal "$(calls X1)" 1
+	assert_output --partial '"state":"confirming"'
+	stop_request X2
+	run -0 bash -c 'sr-claim | SRQ_GATEWAY=http://127.0.0.1:1 sr-exec | tee '"$T/results2"' | sr-confirm'
+	# (X1's status query may be due by now: it is not sent either)
+	assert_equal "$(jq -r 'select(.card == "X2") | "\(.outcome) \(.class)"' "$T/results2")" "retry not_sent"
+}
+
+@test "Retry-After as an HTTP date is honoured" {
+	when=$(date -u -d '+30 seconds' '+%a, %d %b %Y %H:%M:%S GMT')
+	bad_start main raw "HTTP/1.1 429 Too Many Requests\r\nRetry-After: $when\r\nContent-Length: 2\r\n\r\n{}"
+	stop_request A1
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	ra=$(jq -r .retry_after_ms "$T/results")
+	[ "$ra" -ge 20000 ] && [ "$ra" -le 31000 ]
+	due=$(rcli ZSCORE 't:carrier:{c1}:stop_resume' A1)
+	last=$(rcli HGET 't:carrier:{c1}:card:A1' last_call)
+	[ "$due" -ge $((last + ra)) ]
+}
