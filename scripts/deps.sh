@@ -7,11 +7,13 @@
 # started); help2man and man-db build and check the man pages; time (GNU
 # time) is how bench/core.sh reads one stage's CPU; parallel (GNU) lets bats run
 # two test files at a time (tests/run); gdb stops a tool at a known point
-# (a breakpoint) so that tests/device_attack.bats provokes its races exactly.
+# (a breakpoint) so that tests/device_attack.bats provokes its races exactly;
+# python3 and openssl run tests/helpers/badcarrier, a misbehaving carrier
+# (over TLS with a certificate made on the spot).
 set -eu
 pkgs="build-essential pkg-config libhiredis-dev libcurl4-openssl-dev libjansson-dev
 libcsv-dev libmicrohttpd-dev libssl-dev redis-server redis-tools jq bats bats-support bats-assert parallel curl valgrind
-clang libclang-rt-dev prometheus help2man man-db time gdb"
+clang libclang-rt-dev prometheus help2man man-db time gdb python3 openssl"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
