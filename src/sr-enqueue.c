@@ -43,7 +43,8 @@ static const char usage_fmt[] =
 "  with the global switch off (sr-admin switch off): direct_ok direct_failed (the\n"
 "  request was executed on the spot, the lines read together called at once, so\n"
 "  sr-enqueue then needs the gateway: SRQ_GATEWAY, SRQ_GATEWAY_TOKEN(_FILE) or\n"
-"  SRQ_PROFILES; a failed one stays queued for later). \"device_requeued\": an\n"
+"  SRQ_PROFILES; a failed one stays queued for later; \"followup\": the facts\n"
+"  changed during its call and want another change, queued). \"device_requeued\": an\n"
 "  evaluation of the card's device ran while it was judged; the device is asked\n"
 "  for again (\"device_ver\").\n"
 "\n"
@@ -98,6 +99,10 @@ struct req {
 	long long requeued_ver; /* the device asked for again after the write */
 	char device[65];
 	struct sr_direct *direct; /* switch off: executed on the spot */
+	/* direct path: what the facts want after its call went (a request
+	 * judged meanwhile on facts that lagged the call), queued (recheck) */
+	struct sr_cmd follow;
+	int has_follow;
 };
 
 /* A batch in flight. Its enqueue scripts are sent without waiting, so Redis
@@ -827,6 +832,12 @@ emit_direct(json_t *o, struct req *r)
 		if (r->cmd.status)
 			json_object_set_new(o, "queued_ver", json_integer(r->cmd.ver));
 	}
+	/* The facts changed during the call: what they now want is queued. */
+	if (r->has_follow && r->follow.status && strcmp(r->follow.status, "noop") != 0) {
+		json_object_set_new(o, "followup", json_string(sr_want_name(r->follow.j.want)));
+		json_object_set_new(o, "followup_status", json_string(r->follow.status));
+		json_object_set_new(o, "followup_ver", json_integer(r->follow.ver));
+	}
 }
 
 static int
@@ -941,6 +952,113 @@ run_lost(struct batch *b)
 		}
 	}
 	return -1;
+}
+
+/* Redis lost while the cards whose calls went were judged again: their
+ * lines stand, and say so; the rest of the batch is answered error by the
+ * caller. -1. */
+static int
+recheck_lost(struct batch *b)
+{
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+
+		if (r->st == ST_DONE && r->direct && r->direct->ok && !r->warning[0])
+			snprintf(r->warning, sizeof r->warning, "not judged again after its call: %s",
+			    rds.errstr);
+	}
+	return -1;
+}
+
+/* After the direct calls went and their outcomes were recorded: each card
+ * called is judged again on its facts as they are now. A direct call has
+ * no command in the queue while it is at the carrier, so a request for the
+ * card judged meanwhile (another sr-enqueue: a renewal while the stop is at
+ * the carrier) read facts that lag the call (still active) and found
+ * nothing to do: its "noop" would be the last word, and the card would stay
+ * stopped with a valid package. Its facts were written before its script
+ * ran; this read comes after this call's finish wrote the card's 'seen'
+ * (direct_done.lua), which a script run later judges against (enqueue.lua).
+ * So one of the two sees the other: what the facts now want is queued here
+ * (it waits for the card's interval, and for the switch), and the line says
+ * so (followup). -1 if Redis failed. */
+static int
+direct_recheck(struct batch *b)
+{
+	struct sr_cmd *cmds[BATCH];
+	char key[SR_KEY_MAX];
+	redisReply *rep;
+	long long now = -1;
+	int n = 0, k = 0;
+	const char *time_argv[] = { "TIME" };
+
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+		const char *argv[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, r->card) };
+
+		r->has_follow = 0;
+		if (r->st != ST_DONE || !r->direct || !r->direct->ok)
+			continue;
+		if (!k++)
+			sr_redis_append(&rds, 1, time_argv, NULL);
+		sr_redis_append(&rds, 2, argv, NULL);
+	}
+	if (!k)
+		return 0;
+	if (!(rep = sr_redis_reply(&rds)))
+		return recheck_lost(b);
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
+		now = atoll(rep->element[0]->str);
+	freeReplyObject(rep);
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+
+		if (r->st != ST_DONE || !r->direct || !r->direct->ok)
+			continue;
+		if (!(rep = sr_redis_reply(&rds)))
+			return recheck_lost(b);
+		memset(&r->cf, 0, sizeof r->cf);
+		memset(&r->df, 0, sizeof r->df);
+		/* (facts not read: nothing judged, the call stands) */
+		r->has_follow = now > 0 && sr_card_facts_load(&r->cf, rep) == 0;
+		freeReplyObject(rep);
+		if (r->has_follow && r->cf.device[0]) {
+			const char *argv[] = { "HGETALL", sr_key_device_facts(key, cfg.prefix, r->cf.device) };
+
+			sr_redis_append(&rds, 2, argv, NULL);
+		}
+	}
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+
+		if (!r->has_follow)
+			continue;
+		if (r->cf.device[0]) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return recheck_lost(b);
+			r->has_follow = sr_device_facts_load(&r->df, rep) == 0;
+			freeReplyObject(rep);
+		}
+		if (!r->has_follow)
+			continue;
+		r->follow = r->cmd;
+		r->follow.status = NULL;
+		r->follow.error[0] = r->follow.warning[0] = '\0';
+		r->follow.j = sr_judge(&r->cf, r->cf.device[0] ? &r->df : NULL, now);
+		/* Nothing to do: the call did what the facts want. */
+		if ((r->has_follow = r->follow.j.want != SR_WANT_NONE))
+			cmds[n++] = &r->follow;
+	}
+	if (n > 0 && sr_cmds_collect(&rds, sr_cmds_append(&rds, &cfg, cmds, n)) < 0)
+		return recheck_lost(b);
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+
+		if (r->has_follow && !r->follow.status && !r->warning[0])
+			snprintf(r->warning, sizeof r->warning, "the facts changed during its call, "
+			    "and what they now want was not queued: %s", r->follow.error);
+	}
+	return 0;
 }
 
 static int
@@ -1114,6 +1232,8 @@ run_direct(struct batch *b, long long now)
 			freeReplyObject(rep);
 		}
 	}
+	if (direct_recheck(b) < 0)
+		return -1;
 	/* Frozen, or failed at the carrier: queued for when the switch is on.
 	 * One that Redis refused to queue is lost unless its line says so. */
 	for (int i = 0; i < b->n; i++) {

@@ -1,0 +1,76 @@
+#!/usr/bin/env bats
+# switch_attack.bats - the global switch, the direct path and the asset
+# mirror under concurrency and bad timing: a direct call in flight while
+# another request judges the same card, a card moved while its command is
+# claimed, a device flipped while it is evaluated. Each race is provoked at
+# a known point (a slow carrier, or a breakpoint) and checked at the carrier
+# (sr-gwsim's log) and in Redis, never by timings alone.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+	command -v gdb >/dev/null || skip "gdb is not installed (scripts/deps.sh installs it)"
+	# A machine that forbids tracing (a container's seccomp) cannot stop a
+	# tool at a breakpoint: said, not failed.
+	gdb -q -nx -batch -ex run /bin/true >/dev/null 2>&1 || skip "gdb cannot run a program here (ptrace refused)"
+}
+
+teardown() {
+	srq_teardown
+}
+
+# at_write TOOL SCRIPT [ARGS...]: TOOL ARGS (stdin $T/in, stdout $T/out,
+# stderr $T/err) stopped at its first sr_cmds_append, that is, after it read
+# and judged the facts and before it writes the commands; there SCRIPT runs
+# (bash), then TOOL goes on. The tool's exit code; 99 when it never got there.
+at_write() {
+	local tool=$1 script=$2
+	shift 2
+	[ -f "$T/in" ] || : >"$T/in"
+	# (LeakSanitizer cannot run under a tracer: a sanitizer build's leak
+	# check is off for this one run, the others keep it.)
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" gdb -q -nx -batch -ex 'break sr_cmds_append' \
+		-ex "run $* <$T/in >$T/out 2>$T/err" -ex 'delete' \
+		-ex "shell bash $script >$T/script.out 2>&1" -ex 'continue' -ex 'quit $_exitcode' \
+		"$(command -v "$tool")" >"$T/gdb.out" 2>&1
+	local rc=$?
+	grep -q '^Breakpoint 1, sr_cmds_append' "$T/gdb.out" || { cat "$T/gdb.out" >&2; return 99; }
+	return "$rc"
+}
+
+# The card's state at the carrier in the end (from its initial state and the log).
+final_state() { # final_state CARD
+	gwcheck states "$T/gw.log" "$T/gw-cards.jsonl" | jq -r --arg c "$1" 'select(.card == $c) | .status'
+}
+
+@test "switch off: a renewal judged while the direct stop of the card is at the carrier is not lost" {
+	# K1 active, its package valid; an expiry runs on the spot, slowly.
+	printf '{"card":"K1","carrier":"c1","pkg_expires_at":%d,"status":"active"}\n' "$FUTURE" | sr-asset >/dev/null
+	echo '{"card":"K1","status":"active"}' >"$T/gw-cards.jsonl"
+	gwsim_start --cards "$T/gw-cards.jsonl" --latency-ms 1500
+	sr-admin switch off --reason test >/dev/null
+	printf '{"card":"K1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" |
+		sr-enqueue >"$T/expiry" 2>&1 &
+	local pid=$!
+	for _ in $(seq 100); do rcli HEXISTS 't:carrier:{c1}:card:K1' last_call | grep -q 1 && break; sleep 0.02; done
+	# The stop is at the carrier; the facts still say active: the renewal
+	# judges "nothing to do".
+	run -0 sr-enqueue < <(printf '{"card":"K1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' "$FUTURE")
+	assert_equal "$(jq -r .status <<<"$output")" noop
+	wait "$pid"
+	# The stop went; its line says that the facts changed during its call,
+	# and that what they now want (the renewal's resume) is queued.
+	assert_equal "$(jq -r '"\(.status) \(.action) \(.followup) \(.followup_status)"' "$T/expiry")" \
+		"direct_ok stop resume queued"
+	assert_equal "$(sr-admin show K1 | jq -r '"\(.command.action) \(.facts.status)"')" "resume stopped"
+	# The switch on again, the queue resumes the card (after its interval).
+	sr-admin switch on --reason test >/dev/null
+	sleep 1.3
+	drain_until_empty
+	assert_equal "$(final_state K1)" active
+	assert_equal "$(jq -r .kind "$T/gw.log" | paste -sd,)" stop,resume
+	run -0 gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+}
