@@ -1054,9 +1054,13 @@ direct_recheck(struct batch *b)
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 
-		if (r->has_follow && !r->follow.status && !r->warning[0])
+		if (r->has_follow && !r->follow.status && !r->warning[0]) {
+			char why[sizeof r->follow.error];
+
+			memcpy(why, r->follow.error, sizeof why); /* (one struct: no overlap for snprintf) */
 			snprintf(r->warning, sizeof r->warning, "the facts changed during its call, "
-			    "and what they now want was not queued: %s", r->follow.error);
+			    "and what they now want was not queued: %s", why);
+		}
 	}
 	return 0;
 }

@@ -276,7 +276,17 @@ rejudge_read(struct item **batch, int n)
 		batch[i]->judged = 0;
 		json_object_del(batch[i]->obj, "judged");
 		j = sr_judge(&cf[i], has_dev ? &df : NULL, now);
-		if (!sr_action_still_wanted(batch[i]->t.action, &cf[i], &j)) {
+		if (cf[i].carrier[0] && strcmp(cf[i].carrier, batch[i]->t.carrier) != 0) {
+			/* The mirror says the card is another account's. The
+			 * ownership checks (sr-asset's, sr-enqueue's) read before
+			 * they write, so two loads of a new card naming two
+			 * accounts can each pass, and the card is queued in both:
+			 * only the account the mirror names calls it (twice, the
+			 * card would change twice within its interval, each gate
+			 * counting its own account's last call). */
+			json_object_set_new(batch[i]->obj, "judged", json_string("account_moved"));
+			batch[i]->judged = 1;
+		} else if (!sr_action_still_wanted(batch[i]->t.action, &cf[i], &j)) {
 			/* No call: the gate finishes the command (kind "judged"). */
 			json_object_set_new(batch[i]->obj, "judged", json_string(j.reason));
 			batch[i]->judged = 1;

@@ -74,3 +74,31 @@ final_state() { # final_state CARD
 	run -0 gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
 	assert_output ''
 }
+
+@test "a new card loaded for one account while a request queues it at another is called by one account only" {
+	# sr-asset read K1's account (none yet: a new card) and is about to
+	# write it (c2); meanwhile a request with facts queues K1's stop at c1.
+	printf '{"card":"K1","carrier":"c2","pkg_expires_at":%d,"status":"active"}\n' "$PAST" >"$T/in"
+	cat >"$T/race.sh" <<-EOF
+	printf '{"card":"K1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' $PAST | sr-enqueue
+	EOF
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" gdb -q -nx -batch -ex 'break append_hset' \
+		-ex "run <$T/in >$T/out 2>$T/err" -ex 'delete' \
+		-ex "shell bash $T/race.sh >$T/script.out 2>&1" -ex 'continue' -ex 'quit $_exitcode' \
+		"$(command -v sr-asset)" >"$T/gdb.out" 2>&1
+	grep -q '^Breakpoint 1, append_hset' "$T/gdb.out"
+	assert_equal "$(jq -r .status "$T/out") $(jq -r '"\(.status) \(.action)"' "$T/script.out")" "loaded queued stop"
+	# The mirror names c2; a request for the card at c2 is queued there too.
+	assert_equal "$(sr-admin show K1 | jq -r .facts.carrier)" c2
+	run -0 sr-enqueue < <(echo '{"card":"K1","carrier":"c2","scene":"package_expired"}')
+	assert_equal "$(jq -r .status <<<"$output")" queued
+	gwsim_start
+	run -0 bash -c "sr-claim --until-empty --for 20 | sr-exec | tee $T/results | sr-confirm"
+	# Only the account the mirror names calls the card; c1's command ends
+	# re-judged, without a call: the card changed once.
+	assert_equal "$(jq -r '"\(.carrier) \(.card) \(.kind)"' "$T/gw.log")" "c2 K1 stop"
+	assert_equal "$(jq -r 'select(.carrier == "c1") | "\(.outcome) \(.error)"' "$T/results")" \
+		"superseded re-judged: account_moved"
+	run -0 gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+}
