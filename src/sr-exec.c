@@ -108,8 +108,11 @@ count_reach(const struct item *it)
 	const struct sr_call *c = &it->call;
 	struct reach *r;
 
-	if (!it->at)
-		return; /* no call was made: the gate held it */
+	/* No call was made: the gate held it. Unless it waited on its
+	 * account's token, whose fetch could not reach the gateway: that is
+	 * the gateway unavailable, as for a call. */
+	if (!it->at && !(c->class && !strcmp(c->class, "not_sent")))
+		return;
 	for (r = reaches; r && strcmp(r->carrier, it->t.carrier); r = r->next)
 		;
 	if (!r) {

@@ -28,6 +28,11 @@
     query that observed neither (retired, pre-activation...): frozen with an
         alert; such a card is never changed automatically.
     unknown (the call may have happened): confirming; a status query decides.
+    retry before the gate (gated 0): the account's login failed (auth) or
+        did not connect (not_sent); nothing was called. It counts for the
+        breaker like a refused call (a failed login opens it; during its
+        half-open spell it answers for the probe), and the command goes
+        back to its queue, its claim released.
     retry, and the carrier said the call was NOT applied (throttled: 429 or a
         throttle code; not_sent: no connection; auth): the card's interval is
         given back (last_call restored) and it goes again after Retry-After or
@@ -70,7 +75,8 @@
       retry_after ms, jitter in [0,1000),
       blocked reason (gate: interval|lost|rate|paused|breaker|replayed|frozen),
       class of a retry (throttled|too_frequent|refused|not_sent|auth|unreplicated) or '',
-      when the gate granted the call's slot (Redis ms; '' unknown),
+      when the gate granted the call's slot (Redis ms; '' unknown; 0: the
+        task never passed its gate),
       in_progress ('1' when the carrier only accepted the change)
   Output: one reply per result, in order (an error for a result that failed):
     { state, version now, genuine }
@@ -169,9 +175,25 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   -- claim, and the token that passed the gate for that call ('called') or
   -- query ('queried'). A replayed line finds them gone (released when the
   -- first copy was applied); a forged one never had them.
-  local mine = claim == token and ((kind == 'call' and h[8] == token) or
-    (kind == 'query' and h[11] == token))
+  -- A task answered before its gate: its account's login (the token
+  -- fetch) was refused or did not connect, so nothing went for it, and no
+  -- gate pass carries its token ('called', 'queried') or its time (gated
+  -- 0). Its claim is still live: the result is this claim's own. Were it
+  -- "stale", the claim would be held to the end of its lease, and a login
+  -- that always fails would reach neither the breaker nor an alert.
+  local unsent = claim == token and outcome == 'retry' and (class == 'auth' or class == 'not_sent')
+    and (tonumber(gatedAtArg) or 0) == 0 and h[8] ~= token and h[11] ~= token
+  local mine = (claim == token and ((kind == 'call' and h[8] == token) or
+    (kind == 'query' and h[11] == token))) or unsent
   local live = mine
+  -- A half-open breaker's probe is claimed like any task: when its login
+  -- fails before its gate, it never becomes the probe, and the breaker
+  -- would stay half-open, one claim after another, the login failing each
+  -- time. The failed login is the probe's answer: it reopens the breaker.
+  if unsent and e.brk_until and tonumber(e.brk_until) <= now and
+      not (e.brk_probe and (tonumber(e.brk_probe_until) or 0) > now) then
+    e.brk_probe = token -- in memory only: edgeResult clears it
+  end
   if live then
     later('ZREM', runningKey, token)
     count(kind == 'query' and queryCounter[outcome] or outCounter[outcome])
