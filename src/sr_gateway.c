@@ -1111,6 +1111,15 @@ classify_transport(struct sr_call *call, CURLcode rc, CURL *e)
 {
 	curl_off_t pre = 0;
 
+	/* The request went once (libcurl was about to send it: on_prereq) and
+	 * what failed came after: libcurl's own retry on a new connection that
+	 * could not connect, or the handshake of that one. The carrier may have
+	 * applied the first send: a change is unknown, never not_sent (which
+	 * gives the card its interval back and calls it again). */
+	if (call->sends > 0 && !call->is_fetch && strcmp(call->action, "status")) {
+		call->outcome = SR_OUT_UNKNOWN;
+		return;
+	}
 	switch (rc) {
 	case CURLE_COULDNT_RESOLVE_HOST:
 	case CURLE_COULDNT_RESOLVE_PROXY:
