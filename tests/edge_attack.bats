@@ -124,6 +124,49 @@ calls() {
 	grep -q '\[secret\]' "$T/show"
 }
 
+# echoed_error CARD: one change call against badcarrier echo-token; its
+# result's error in $output.
+echoed_error() {
+	bad_start main echo-token
+	stop_request "$1"
+	sr-claim | sr-exec >"$T/results" || true
+	output=$(jq -r .error "$T/results")
+}
+
+@test "an echoed token that holds another secret (sent first) is redacted whole, not its rest left" {
+	profiles 'from = default' 'accounts = c1' 'message = message' 'secret.key_id = env:SRQ_TEST_KEY_ID' \
+		'stop.url = {base}/v1/cards/{card}/stop?key={key_id}'
+	export SRQ_GATEWAY_TOKEN=tok-3f9c1e77aa SRQ_TEST_KEY_ID=tok-3f9c
+	echoed_error E1
+	assert_output "HTTP 422 NOT_ALLOWED bad token: [secret]"
+}
+
+@test "an echoed token cut short by the message's length is redacted all the same (a JWT is long)" {
+	profiles 'from = default' 'accounts = c1' 'message = message'
+	SRQ_GATEWAY_TOKEN=eyJ$(printf 'a1b2c3d4e5%.0s' $(seq 30))
+	export SRQ_GATEWAY_TOKEN
+	echoed_error E2
+	[[ $output != *eyJa1b2c3d4* ]]
+	assert_output --regexp '^HTTP 422 NOT_ALLOWED bad token: \[secret\]$'
+}
+
+@test "echoed Basic credentials (base64 of user:password, as sent) are redacted" {
+	profiles 'from = default' 'accounts = c1' 'message = message' 'secret.user = env:SRQ_TEST_USER' \
+		'secret.pass = env:SRQ_TEST_PASS' 'basic = {user}:{pass}'
+	export SRQ_TEST_USER=acme SRQ_TEST_PASS=pw-77aa3f9c1e
+	echoed_error E3
+	[[ $(jq -r .auth "$T/bad-main.log") == "Basic $(printf acme:pw-77aa3f9c1e | base64)" ]]
+	assert_output "HTTP 422 NOT_ALLOWED bad token: Basic [secret]"
+}
+
+@test "a secret of under 4 characters is not looked for in what the carrier says: the message is left whole" {
+	profiles 'from = default' 'accounts = c1' 'message = message' 'secret.pin = env:SRQ_TEST_PIN' \
+		'stop.url = {base}/v1/cards/{card}/stop?pin={pin}'
+	export SRQ_GATEWAY_TOKEN=tok-3f9c1e77aa SRQ_TEST_PIN=42
+	echoed_error E4
+	assert_output "HTTP 422 NOT_ALLOWED bad token: [secret]"
+}
+
 @test "a carrier's certificate refused: not sent, retried, the card's interval given back" {
 	command -v openssl >/dev/null || skip "no openssl"
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 \
