@@ -336,13 +336,16 @@ evaluate(struct claim *c)
 	cards = NULL;
 	if (nchanged > 0) {
 		/* Judged on facts that changed under it: not done; judged again
-		 * in a second, on the facts as they are then. Nothing failed. */
+		 * in a second, on the facts as they are then. */
 		json_object_set_new(out, "changed", changed);
 		changed = NULL;
+	}
+	if (nchanged > 0 && !nfailed)
 		rc = finish(c, "retry", out);
-	} else if (nfailed) {
+	else if (nfailed) {
 		/* Not done while a card's command is not written (on a cluster
-		 * its account's master may refuse what the device's took). */
+		 * its account's master may refuse what the device's took); said,
+		 * and exit 3, whether or not other cards changed as well. */
 		char why[400];
 
 		snprintf(why, sizeof why, "%d of %zu cards: %s", nfailed, n, failed);

@@ -102,3 +102,22 @@ final_state() { # final_state CARD
 	run -0 gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
 	assert_output ''
 }
+
+@test "dev-eval: a card's facts that changed under it do not hide another card Redis could not read: error said, exit 3" {
+	sr-asset >/dev/null <<-EOF
+	{"card":"K1","carrier":"c1","device":"D1","pkg_expires_at":$PAST,"status":"stopped"}
+	{"card":"K2","carrier":"c1","device":"D1","pkg_expires_at":$FUTURE,"status":"active"}
+	{"device":"D1","pkg_expires_at":$FUTURE}
+	EOF
+	# K2's facts damaged by hand: not read, its command not written.
+	rcli DEL t:card:K2:facts >/dev/null
+	rcli SET t:card:K2:facts damaged >/dev/null
+	echo '{"device":"D1","scene":"device"}' | sr-enqueue >/dev/null
+	cat >"$T/race.sh" <<-EOF
+	printf '{"card":"K1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' $FUTURE | sr-enqueue
+	EOF
+	run at_write dev-eval "$T/race.sh"
+	assert_equal "$status" 3
+	run jq -r '"\(.state) \(.changed // [] | join(",")) \(.error // "")"' "$T/out"
+	assert_output --regexp '^retry K1 1 of 2 cards: facts not read: '
+}
