@@ -59,7 +59,8 @@ static const char usage[] =
 "  profile's bearer token, never logged), SRQ_MIN_INTERVAL_MS, SRQ_QPS,\n"
 "  SRQ_RATE_BURST, SRQ_RATE_WINDOW_MS (1020: 1 s plus headroom for the jitter of\n"
 "  arrivals), SRQ_GATEWAY_TIMEOUT_MS, SRQ_GATEWAY_CONNECT_TIMEOUT_MS.\n"
-"Exit: 0 done, 1 bad task lines, 2 usage (or a bad profile), 3 Redis unavailable\n"
+"Exit: 0 done, 1 bad task lines, 2 usage, a bad profile, or calls whose request\n"
+"  could not be built (a profile's secret not set: said per account), 3 Redis unavailable\n"
 "  (its tasks say \"status\":\"error\") or an account's gateway unreachable when\n"
 "  the run ended (its last call could not connect; such tasks are answered\n"
 "  retry, class not_sent, and go again).\n"
@@ -92,12 +93,13 @@ static int freed; /* calls finished since the last scheduling step */
 
 /* Per account, the calls of this run that never reached its gateway (no
  * connection, no name, a token fetch that failed so), and whether the last
- * call to finish was one of them. */
+ * call to finish was one of them; and those whose request could not even be
+ * built (the configuration's fault: a profile's secret not set). */
 struct reach {
 	char carrier[65];
-	long unsent;
+	long unsent, unbuilt;
 	int last_unsent;
-	char error[160];
+	char error[160], unbuilt_error[160];
 	struct reach *next;
 };
 static struct reach *reaches;
@@ -121,6 +123,11 @@ count_reach(const struct item *it)
 		snprintf(r->carrier, sizeof r->carrier, "%s", it->t.carrier);
 		r->next = reaches;
 		reaches = r;
+	}
+	if (c->local_fail) {
+		r->unbuilt++;
+		snprintf(r->unbuilt_error, sizeof r->unbuilt_error, "%s", c->error);
+		return;
 	}
 	r->last_unsent = c->class && !strcmp(c->class, "not_sent");
 	if (r->last_unsent) {
@@ -147,6 +154,14 @@ gateway_verdict(void)
 			sr_warn("account %s: its gateway is unavailable (%s); %ld calls not sent, "
 			    "they go again", r->carrier, r->error, r->unsent);
 			st = SR_EX_BACKEND;
+		}
+		/* Not the gateway: nothing was tried. Exit 2, a configuration
+		 * error, so that what pages says where to look. */
+		if (r->unbuilt) {
+			sr_warn("account %s: a configuration error: %ld calls could not be made (%s); "
+			    "they go again (see sr-admin profile %s)", r->carrier, r->unbuilt,
+			    r->unbuilt_error, r->carrier);
+			st = sr_worst(st, SR_EX_USAGE);
 		}
 		reaches = r->next;
 		free(r);

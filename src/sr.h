@@ -753,6 +753,7 @@ struct sr_call {
 	struct sr_origin *origin;
 	int is_fetch, conn_close;
 	int sends;              /* times libcurl was about to send the request */
+	int local_fail;         /* not sent for a reason of ours: its request could not be built */
 	char *sent_secrets[8];  /* copies of the secrets the request carries: redacted from
 	                         * what the carrier says back (zeroed and freed at cleanup) */
 	int nsent_secrets;

@@ -1023,8 +1023,12 @@ sr_gateway_start(struct sr_gateway *gw, struct sr_call *call)
 	call->verdict = -1;
 	call->ms = 0;
 	call->is_fetch = 0;
+	call->local_fail = 0;
 	if (start(gw, ed, call) < 0) {
+		/* (a profile's secret unset or unreadable, a signature that
+		 * failed: the configuration's fault, not the gateway's) */
 		cleanup(call);
+		call->local_fail = 1;
 		fail_now(gw, call, "not_sent", NULL);
 	}
 }

@@ -65,6 +65,21 @@ dead_gateway() {
 	[[ $stderr != *"account c1"* ]]
 }
 
+@test "sr-exec: calls whose request cannot be built (a secret file missing) are a configuration error, exit 2, not the gateway" {
+	PROFILE_NAME=nokey profiles 'from = default' 'accounts = c2' "secret.key = file:$T/no-such-key" \
+		'header = X-Key: {key}'
+	stop_request X7 | sed 's/"c1"/"c2"/' | sr-enqueue >/dev/null
+	sr-claim >"$T/tasks"
+	run -2 --separate-stderr sr-exec <"$T/tasks"
+	assert_equal "$(jq -r '.outcome + " " + .class' <<<"$output")" "retry not_sent"
+	[[ $stderr == *"account c2: a configuration error"*"sr-admin profile c2"* ]]
+	[[ $stderr != *"gateway is unavailable"* ]]
+	# Nothing reached the carrier, and nothing was lost.
+	[ ! -s "$T/gw.log" ] || assert_equal "$(jq -r .card "$T/gw.log" | grep -c X7)" 0
+	run -0 sr-confirm <<<"$output"
+	assert_equal "$(jq -r .state <<<"$output")" requeued
+}
+
 @test "sr-admin audit: every entry names its account, as every record does" {
 	stop_request X6 | sr-enqueue >/dev/null
 	run -0 sr-admin audit X6
