@@ -69,7 +69,6 @@ calls() {
 	assert_equal "$(jq -r 'select(.card == "G2") | .error' "$T/results")" \
 		"the connection closed with no answer after the request was sent (not sent again)"
 	assert_output --partial '"card":"G2","carrier":"c1","ver":1,"task":"call","outcome":"unknown","state":"confirming"'
-	sleep 0.5
 	run -0 drain 10
 	assert_equal "$(calls G2)" 1
 	assert_equal "$(rcli HGET t:card:G2:facts st)" stopped
@@ -192,7 +191,6 @@ echoed_error() {
 	stop_request B2
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results2"' | sr-confirm'
 	assert_equal "$(jq -r .outcome "$T/results2")" unknown
-	sleep 0.5
 	run -0 bash -c 'sr-claim --until-empty --for 5 | sr-exec | tee '"$T/results3"' | sr-confirm'
 	assert_equal "$(jq -r '"\(.task) \(.outcome) \(.observed)"' "$T/results3")" "query ok stopped"
 	assert_output --partial '"task":"query","outcome":"ok","state":"done"'

@@ -16,16 +16,6 @@ teardown() {
 	srq_teardown
 }
 
-# backlog N ACCOUNT...: N cards to stop on each ACCOUNT.
-backlog() {
-	local n=$1 a
-	shift
-	for a in "$@"; do
-		awk -v n="$n" -v a="$a" 'BEGIN { for (i = 0; i < n; i++)
-			printf "{\"card\":\"%s-%d\",\"carrier\":\"%s\",\"scene\":\"refund\",\"facts\":{\"pkg_expires_at\":1,\"refunded\":1}}\n", a, i, a }'
-	done | sr-enqueue >/dev/null
-}
-
 # converged N QPS: N cards stopped, each by one applied change, with no
 # interval and no rate violation at the carrier.
 converged() {
@@ -49,7 +39,7 @@ converged() {
 	# 5 calls a second, as the profile says.
 	gwsim_start --profile onelink --password-file "$T/pw" --qps 5 --latency-ms 400 \
 		--fault-429 0.1 --seed 3
-	backlog 20 cmcc-1 cmcc-2
+	stop_backlog 20 cmcc-1 cmcc-2
 	drain 60 >"$T/finals" &
 	pid=$!
 	# Let the first tokens live 2.5 s, then expire them (the carrier ends
@@ -75,7 +65,7 @@ converged() {
 	example_profile onelink
 	cp "$T/pw" "$T/secrets/cmcc-1.password"
 	gwsim_start --profile onelink --password-file "$T/pw" --qps 5 --latency-ms 100
-	backlog 20 cmcc-1
+	stop_backlog 20 cmcc-1
 	drain 60 >/dev/null &
 	pid=$!
 	drain 60 >/dev/null &
@@ -93,7 +83,7 @@ converged() {
 	# Each change lands 2.5 s after it was accepted (202): a status query
 	# before that still sees the old state.
 	gwsim_start --profile cisco --password-file "$T/key" --qps 5 --max-inflight 1 --async-ms 2500
-	backlog 8 cucc-1 cucc-2
+	stop_backlog 8 cucc-1 cucc-2
 	run -0 drain 60
 	# Never over the carrier's limits: nothing refused for rate or in flight.
 	assert_equal "$(jq -s '[.[] | select(.refused)] | length' "$T/gw.log")" 0
@@ -107,7 +97,7 @@ converged() {
 @test "the default contract: asynchronous changes (202) and a throttle inside HTTP 200" {
 	profiles 'from = default' 'accounts = *' 'poll_ms = 200'
 	gwsim_start --qps 20 --async-ms 500 --throttle-in-body --fault-429 0.15 --seed 9
-	backlog 15 c1 c2
+	stop_backlog 15 c1 c2
 	run -0 drain 60
 	jq -s -e '[.[] | select(.code == "THROTTLED")] | length > 0' "$T/gw.log"
 	jq -s -e '[.[] | select(.kind == "apply")] | length == 30' "$T/gw.log"
@@ -118,7 +108,7 @@ converged() {
 	cards='{"card":"R1","carrier":"c1","status":"retired"}'
 	echo "$cards" >"$T/cards.jsonl"
 	gwsim_start --cards "$T/cards.jsonl"
-	backlog 0 c1
+	stop_backlog 0 c1
 	printf '{"card":"R1","carrier":"c1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' | sr-enqueue >/dev/null
 	# Its call was made and its result lost (a crash after the gate): the
 	# next claim asks the carrier, which says the card is retired.

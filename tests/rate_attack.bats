@@ -19,16 +19,6 @@ teardown() {
 	srq_teardown
 }
 
-# backlog N ACCOUNT...: N cards to stop on each ACCOUNT.
-backlog() {
-	local n=$1 a
-	shift
-	for a in "$@"; do
-		awk -v n="$n" -v a="$a" 'BEGIN { for (i = 0; i < n; i++)
-			printf "{\"card\":\"%s-%d\",\"carrier\":\"%s\",\"scene\":\"refund\",\"facts\":{\"pkg_expires_at\":1,\"refunded\":1}}\n", a, i, a }'
-	done | sr-enqueue >/dev/null
-}
-
 # converged N QPS: N cards stopped, each by one applied change, with no
 # interval and no rate violation at the carrier, nothing left queued.
 converged() {
@@ -70,7 +60,7 @@ no_secret() {
 	export SRQ_QPS=10
 	# Three calls in four refused for rate, whatever the rate.
 	gwsim_start --qps 10 --fault-429 0.75 --retry-after 1 --seed 5
-	backlog 8 c0
+	stop_backlog 8 c0
 	run -0 drain 60
 	jq -s -e '[.[] | select(.fault == "429")] | length > 8' "$T/gw.log"
 	rcli XRANGE "$SRQ_PREFIX:carrier:{c0}:audit" - + | grep -q 'rate:lowered'
@@ -83,7 +73,7 @@ no_secret() {
 	onelink_setup 'breaker_cooldown_ms = 1000'
 	printf 'wrong-s3cret\n' >"$T/secrets/cmcc-1.password"
 	gwsim_start --profile onelink --password-file "$T/pw" --qps 5
-	backlog 6 cmcc-1
+	stop_backlog 6 cmcc-1
 	sr-claim --until-empty --for 3 | sr-exec >"$T/results" 2>"$T/exec.err"
 	# Nothing called: the login was refused, and each task says so.
 	assert_equal "$(jq -s '[.[] | select(.kind != "token")] | length' "$T/gw.log")" 0
@@ -114,20 +104,28 @@ no_secret() {
 	no_secret "$(cat "$T/pw")"
 }
 
+# fetch_unreached JQ_COUNT_TEST: cmcc-1's backlog drained while its token
+# fetch cannot reach the carrier: sr-exec exits 3 naming the account, every
+# task (JQ_COUNT_TEST on their number) is retry/not_sent, sr-confirm requeues
+# them all, no claim is left held, and nothing reached the carrier.
+fetch_unreached() {
+	run -3 --separate-stderr sh -c 'sr-claim --until-empty --for 1 | sr-exec'
+	echo "$output" >"$T/results"
+	[[ $stderr == *"account cmcc-1: its gateway is unavailable"* ]]
+	jq -s -e "$1"' and all(.[]; .outcome == "retry" and .class == "not_sent")' "$T/results"
+	run -0 sr-confirm <"$T/results"
+	echo "$output" | jq -s -e 'all(.[]; .state == "requeued")'
+	assert_equal "$(rcli ZCARD "$SRQ_PREFIX:carrier:{cmcc-1}:running")" 0
+	assert_equal "$(jq -s 'length' "$T/gw.log")" 0
+}
+
 @test "a token endpoint that cannot be reached: sr-exec exits 3 naming the account, its cards requeued" {
 	onelink_setup
 	cp "$T/pw" "$T/secrets/cmcc-1.password"
 	sed -i 's|^token.url = {base}|token.url = http://127.0.0.1:1/v5/ec|' "$T/profiles/onelink.profile"
 	gwsim_start --profile onelink --password-file "$T/pw" --qps 5
-	backlog 3 cmcc-1
-	run -3 --separate-stderr sh -c 'sr-claim --until-empty --for 1 | sr-exec'
-	echo "$output" >"$T/results"
-	[[ $stderr == *"account cmcc-1: its gateway is unavailable"* ]]
-	jq -s -e 'length > 0 and all(.[]; .outcome == "retry" and .class == "not_sent")' "$T/results"
-	run -0 sr-confirm <"$T/results"
-	echo "$output" | jq -s -e 'all(.[]; .state == "requeued")'
-	assert_equal "$(rcli ZCARD "$SRQ_PREFIX:carrier:{cmcc-1}:running")" 0
-	assert_equal "$(jq -s 'length' "$T/gw.log")" 0
+	stop_backlog 3 cmcc-1
+	fetch_unreached 'length > 0'
 }
 
 @test "a token fetch that hangs: it times out, nothing is called, the cards go back to the queue" {
@@ -146,23 +144,16 @@ while True:
 	for i in $(seq 100); do [ -s "$T/hang.port" ] && break; sleep 0.05; done
 	sed -i "s|^token.url = {base}|token.url = http://127.0.0.1:$(cat "$T/hang.port")/v5/ec|" "$T/profiles/onelink.profile"
 	gwsim_start --profile onelink --password-file "$T/pw" --qps 5
-	backlog 3 cmcc-1
+	stop_backlog 3 cmcc-1
 	export SRQ_LEASE_MS=10000
-	run -3 --separate-stderr sh -c 'sr-claim --until-empty --for 1 | sr-exec'
-	echo "$output" >"$T/results"
-	[[ $stderr == *"account cmcc-1: its gateway is unavailable"* ]]
-	jq -s -e 'length == 3 and all(.[]; .outcome == "retry" and .class == "not_sent")' "$T/results"
-	run -0 sr-confirm <"$T/results"
-	echo "$output" | jq -s -e 'all(.[]; .state == "requeued")'
-	assert_equal "$(rcli ZCARD "$SRQ_PREFIX:carrier:{cmcc-1}:running")" 0
-	assert_equal "$(jq -s 'length' "$T/gw.log")" 0
+	fetch_unreached 'length == 3'
 }
 
 @test "two pipelines draining one account at once (two locks by mistake): its rate holds, no card is changed twice" {
 	export SRQ_QPS=10
 	gwsim_start --qps 10 --conn-delay-ms 40 --jitter-ms 15 --fault-429 0.3 --fault-5xx-after 0.1 \
 		--latency-ms 300 --seed 4
-	backlog 40 c0
+	stop_backlog 40 c0
 	drain 40 >"$T/f1" &
 	p1=$!
 	sr-claim --until-empty --for 40 | sr-exec --concurrency 4 | sr-confirm >"$T/f2" &

@@ -10,39 +10,13 @@ bats_require_minimum_version 1.5.0
 
 setup() {
 	load helpers/common
+	load helpers/race
 	srq_setup
-	command -v gdb >/dev/null || skip "gdb is not installed (scripts/deps.sh installs it)"
-	# A machine that forbids tracing (a container's seccomp) cannot stop a
-	# tool at a breakpoint: said, not failed.
-	gdb -q -nx -batch -ex run /bin/true >/dev/null 2>&1 || skip "gdb cannot run a program here (ptrace refused)"
+	race_setup
 }
 
 teardown() {
 	srq_teardown
-}
-
-# at_write TOOL SCRIPT [ARGS...]: TOOL ARGS (stdin $T/in, stdout $T/out,
-# stderr $T/err) stopped at its first sr_cmds_append, that is, after it read
-# and judged the facts and before it writes the commands; there SCRIPT runs
-# (bash), then TOOL goes on. The tool's exit code; 99 when it never got there.
-at_write() {
-	local tool=$1 script=$2
-	shift 2
-	[ -f "$T/in" ] || : >"$T/in"
-	# (LeakSanitizer cannot run under a tracer: a sanitizer build's leak
-	# check is off for this one run, the others keep it.)
-	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" gdb -q -nx -batch -ex 'break sr_cmds_append' \
-		-ex "run $* <$T/in >$T/out 2>$T/err" -ex 'delete' \
-		-ex "shell bash $script >$T/script.out 2>&1" -ex 'continue' -ex 'quit $_exitcode' \
-		"$(command -v "$tool")" >"$T/gdb.out" 2>&1
-	local rc=$?
-	grep -q '^Breakpoint 1, sr_cmds_append' "$T/gdb.out" || { cat "$T/gdb.out" >&2; return 99; }
-	return "$rc"
-}
-
-# The card's state at the carrier in the end (from its initial state and the log).
-final_state() { # final_state CARD
-	gwcheck states "$T/gw.log" "$T/gw-cards.jsonl" | jq -r --arg c "$1" 'select(.card == $c) | .status'
 }
 
 @test "switch off: a renewal judged while the direct stop of the card is at the carrier is not lost" {

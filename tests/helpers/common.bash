@@ -501,6 +501,17 @@ drain_until_empty() {
 	return 1
 }
 
+# stop_backlog N ACCOUNT...: N cards to stop on each ACCOUNT (ACCOUNT-0 ..),
+# each with a refund: a stop whatever else they hold.
+stop_backlog() {
+	local n=$1 a
+	shift
+	for a in "$@"; do
+		awk -v n="$n" -v a="$a" 'BEGIN { for (i = 0; i < n; i++)
+			printf "{\"card\":\"%s-%d\",\"carrier\":\"%s\",\"scene\":\"refund\",\"facts\":{\"pkg_expires_at\":1,\"refunded\":1}}\n", a, i, a }'
+	done | sr-enqueue >/dev/null
+}
+
 # drain [seconds]: the documented pipeline, until nothing is queued.
 drain() {
 	sr-claim --until-empty --for "${1:-60}" | sr-exec | sr-confirm
