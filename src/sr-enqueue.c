@@ -43,10 +43,11 @@ static const char usage_fmt[] =
 "  with the global switch off (sr-admin switch off): direct_ok direct_failed (the\n"
 "  request was executed on the spot, the lines read together called at once, so\n"
 "  sr-enqueue then needs the gateway: SRQ_GATEWAY, SRQ_GATEWAY_TOKEN(_FILE) or\n"
-"  SRQ_PROFILES; a failed one stays queued for later; \"followup\": the facts\n"
-"  changed during its call and want another change, queued). \"device_requeued\": an\n"
-"  evaluation of the card's device ran while it was judged; the device is asked\n"
-"  for again (\"device_ver\").\n"
+"  SRQ_PROFILES; a failed one stays queued for later). \"followup\": the card's facts\n"
+"  changed while it was judged (another request, or its direct call) and want\n"
+"  something else, now queued (\"followup_status\", \"followup_ver\").\n"
+"  \"device_requeued\": an evaluation of the card's device ran while it was judged;\n"
+"  the device is asked for again (\"device_ver\").\n"
 "\n"
 "Options:\n"
 "  --redis URL    redis://host:port[/db], unix:///path,\n"
@@ -99,15 +100,20 @@ struct req {
 	long long requeued_ver; /* the device asked for again after the write */
 	char device[65];
 	struct sr_direct *direct; /* switch off: executed on the spot */
-	/* direct path: what the facts want after its call went (a request
-	 * judged meanwhile on facts that lagged the call), queued (recheck) */
+	/* What its card's facts want when judged again after its write (a
+	 * request for the card judged meanwhile, on facts that lack this
+	 * one's, wrote last; on the direct path, facts that lagged the call),
+	 * queued: judge_again. */
 	struct sr_cmd follow;
 	int has_follow;
+	int again;              /* judge_again: to be judged again */
+	struct sr_judgment last; /* judge_again: what was last written for it */
 };
 
 /* A batch in flight. Its enqueue scripts are sent without waiting, so Redis
  * runs them while the next batch is read and parsed (the two cores overlap);
- * their replies are collected just before the next batch's own. */
+ * their replies are collected, and its cards judged again, before the next
+ * batch's facts are read. */
 #define SEEN_SLOTS (2 * BATCH) /* a power of two */
 struct batch {
 	struct req reqs[BATCH];
@@ -389,6 +395,29 @@ facts_refused_is_error(struct req *r)
 	r->st = ST_ERROR;
 	snprintf(r->error, sizeof r->error, "%s", r->warning);
 	r->warning[0] = '\0';
+}
+
+/* The replies of the batch's facts writes (append_facts_writes), each
+ * said on its request (facts_written). -1 if Redis failed. */
+static int
+collect_facts_writes(struct batch *b)
+{
+	redisReply *rep;
+
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+
+		if (r->st != ST_PENDING || r->is_device)
+			continue;
+		for (int w = 0; w < r->nwrites; w++) {
+			if (!(rep = sr_redis_reply(&rds)))
+				return -1;
+			facts_written(r, w, rep);
+			freeReplyObject(rep);
+		}
+		r->nwrites = 0; /* (answered: not again) */
+	}
+	return 0;
 }
 
 /* Mark every pending line of the batch as a backend error. */
@@ -745,14 +774,21 @@ collect_rechecks(struct batch *b)
 	return 0;
 }
 
-/* Round 3: judge, then the facts writes and the enqueue scripts in one flush. */
-static void
+/* Round 3: judge, then the facts writes and the enqueue scripts in one
+ * flush. On a cluster a card's facts and its account's script live on
+ * different masters, and one flush sends to both at once: there the facts
+ * are answered first, so that a request's facts are written before its
+ * script runs, as on one server (judge_again relies on it). -1 if Redis
+ * failed. */
+static int
 append_commands(struct batch *b, long long now)
 {
 	struct sr_cmd *cmds[BATCH];
 	int n = 0;
 
 	append_facts_writes(b);
+	if (rds.cluster && collect_facts_writes(b) < 0)
+		return -1;
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 
@@ -765,6 +801,7 @@ append_commands(struct batch *b, long long now)
 	append_devices(b);
 	append_rechecks(b);
 	sr_redis_flush(&rds);
+	return 0;
 }
 
 /* Collect the replies of a batch's round 3. Returns -1 if Redis failed. */
@@ -772,25 +809,11 @@ static int
 collect_commands(struct batch *b)
 {
 	struct req *reqs = b->reqs;
-	redisReply *rep;
-	int rc = 0;
+	int rc;
 
 	if (!b->calls)
 		return 0;
-	for (int i = 0; rc == 0 && i < b->n; i++) {
-		struct req *r = &reqs[i];
-
-		if (r->st != ST_PENDING || r->is_device)
-			continue;
-		for (int w = 0; w < r->nwrites; w++) {
-			if (!(rep = sr_redis_reply(&rds))) {
-				rc = -1;
-				break;
-			}
-			facts_written(r, w, rep);
-			freeReplyObject(rep);
-		}
-	}
+	rc = collect_facts_writes(b);
 	/* Always consumes (and frees) the handle; after a failure it only
 	 * finds the connection dead. */
 	if (sr_cmds_collect(&rds, b->calls) < 0)
@@ -816,6 +839,20 @@ collect_commands(struct batch *b)
 	return rc;
 }
 
+/* The facts changed while the request was judged (or during its direct
+ * call): what they now want was queued, or the command they no longer
+ * want cancelled (judge_again). */
+static void
+emit_followup(json_t *o, const struct req *r)
+{
+	if (!r->has_follow || !r->follow.status ||
+	    (strcmp(r->follow.status, "queued") != 0 && strcmp(r->follow.status, "cancelled") != 0))
+		return;
+	json_object_set_new(o, "followup", json_string(sr_want_name(r->follow.j.want)));
+	json_object_set_new(o, "followup_status", json_string(r->follow.status));
+	json_object_set_new(o, "followup_ver", json_integer(r->follow.ver));
+}
+
 static void
 emit_direct(json_t *o, struct req *r)
 {
@@ -832,12 +869,7 @@ emit_direct(json_t *o, struct req *r)
 		if (r->cmd.status)
 			json_object_set_new(o, "queued_ver", json_integer(r->cmd.ver));
 	}
-	/* The facts changed during the call: what they now want is queued. */
-	if (r->has_follow && r->follow.status && strcmp(r->follow.status, "noop") != 0) {
-		json_object_set_new(o, "followup", json_string(sr_want_name(r->follow.j.want)));
-		json_object_set_new(o, "followup_status", json_string(r->follow.status));
-		json_object_set_new(o, "followup_ver", json_integer(r->follow.ver));
-	}
+	emit_followup(o, r);
 }
 
 static int
@@ -872,6 +904,7 @@ emit_batch(struct req *reqs, int n)
 				}
 			} else {
 				sr_cmd_ack(o, &r->cmd);
+				emit_followup(o, r);
 				/* An evaluation of its device ran while it was judged:
 				 * the device is judged again (device_recheck.lua). */
 				if (r->requeued_ver > 0) {
@@ -954,113 +987,174 @@ run_lost(struct batch *b)
 	return -1;
 }
 
-/* Redis lost while the cards whose calls went were judged again: their
- * lines stand, and say so; the rest of the batch is answered error by the
- * caller. -1. */
+/* Whether a request's card is judged again after its write (judge_again):
+ * a command written through the queue, or a direct call that went. */
+static int
+written(const struct req *r)
+{
+	return r->st == ST_DONE && !r->is_device && (r->direct ? r->direct->ok : r->cmd.status != NULL);
+}
+
+/* Redis lost while the cards written were judged again: their lines stand,
+ * and say so (exit 3: a request judged at the same time may have been
+ * overwritten); the rest of the batch is answered error by the caller. -1. */
 static int
 recheck_lost(struct batch *b)
 {
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 
-		if (r->st == ST_DONE && r->direct && r->direct->ok && !r->warning[0])
-			snprintf(r->warning, sizeof r->warning, "not judged again after its call: %s",
-			    rds.errstr);
+		if (written(r) && !r->warning[0])
+			snprintf(r->warning, sizeof r->warning, "not judged again after its %s: %s",
+			    r->direct ? "call" : "write", rds.errstr);
 	}
 	return -1;
 }
 
-/* After the direct calls went and their outcomes were recorded: each card
- * called is judged again on its facts as they are now. A direct call has
- * no command in the queue while it is at the carrier, so a request for the
- * card judged meanwhile (another sr-enqueue: a renewal while the stop is at
- * the carrier) read facts that lag the call (still active) and found
- * nothing to do: its "noop" would be the last word, and the card would stay
- * stopped with a valid package. Its facts were written before its script
- * ran; this read comes after this call's finish wrote the card's 'seen'
- * (direct_done.lua), which a script run later judges against (enqueue.lua).
- * So one of the two sees the other: what the facts now want is queued here
- * (it waits for the card's interval, and for the switch), and the line says
- * so (followup). -1 if Redis failed. */
+/* Does a judgment ask for what was written? want_only: a direct call that
+ * went, which left nothing queued (its card is where the call put it). */
 static int
-direct_recheck(struct batch *b)
+judged_alike(const struct sr_judgment *a, const struct sr_judgment *b, int want_only)
+{
+	return a->want == b->want && (want_only || (a->target_stopped == b->target_stopped &&
+	    a->manual == b->manual));
+}
+
+/* Passes of judge_again: each one follows a write another request made
+ * between the previous pass's read and its own. */
+#define JUDGE_PASSES 3
+
+/* After a batch's writes are answered: each card written is judged again on
+ * its facts as they are now, and when they want something else, that is
+ * queued and the line says so (followup, followup_status, followup_ver).
+ *
+ * Two requests for one card bring facts the other lacks (a renewal, a
+ * usage report), and each judges on the facts it read before writing its
+ * own: the one whose script runs last wins with a judgment that misses the
+ * other's facts, and cancels (or reverses) a command the other had acked.
+ * Every request writes its facts before its script, and reads them again
+ * after it (on a cluster, its facts are answered before its script is
+ * sent: append_commands): so the request whose script ran last reads every
+ * fact that any request wrote before, and queues what they all want.
+ *
+ * The direct path's calls likewise: a direct call has no command in the
+ * queue while it is at the carrier, so a request for the card judged
+ * meanwhile (a renewal while the stop is at the carrier) read facts that
+ * lag the call and found nothing to do; this read comes after this call's
+ * finish wrote the card's 'seen' (direct_done.lua), which a script run
+ * later judges against (enqueue.lua). So one of the two sees the other.
+ * -1 if Redis failed. */
+static int
+judge_again(struct batch *b)
 {
 	struct sr_cmd *cmds[BATCH];
 	char key[SR_KEY_MAX];
 	redisReply *rep;
-	long long now = -1;
-	int n = 0, k = 0;
 	const char *time_argv[] = { "TIME" };
 
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
-		const char *argv[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, r->card) };
 
 		r->has_follow = 0;
-		if (r->st != ST_DONE || !r->direct || !r->direct->ok)
-			continue;
-		if (!k++)
-			sr_redis_append(&rds, 1, time_argv, NULL);
-		sr_redis_append(&rds, 2, argv, NULL);
+		if ((r->again = written(r)))
+			r->last = r->direct ? (struct sr_judgment){ 1, SR_WANT_NONE, NULL, 0 } : r->cmd.j;
 	}
-	if (!k)
-		return 0;
-	if (!(rep = sr_redis_reply(&rds)))
-		return recheck_lost(b);
-	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
-		now = atoll(rep->element[0]->str);
-	freeReplyObject(rep);
-	for (int i = 0; i < b->n; i++) {
-		struct req *r = &b->reqs[i];
+	for (int pass = 0; pass < JUDGE_PASSES; pass++) {
+		long long now = -1;
+		int n = 0, k = 0;
 
-		if (r->st != ST_DONE || !r->direct || !r->direct->ok)
-			continue;
-		if (!(rep = sr_redis_reply(&rds)))
-			return recheck_lost(b);
-		memset(&r->cf, 0, sizeof r->cf);
-		memset(&r->df, 0, sizeof r->df);
-		/* (facts not read: nothing judged, the call stands) */
-		r->has_follow = now > 0 && sr_card_facts_load(&r->cf, rep) == 0;
-		freeReplyObject(rep);
-		if (r->has_follow && r->cf.device[0]) {
-			const char *argv[] = { "HGETALL", sr_key_device_facts(key, cfg.prefix, r->cf.device) };
+		for (int i = 0; i < b->n; i++) {
+			struct req *r = &b->reqs[i];
+			const char *argv[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, r->card) };
 
+			if (!r->again)
+				continue;
+			if (!k++)
+				sr_redis_append(&rds, 1, time_argv, NULL);
 			sr_redis_append(&rds, 2, argv, NULL);
 		}
-	}
-	for (int i = 0; i < b->n; i++) {
-		struct req *r = &b->reqs[i];
+		if (!k)
+			return 0;
+		if (!(rep = sr_redis_reply(&rds)))
+			return recheck_lost(b);
+		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
+			now = atoll(rep->element[0]->str);
+		freeReplyObject(rep);
+		for (int i = 0; i < b->n; i++) {
+			struct req *r = &b->reqs[i];
 
-		if (!r->has_follow)
-			continue;
-		if (r->cf.device[0]) {
+			if (!r->again)
+				continue;
 			if (!(rep = sr_redis_reply(&rds)))
 				return recheck_lost(b);
-			r->has_follow = sr_device_facts_load(&r->df, rep) == 0;
+			memset(&r->cf, 0, sizeof r->cf);
+			memset(&r->df, 0, sizeof r->df);
+			/* (facts not read: nothing judged, the write stands) */
+			r->again = now > 0 && sr_card_facts_load(&r->cf, rep) == 0;
 			freeReplyObject(rep);
+			if (r->again && r->cf.device[0]) {
+				const char *argv[] = { "HGETALL", sr_key_device_facts(key, cfg.prefix, r->cf.device) };
+
+				sr_redis_append(&rds, 2, argv, NULL);
+			}
 		}
-		if (!r->has_follow)
-			continue;
-		r->follow = r->cmd;
-		r->follow.status = NULL;
-		r->follow.error[0] = r->follow.warning[0] = '\0';
-		r->follow.j = sr_judge(&r->cf, r->cf.device[0] ? &r->df : NULL, now);
-		/* Nothing to do: the call did what the facts want. */
-		if ((r->has_follow = r->follow.j.want != SR_WANT_NONE))
+		for (int i = 0; i < b->n; i++) {
+			struct req *r = &b->reqs[i];
+			struct sr_judgment j;
+
+			if (!r->again)
+				continue;
+			if (r->cf.device[0]) {
+				if (!(rep = sr_redis_reply(&rds)))
+					return recheck_lost(b);
+				r->again = sr_device_facts_load(&r->df, rep) == 0;
+				freeReplyObject(rep);
+			}
+			if (!r->again)
+				continue;
+			j = sr_judge(&r->cf, r->cf.device[0] ? &r->df : NULL, now);
+			/* What was written is what the facts want. */
+			if (judged_alike(&j, &r->last, r->direct && !r->has_follow)) {
+				r->again = 0;
+				continue;
+			}
+			r->follow = r->cmd;
+			r->follow.status = NULL;
+			r->follow.error[0] = r->follow.warning[0] = '\0';
+			r->follow.j = j;
 			cmds[n++] = &r->follow;
+		}
+		if (n == 0)
+			return 0;
+		if (sr_cmds_collect(&rds, sr_cmds_append(&rds, &cfg, cmds, n)) < 0)
+			return recheck_lost(b);
+		for (int i = 0; i < b->n; i++) {
+			struct req *r = &b->reqs[i];
+
+			if (!r->again)
+				continue;
+			if (!r->follow.status) {
+				char why[sizeof r->follow.error];
+
+				memcpy(why, r->follow.error, sizeof why); /* (one struct: no overlap for snprintf) */
+				if (!r->warning[0])
+					snprintf(r->warning, sizeof r->warning, "the facts changed %s, and what they "
+					    "now want was not queued: %s", r->direct ? "during its call" :
+					    "while it was judged", why);
+				r->again = 0;
+				continue;
+			}
+			r->has_follow = 1;
+			r->last = r->follow.j;
+		}
 	}
-	if (n > 0 && sr_cmds_collect(&rds, sr_cmds_append(&rds, &cfg, cmds, n)) < 0)
-		return recheck_lost(b);
+	/* Still moving after the last pass: said, and the exit is 3. */
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 
-		if (r->has_follow && !r->follow.status && !r->warning[0]) {
-			char why[sizeof r->follow.error];
-
-			memcpy(why, r->follow.error, sizeof why); /* (one struct: no overlap for snprintf) */
-			snprintf(r->warning, sizeof r->warning, "the facts changed during its call, "
-			    "and what they now want was not queued: %s", why);
-		}
+		if (r->again && !r->warning[0])
+			snprintf(r->warning, sizeof r->warning, "its card's facts kept changing while it was "
+			    "judged: send it again to be sure of the last word");
 	}
 	return 0;
 }
@@ -1082,19 +1176,10 @@ run_direct(struct batch *b, long long now)
 	 * answered before anything is called: a request whose facts Redis
 	 * refused (a facts key damaged by hand) is an error, not a call. */
 	append_facts_writes(b);
-	for (int i = 0; i < b->n; i++) {
-		struct req *r = &b->reqs[i];
-
-		if (r->st != ST_PENDING || r->is_device)
-			continue;
-		for (int w = 0; w < r->nwrites; w++) {
-			if (!(rep = sr_redis_reply(&rds)))
-				return -1;
-			facts_written(r, w, rep);
-			freeReplyObject(rep);
-		}
-		facts_refused_is_error(r);
-	}
+	if (collect_facts_writes(b) < 0)
+		return -1;
+	for (int i = 0; i < b->n; i++)
+		facts_refused_is_error(&b->reqs[i]);
 	/* A request the facts judge "nothing to do" goes through the queue's
 	 * own script, as with the switch on: a command of the card still
 	 * unresolved there (in flight, confirming) may have changed the card,
@@ -1236,8 +1321,6 @@ run_direct(struct batch *b, long long now)
 			freeReplyObject(rep);
 		}
 	}
-	if (direct_recheck(b) < 0)
-		return -1;
 	/* Frozen, or failed at the carrier: queued for when the switch is on.
 	 * One that Redis refused to queue is lost unless its line says so. */
 	for (int i = 0; i < b->n; i++) {
@@ -1280,33 +1363,25 @@ process(struct batch *b, struct batch *prev)
 	int status = SR_EX_OK;
 
 	b->calls = NULL;
-	if (prev && cfg.wait_replicas) {
-		/* Acks wait for the replicas: prev is answered before b is sent,
-		 * so that WAIT covers exactly prev's writes. */
+	/* prev is answered before b is read: its cards are judged again once
+	 * its writes are answered (judge_again), and with SRQ_WAIT_REPLICAS
+	 * its WAIT covers exactly its own writes. */
+	if (prev)
 		status = finish(prev);
-		prev = NULL;
-	}
 	if (redis_up)
 		append_read_facts(b->reqs, b->n);
-	if (prev) {
-		if (redis_up && collect_commands(prev) < 0)
-			redis_up = 0;
-		if (!redis_up)
-			fail_batch(prev->reqs, prev->n);
-		status = emit_batch(prev->reqs, prev->n);
-	}
 	if (!redis_up) {
 		sr_redis_discard(&rds);
 		fail_batch(b->reqs, b->n);
 		return status;
 	}
 	if ((now = read_facts(b)) < 0 || read_devices(b->reqs, b->n) < 0 ||
-	    (!b->switch_on && run_direct(b, now) < 0)) {
+	    (!b->switch_on && run_direct(b, now) < 0) ||
+	    append_commands(b, now) < 0) { /* only what is still pending: all, or device requests */
 		sr_redis_discard(&rds);
 		fail_batch(b->reqs, b->n);
 		return status;
 	}
-	append_commands(b, now); /* only what is still pending: all, or device requests */
 	return status;
 }
 
@@ -1317,7 +1392,7 @@ finish(struct batch *b)
 {
 	int w;
 
-	if (redis_up && collect_commands(b) < 0) {
+	if (redis_up && (collect_commands(b) < 0 || judge_again(b) < 0)) {
 		sr_redis_discard(&rds);
 		redis_up = 0;
 	}

@@ -10,23 +10,31 @@ race_setup() {
 	gdb -q -nx -batch -ex run /bin/true >/dev/null 2>&1 || skip "gdb cannot run a program here (ptrace refused)"
 }
 
-# at_write TOOL SCRIPT [ARGS...]: TOOL ARGS (stdin $T/in, stdout $T/out,
-# stderr $T/err) stopped at its first sr_cmds_append, that is, after it read
-# and judged the facts and before it writes the commands; there SCRIPT runs
+# at_break FUNC TOOL SCRIPT [ARGS...]: TOOL ARGS (stdin $T/in, stdout $T/out,
+# stderr $T/err) stopped the first time it enters FUNC; there SCRIPT runs
 # (bash), then TOOL goes on. The tool's exit code; 99 when it never got there.
-at_write() {
-	local tool=$1 script=$2
-	shift 2
+at_break() {
+	local func=$1 tool=$2 script=$3
+	shift 3
 	[ -f "$T/in" ] || : >"$T/in"
 	# (LeakSanitizer cannot run under a tracer: a sanitizer build's leak
 	# check is off for this one run, the others keep it.)
-	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" gdb -q -nx -batch -ex 'break sr_cmds_append' \
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" gdb -q -nx -batch -ex "break $func" \
 		-ex "run $* <$T/in >$T/out 2>$T/err" -ex 'delete' \
 		-ex "shell bash $script >$T/script.out 2>&1" -ex 'continue' -ex 'quit $_exitcode' \
 		"$(command -v "$tool")" >"$T/gdb.out" 2>&1
 	local rc=$?
-	grep -q '^Breakpoint 1, sr_cmds_append' "$T/gdb.out" || { cat "$T/gdb.out" >&2; return 99; }
+	grep -q "^Breakpoint 1, $func" "$T/gdb.out" || { cat "$T/gdb.out" >&2; return 99; }
 	return "$rc"
+}
+
+# at_write TOOL SCRIPT [ARGS...]: at_break at TOOL's first sr_cmds_append,
+# that is, after it read and judged the facts and before it writes the
+# commands.
+at_write() {
+	local tool=$1 script=$2
+	shift 2
+	at_break sr_cmds_append "$tool" "$script" "$@"
 }
 
 # final_state CARD: the card's state at the carrier in the end (from its

@@ -1,0 +1,108 @@
+#!/usr/bin/env bats
+# request_attack.bats - two requests for one card, each bringing facts the
+# other lacks, judged at the same time: the one that writes last judged on
+# facts from before the other's write. Each race is provoked at a known
+# point (helpers/race.bash): one sr-enqueue is stopped just before it writes
+# its command, the other runs to its end, then the first goes on. Outcomes
+# are checked in Redis and at the carrier (sr-gwsim's log), never timings.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	load helpers/race
+	srq_setup
+	race_setup
+}
+
+teardown() {
+	srq_teardown
+}
+
+@test "a stop acked while a renewal of the same card is judged is not cancelled by the renewal's write" {
+	# K1 is active, its package valid, its data not used up.
+	echo "{\"card\":\"K1\",\"carrier\":\"c1\",\"pkg_expires_at\":$FUTURE,\"status\":\"active\",\"data_quota_kb\":1000,\"data_used_kb\":10}" |
+		sr-asset >/dev/null
+	echo '{"card":"K1","status":"active"}' >"$T/gw-cards.jsonl"
+	# The renewal read K1's facts (entitled: nothing to do); before it
+	# writes, a usage report says the data is used up, and its stop is acked.
+	printf '{"card":"K1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' $((FUTURE + 86400)) >"$T/in"
+	cat >"$T/race.sh" <<-'EOF'
+	echo '{"card":"K1","carrier":"c1","scene":"data_exhausted","facts":{"data_used_kb":2000}}' | sr-enqueue
+	EOF
+	run at_write sr-enqueue "$T/race.sh"
+	assert_equal "$status" 0
+	assert_equal "$(jq -r '"\(.status) \(.action)"' "$T/script.out")" "queued stop"
+	# The renewal's judgment (nothing to do) cancelled that stop; judged
+	# again on the facts as they now are, it queues the stop once more and
+	# its line says so.
+	assert_equal "$(jq -r '"\(.status) \(.followup) \(.followup_status)"' "$T/out")" "cancelled stop queued"
+	assert_equal "$(sr-admin show K1 | jq -r .command.action)" stop
+	gwsim_start --cards "$T/gw-cards.jsonl"
+	drain_until_empty
+	assert_equal "$(final_state K1)" stopped
+	assert_equal "$(jq -r .kind "$T/gw.log" | paste -sd,)" stop
+}
+
+@test "a resume acked while a data report of the same card is judged is not cancelled by the report's write" {
+	# K1 was stopped for its expired package.
+	echo "{\"card\":\"K1\",\"carrier\":\"c1\",\"pkg_expires_at\":$PAST,\"status\":\"stopped\",\"data_quota_kb\":1000,\"data_used_kb\":10}" |
+		sr-asset >/dev/null
+	echo '{"card":"K1","status":"stopped"}' >"$T/gw-cards.jsonl"
+	# A usage report read K1's facts (expired, stopped: nothing to do);
+	# before it writes, the customer renews, and the resume is acked.
+	echo '{"card":"K1","carrier":"c1","scene":"data_exhausted","facts":{"data_used_kb":20}}' >"$T/in"
+	cat >"$T/race.sh" <<-EOF
+	printf '{"card":"K1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' $FUTURE | sr-enqueue
+	EOF
+	run at_write sr-enqueue "$T/race.sh"
+	assert_equal "$status" 0
+	assert_equal "$(jq -r '"\(.status) \(.action)"' "$T/script.out")" "queued resume"
+	assert_equal "$(jq -r '"\(.status) \(.followup) \(.followup_status)"' "$T/out")" "cancelled resume queued"
+	assert_equal "$(sr-admin show K1 | jq -r .command.action)" resume
+	gwsim_start --cards "$T/gw-cards.jsonl"
+	drain_until_empty
+	assert_equal "$(final_state K1)" active
+	assert_equal "$(jq -r .kind "$T/gw.log" | paste -sd,)" resume
+}
+
+@test "two requests that agree are not queued twice: no followup, one call" {
+	echo "{\"card\":\"K1\",\"carrier\":\"c1\",\"pkg_expires_at\":$FUTURE,\"status\":\"active\",\"data_quota_kb\":1000,\"data_used_kb\":10}" |
+		sr-asset >/dev/null
+	echo '{"card":"K1","status":"active"}' >"$T/gw-cards.jsonl"
+	# Both say the data is used up: the second writes the same stop.
+	echo '{"card":"K1","carrier":"c1","scene":"data_exhausted","facts":{"data_used_kb":2000}}' >"$T/in"
+	cat >"$T/race.sh" <<-'EOF'
+	echo '{"card":"K1","carrier":"c1","scene":"data_exhausted","facts":{"data_used_kb":3000}}' | sr-enqueue
+	EOF
+	run at_write sr-enqueue "$T/race.sh"
+	assert_equal "$status" 0
+	assert_equal "$(jq -r '"\(.status) \(.action)"' "$T/script.out")" "queued stop"
+	assert_equal "$(jq -r '"\(.status) \(.followup)"' "$T/out")" "unchanged null"
+	gwsim_start --cards "$T/gw-cards.jsonl"
+	drain_until_empty
+	assert_equal "$(final_state K1)" stopped
+	assert_equal "$(jq -r .kind "$T/gw.log" | paste -sd,)" stop
+}
+
+@test "Redis silent when the card is to be judged again: the acked line stands, says so, and the exit is 3" {
+	echo "{\"card\":\"K1\",\"carrier\":\"c1\",\"pkg_expires_at\":$FUTURE,\"status\":\"active\"}" | sr-asset >/dev/null
+	echo '{"card":"K1","carrier":"c1","scene":"data_exhausted","facts":{"data_used_kb":2000,"data_quota_kb":1000}}' >"$T/in"
+	# Stopped once its write is answered, before it reads the facts again;
+	# there Redis stops answering for 2 s (every master, on a cluster).
+	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
+		for port in $(cluster_masters); do echo "redis-cli -p $port CLIENT PAUSE 2000 ALL"; done
+	else
+		echo "redis-cli -s $T/redis.sock CLIENT PAUSE 2000 ALL"
+	fi >"$T/race.sh"
+	SRQ_REDIS_TIMEOUT_MS=300 run at_break judge_again sr-enqueue "$T/race.sh"
+	assert_equal "$status" 3
+	# The stop was queued: its line says so, and that it was not checked.
+	assert_equal "$(jq -r '"\(.status) \(.action)"' "$T/out")" "queued stop"
+	run jq -r .warning "$T/out"
+	assert_output --partial "not judged again after its write: Redis connection failed: no answer from Redis within 300 ms"
+	run cat "$T/err"
+	assert_output --partial "not judged again after its write"
+	sleep 2
+	assert_equal "$(sr-admin show K1 | jq -r .command.action)" stop
+}
