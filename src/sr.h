@@ -714,6 +714,9 @@ struct sr_answer {
 };
 void sr_classify(const struct sr_profile *p, long http, const char *body, int is_query,
     struct sr_answer *a);
+/* A carrier's body as JSON (a byte order mark and white space before it
+ * skipped, duplicate keys refused), or NULL when it holds none. */
+json_t *sr_answer_json(const char *body);
 /* The text at a small path of a JSON answer ("a.b", "a[0].b") or of an XML
  * one ("xml:Tag"). 1 when found. */
 int sr_answer_field(json_t *j, const char *body, const char *path, char *out, size_t outlen);

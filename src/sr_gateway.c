@@ -1086,7 +1086,7 @@ fetch_done(struct sr_edge *e, CURLcode rc, long http)
 {
 	const struct sr_profile *p = e->acct->p;
 	struct sr_call *f = e->fetch;
-	json_t *j = f->body ? json_loads(f->body, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	json_t *j = sr_answer_json(f->body);
 	char tok[2048] = "", ttl[32] = "", msg[160] = "";
 	long ttl_s = p->token_ttl_s > 0 ? p->token_ttl_s : 1800;
 

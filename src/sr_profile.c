@@ -1111,29 +1111,33 @@ rule_matches(const struct sr_rule *r, long http, const char *code, int has_code,
 	return 1;
 }
 
-void
-sr_classify(const struct sr_profile *p, long http, const char *body, int is_query,
-    struct sr_answer *a)
+json_t *
+sr_answer_json(const char *body)
 {
-	json_t *j = NULL;
-	int has_code;
+	const char *s = body;
 
-	memset(a, 0, sizeof *a);
-	a->verdict = SR_V_UNKNOWN;
 	/* Duplicate keys are refused: {"code":"FAILED","code":"OK"} is no "OK".
 	 * A UTF-8 byte order mark and white space before the JSON (gateways
 	 * that pretty-print, or write a BOM) are skipped: the answer is still
 	 * JSON, and read as none it would be unknown (an ok answer queried, a
-	 * query's state never read). */
-	if (body) {
-		const char *s = body;
+	 * query's state never read, a token never found). */
+	if (!s)
+		return NULL;
+	if (!strncmp(s, "\xEF\xBB\xBF", 3))
+		s += 3;
+	s += strspn(s, " \t\r\n");
+	return *s == '{' || *s == '[' ? json_loads(s, JSON_REJECT_DUPLICATES, NULL) : NULL;
+}
 
-		if (!strncmp(s, "\xEF\xBB\xBF", 3))
-			s += 3;
-		s += strspn(s, " \t\r\n");
-		if (*s == '{' || *s == '[')
-			j = json_loads(s, JSON_REJECT_DUPLICATES, NULL);
-	}
+void
+sr_classify(const struct sr_profile *p, long http, const char *body, int is_query,
+    struct sr_answer *a)
+{
+	json_t *j = sr_answer_json(body);
+	int has_code;
+
+	memset(a, 0, sizeof *a);
+	a->verdict = SR_V_UNKNOWN;
 	has_code = sr_answer_field(j, body, p->code_path, a->code, sizeof a->code);
 	sr_answer_field(j, body, p->msg_path, a->msg, sizeof a->msg);
 	sr_answer_field(j, body, p->txn_path, a->txn, sizeof a->txn);

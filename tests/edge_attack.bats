@@ -196,6 +196,21 @@ echoed_error() {
 	assert_output --partial '"task":"query","outcome":"ok","state":"done"'
 }
 
+@test "a token fetch answered with a byte order mark before its JSON: the token is read, the change goes" {
+	# Every request, the token fetch too, answered with a BOM and the JSON:
+	# a token, and an ok for the change.
+	body='\xef\xbb\xbf{"status":"0","result":[{"token":"t-bom-1","ttl":"3600"}]}'
+	bad_start main raw "HTTP/1.1 200 OK\\r\\nContent-Length: 61\\r\\n\\r\\n$body"
+	example_profile onelink
+	echo pw >"$T/secrets/cmcc-1.password"
+	printf '{"card":"%s","carrier":"cmcc-1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		B3 $((NOW - 60)) | sr-enqueue >/dev/null
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r .outcome "$T/results")" ok
+	# The change carried the token the fetch answered.
+	assert_equal "$(jq -r 'select(.method == "POST") | .body | fromjson | .token' "$T/bad-main.log")" t-bom-1
+}
+
 @test "a redirect is not followed: nothing reaches the other host, the token least of all; unknown, not ok" {
 	export SRQ_GATEWAY_TOKEN=tok-77aa3f9c1e
 	bad_start other ok
