@@ -600,6 +600,32 @@ check_templates(struct parse *ps)
 	return 0;
 }
 
+/* Does a template name the card, itself or through what it names ({base},
+ * {reqid}, a set.NAME)? depth bounds a variable that names itself. */
+static int
+names_card(const struct sr_profile *p, const char *tmpl, int depth)
+{
+	if (!tmpl || depth > 8)
+		return 0;
+	for (const char *t = tmpl; (t = strchr(t, '{'));) {
+		const char *name = ++t;
+		size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_");
+
+		if (name[n] != '}' || n == 0)
+			continue;
+		if (n == 4 && !strncmp(name, "card", 4))
+			return 1;
+		if ((n == 4 && !strncmp(name, "base", 4) && names_card(p, p->base, depth + 1)) ||
+		    (n == 5 && !strncmp(name, "reqid", 5) && names_card(p, p->reqid, depth + 1)))
+			return 1;
+		for (int i = 0; i < p->nvars; i++)
+			if (!p->vars[i].secret && strlen(p->vars[i].name) == n &&
+			    !strncmp(p->vars[i].name, name, n) && names_card(p, p->vars[i].value, depth + 1))
+				return 1;
+	}
+	return 0;
+}
+
 /* The checks that need the whole profile. */
 static int
 profile_check(struct parse *ps)
@@ -613,6 +639,21 @@ profile_check(struct parse *ps)
 	for (int r = 0; r < 3; r++)
 		if (!p->req[r].url || !p->req[r].method)
 			return perr(ps, "%s.url and .method are required", reqs[r]);
+	/* A request that does not say which card would change, or ask about,
+	 * another one (or none), and its answer would be believed. */
+	for (int r = 0; r < 3; r++) {
+		int named = names_card(p, p->req[r].url, 0) || names_card(p, p->req[r].body, 0);
+
+		for (int i = 0; i < p->nheaders && !named; i++)
+			named = names_card(p, p->headers[i], 0);
+		if (!named) {
+			char what[120];
+
+			snprintf(what, sizeof what, "%s: neither %s.url, %s.body nor a header names {card}",
+			    reqs[r], reqs[r], reqs[r]);
+			return perr(ps, "%s", what);
+		}
+	}
 	if (p->req[SR_REQ_TOKEN].url && !p->token_field)
 		return perr(ps, "%s", "token.url needs token.field (where the token is in the answer)");
 	if (p->sign && !p->sign_input)

@@ -167,5 +167,15 @@ converged() {
 	{ cat "$T/onelink.good"; echo 'rule = code= => ok'; } >"$T/profiles/onelink.profile"
 	run -2 --separate-stderr sr-admin profile cmcc-1
 	[[ $stderr == *"'code=' names nothing"* ]]
+	# And a request that does not name the card: the carrier would answer
+	# about another card (or none), and its answer would be believed.
+	sed 's/^query.url = .*/query.url = {base}\/query\/sim-status?token={token}\&transid={reqid}/' \
+		"$T/onelink.good" >"$T/profiles/onelink.profile"
+	run -2 --separate-stderr sr-admin profile cmcc-1
+	[[ $stderr == *"onelink.profile"*"query: neither query.url, query.body nor a header names {card}"* ]]
+	# Named through a variable, it does.
+	sed -e 's/^query.url = .*/query.url = {base}\/query\/sim-status?msisdn={who}\&token={token}/' \
+		-e '$a set.who = {card}' "$T/onelink.good" >"$T/profiles/onelink.profile"
+	run -0 sr-admin profile cmcc-1
 	cp "$T/onelink.good" "$T/profiles/onelink.profile"
 }
