@@ -988,11 +988,16 @@ run_lost(struct batch *b)
 }
 
 /* Whether a request's card is judged again after its write (judge_again):
- * a command written through the queue, or a direct call that went. */
+ * a command written through the queue, or a direct call that went. Not one
+ * whose facts Redis refused (its script ran all the same: on a cluster its
+ * account's master took it): judged again on the facts Redis holds, which
+ * lack its own, it would undo its own command, which its ack says is
+ * queued, judged on its facts (its warning says to send it again). */
 static int
 written(const struct req *r)
 {
-	return r->st == ST_DONE && !r->is_device && (r->direct ? r->direct->ok : r->cmd.status != NULL);
+	return r->st == ST_DONE && !r->is_device && !r->facts_refused &&
+	    (r->direct ? r->direct->ok : r->cmd.status != NULL);
 }
 
 /* Redis lost while the cards written were judged again: their lines stand,

@@ -117,6 +117,22 @@ every_writer() {
 	assert_equal "$(rcli HGET t:card:C8:facts pe)" ""
 }
 
+@test "a known card's facts refused but its command queued: judged again on the old facts, it is not undone" {
+	# C7's stored facts say nothing to do; its request says the package
+	# expired, and Redis refuses to store that (as above). Judged again on
+	# the facts Redis holds (the old ones), the stop would be cancelled at
+	# once: the command the ack says is queued, judged on the request's
+	# facts, would not be.
+	echo "{\"card\":\"C7\",\"carrier\":\"c1\",\"pkg_expires_at\":$FUTURE,\"status\":\"active\"}" | sr-asset >/dev/null
+	rcli ACL SETUSER default resetkeys '%R~*' '~t:carrier:*' '~t:accounts' >/dev/null
+	printf '{"card":"C7","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST" >"$T/in"
+	run -3 --separate-stderr sr-enqueue <"$T/in"
+	rcli ACL SETUSER default resetkeys allkeys >/dev/null
+	assert_equal "$(jq -r '"\(.status) \(.action) \(.followup // "-") \(.warning // "-" | split(" this user")[0])"' <<<"$output")" \
+		"queued stop - facts not written: NOPERM"
+	assert_equal "$(sr-admin show C7 | jq -r .command.action)" stop
+}
+
 @test "a device's facts refused but its evaluation queued: the ack says device_queued, with a warning" {
 	rcli ACL SETUSER default resetkeys '%R~*' '~t:carrier:*' '~t:accounts' '~t:device_eval:*' >/dev/null
 	run -3 --separate-stderr sr-enqueue <<<'{"device":"D4","scene":"device_package_expired","facts":{"pkg_expires_at":1}}'
