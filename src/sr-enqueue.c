@@ -98,6 +98,9 @@ struct req {
 	char dev_seq[24];
 	int dev_claimed, dev_state_read, recheck;
 	long long requeued_ver; /* the device asked for again after the write */
+	/* Which one: the device it was judged with (judge_again reads the
+	 * card's facts again into cf, and a card moved meanwhile names another). */
+	char requeued_device[sizeof ((struct sr_card_facts *)0)->device];
 	char device[65];
 	struct sr_direct *direct; /* switch off: executed on the spot */
 	/* What its card's facts want when judged again after its write (a
@@ -764,8 +767,11 @@ collect_rechecks(struct batch *b)
 		r->recheck = 0;
 		if (!(rep = sr_redis_reply(&rds)))
 			return -1;
-		if (rep->type == REDIS_REPLY_INTEGER)
+		if (rep->type == REDIS_REPLY_INTEGER) {
 			r->requeued_ver = rep->integer;
+			/* (one struct: no overlap for snprintf; the same size) */
+			memcpy(r->requeued_device, r->cf.device, sizeof r->requeued_device);
+		}
 		else if (!r->warning[0])
 			snprintf(r->warning, sizeof r->warning, "device not checked for a concurrent evaluation: %s",
 			    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
@@ -908,7 +914,7 @@ emit_batch(struct req *reqs, int n)
 				/* An evaluation of its device ran while it was judged:
 				 * the device is judged again (device_recheck.lua). */
 				if (r->requeued_ver > 0) {
-					json_object_set_new(o, "device_requeued", json_string(r->cf.device));
+					json_object_set_new(o, "device_requeued", json_string(r->requeued_device));
 					json_object_set_new(o, "device_ver", json_integer(r->requeued_ver));
 				}
 			}

@@ -106,3 +106,27 @@ teardown() {
 	sleep 2
 	assert_equal "$(sr-admin show K1 | jq -r .command.action)" stop
 }
+
+@test "a card moved to another device while it was judged: device_requeued names the device asked for again, not the new one" {
+	sr-asset >/dev/null <<-EOF2
+	{"card":"K1","carrier":"c1","device":"D1","pkg_expires_at":$FUTURE,"status":"active"}
+	{"device":"D1","pkg_expires_at":$FUTURE}
+	EOF2
+	# sr-enqueue read K1's facts and D1's evaluation state; before it
+	# writes, D1 is evaluated, and K1 is moved to D2.
+	echo '{"card":"K1","carrier":"c1","scene":"polling"}' >"$T/in"
+	cat >"$T/race.sh" <<-'EOF2'
+	echo '{"device":"D1","scene":"device"}' | sr-enqueue
+	dev-eval
+	echo '{"card":"K1","carrier":"c1","device":"D2"}' | sr-asset
+	EOF2
+	run at_write sr-enqueue "$T/race.sh"
+	assert_equal "$status" 0
+	# D1's evaluation ran while K1 was judged on D1's facts: D1 is asked
+	# for again, and the ack says so (judged again on its facts as they
+	# now are, which name D2, K1 wants nothing either way).
+	assert_equal "$(jq -r '"\(.status) \(.device_requeued) \(.followup // "-")"' "$T/out")" "noop D1 -"
+	# And it is D1 that is evaluated again.
+	run -0 dev-eval --until-empty --for 5
+	assert_equal "$(jq -r .device <<<"$output" | paste -sd,)" D1
+}
