@@ -993,8 +993,17 @@ run_lost(struct batch *b)
 	return -1;
 }
 
+/* A direct call that went: the card is where it put it, nothing queued. */
+static int
+called(const struct req *r)
+{
+	return r->direct && r->direct->ok;
+}
+
 /* Whether a request's card is judged again after its write (judge_again):
- * a command written through the queue, or a direct call that went. Not one
+ * a command written through the queue (a direct call that failed too: it
+ * was queued, and replaced what a request judged meanwhile had written),
+ * or a direct call that went. Not one
  * whose facts Redis refused (its script ran all the same: on a cluster its
  * account's master took it): judged again on the facts Redis holds, which
  * lack its own, it would undo its own command, which its ack says is
@@ -1003,7 +1012,7 @@ static int
 written(const struct req *r)
 {
 	return r->st == ST_DONE && !r->is_device && !r->facts_refused &&
-	    (r->direct ? r->direct->ok : r->cmd.status != NULL);
+	    (called(r) || r->cmd.status != NULL);
 }
 
 /* Redis lost while the cards written were judged again: their lines stand,
@@ -1017,7 +1026,7 @@ recheck_lost(struct batch *b)
 
 		if (written(r) && !r->warning[0])
 			snprintf(r->warning, sizeof r->warning, "not judged again after its %s: %s",
-			    r->direct ? "call" : "write", rds.errstr);
+			    called(r) ? "call" : "write", rds.errstr);
 	}
 	return -1;
 }
@@ -1068,7 +1077,7 @@ judge_again(struct batch *b)
 
 		r->has_follow = 0;
 		if ((r->again = written(r)))
-			r->last = r->direct ? (struct sr_judgment){ 1, SR_WANT_NONE, NULL, 0 } : r->cmd.j;
+			r->last = called(r) ? (struct sr_judgment){ 1, SR_WANT_NONE, NULL, 0 } : r->cmd.j;
 	}
 	for (int pass = 0; pass < JUDGE_PASSES; pass++) {
 		long long now = -1;
@@ -1125,7 +1134,7 @@ judge_again(struct batch *b)
 				continue;
 			j = sr_judge(&r->cf, r->cf.device[0] ? &r->df : NULL, now);
 			/* What was written is what the facts want. */
-			if (judged_alike(&j, &r->last, r->direct && !r->has_follow)) {
+			if (judged_alike(&j, &r->last, called(r) && !r->has_follow)) {
 				r->again = 0;
 				continue;
 			}
@@ -1150,7 +1159,7 @@ judge_again(struct batch *b)
 				memcpy(why, r->follow.error, sizeof why); /* (one struct: no overlap for snprintf) */
 				if (!r->warning[0])
 					snprintf(r->warning, sizeof r->warning, "the facts changed %s, and what they "
-					    "now want was not queued: %s", r->direct ? "during its call" :
+					    "now want was not queued: %s", called(r) ? "during its call" :
 					    "while it was judged", why);
 				r->again = 0;
 				continue;

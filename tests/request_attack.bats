@@ -130,3 +130,29 @@ teardown() {
 	run -0 dev-eval --until-empty --for 5
 	assert_equal "$(jq -r .device <<<"$output" | paste -sd,)" D1
 }
+
+@test "switch off: a direct call that failed is queued, and judged again like any write: a request judged meanwhile is not overwritten" {
+	# K1 active, its package valid, 10 of its 1000 kB used; its account is
+	# paused, so a direct call fails and is queued for later.
+	echo "{\"card\":\"K1\",\"carrier\":\"c1\",\"pkg_expires_at\":$FUTURE,\"status\":\"active\",\"data_quota_kb\":1000,\"data_used_kb\":10}" |
+		sr-asset >/dev/null
+	gwsim_start
+	sr-admin switch off --reason test >/dev/null
+	sr-admin pause c1 --force --reason test >/dev/null
+	# A usage report read K1's facts (2000 kB of 1000: stop); before it
+	# writes, the quota is raised to 5000 kB, judged on the old usage
+	# (nothing to do).
+	echo '{"card":"K1","carrier":"c1","scene":"data_exhausted","facts":{"data_used_kb":2000}}' >"$T/in"
+	cat >"$T/race.sh" <<-'EOF2'
+	echo '{"card":"K1","carrier":"c1","scene":"order","facts":{"data_quota_kb":5000}}' | sr-enqueue
+	EOF2
+	run at_break run_direct sr-enqueue "$T/race.sh"
+	assert_equal "$status" 3
+	assert_equal "$(jq -r .status "$T/script.out")" noop
+	# The stop, judged on the old quota, failed and was queued; judged
+	# again on the facts as they now are (2000 of 5000 kB), it is cancelled.
+	assert_equal "$(jq -r '"\(.status) \(.action) \(.followup) \(.followup_status)"' "$T/out")" \
+		"direct_failed stop none cancelled"
+	assert_equal "$(sr-admin show K1 | jq -r '.command.action // "none"')" none
+	assert_equal "$(wc -l <"$T/gw.log")" 0
+}
