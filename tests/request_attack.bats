@@ -156,3 +156,26 @@ teardown() {
 	assert_equal "$(sr-admin show K1 | jq -r '.command.action // "none"')" none
 	assert_equal "$(wc -l <"$T/gw.log")" 0
 }
+
+@test "three requests: the followup of one, judged before the third wrote, is judged again and undone" {
+	echo "{\"card\":\"K1\",\"carrier\":\"c1\",\"pkg_expires_at\":$FUTURE,\"status\":\"active\",\"data_quota_kb\":1000,\"data_used_kb\":10}" |
+		sr-asset >/dev/null
+	# A renewal is stopped before its write; a usage report queues a stop.
+	# The renewal's write cancels it, and judged again it queues the stop
+	# once more; stopped before that followup's write, the quota is raised
+	# (nothing to do: the stop is cancelled). The followup, judged without
+	# the quota, is written last: judged again, the renewal undoes it.
+	printf '{"card":"K1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' $((FUTURE + 86400)) >"$T/in"
+	echo '{"card":"K1","carrier":"c1","scene":"data_exhausted","facts":{"data_used_kb":2000}}' >"$T/b.in"
+	echo "sr-enqueue <'$T/b.in'" >"$T/b.sh"
+	echo '{"card":"K1","carrier":"c1","scene":"order","facts":{"data_quota_kb":5000}}' >"$T/c.in"
+	echo "sr-enqueue <'$T/c.in'" >"$T/c.sh"
+	run at_breaks sr_cmds_append sr-enqueue "$T/b.sh" "$T/c.sh"
+	assert_equal "$status" 0
+	assert_equal "$(jq -r '"\(.status) \(.action)"' "$T/b.sh.out")" "queued stop"
+	assert_equal "$(jq -r .status "$T/c.sh.out")" noop
+	# The renewal's line says where it ended: nothing wanted, nothing queued.
+	assert_equal "$(jq -r '"\(.status) \(.followup) \(.followup_status) \(.warning // "-")"' "$T/out")" \
+		"cancelled none cancelled -"
+	assert_equal "$(sr-admin show K1 | jq -r '.command.action // "none"')" none
+}

@@ -28,6 +28,26 @@ at_break() {
 	return "$rc"
 }
 
+# at_breaks FUNC TOOL SCRIPT...: as at_break (TOOL with no arguments), stopped
+# the first time it enters FUNC for the first SCRIPT, the next time for the
+# next one, and so on; 99 when it did not get there as often.
+at_breaks() {
+	local func=$1 tool=$2 s
+	local -a ex=()
+	shift 2
+	[ -f "$T/in" ] || : >"$T/in"
+	for s in "$@"; do
+		ex+=(-ex "shell bash $s >$s.out 2>&1" -ex continue)
+	done
+	ex[${#ex[@]} - 1]=delete
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" gdb -q -nx -batch -ex "break $func" \
+		-ex "run <$T/in >$T/out 2>$T/err" "${ex[@]}" -ex 'continue' -ex 'quit $_exitcode' \
+		"$(command -v "$tool")" >"$T/gdb.out" 2>&1
+	local rc=$?
+	[ "$(grep -c "^Breakpoint 1, $func" "$T/gdb.out")" -eq $# ] || { cat "$T/gdb.out" >&2; return 99; }
+	return "$rc"
+}
+
 # at_write TOOL SCRIPT [ARGS...]: at_break at TOOL's first sr_cmds_append,
 # that is, after it read and judged the facts and before it writes the
 # commands.
