@@ -179,3 +179,28 @@ teardown() {
 		"cancelled none cancelled -"
 	assert_equal "$(sr-admin show K1 | jq -r '.command.action // "none"')" none
 }
+
+@test "a card whose facts change under each of its passes: the last followup stands, the line says to send it again, exit 3" {
+	echo "{\"card\":\"K1\",\"carrier\":\"c1\",\"pkg_expires_at\":$FUTURE,\"status\":\"active\",\"data_quota_kb\":1000,\"data_used_kb\":10}" |
+		sr-asset >/dev/null
+	# A renewal is stopped before its write and before each followup's;
+	# there, in turn, the usage and the quota go up, so that each followup
+	# is judged on facts one write behind.
+	printf '{"card":"K1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' $((FUTURE + 86400)) >"$T/in"
+	local i=0 f
+	for f in data_used_kb:2000 data_quota_kb:5000 data_used_kb:6000 data_quota_kb:10000; do
+		i=$((i + 1))
+		printf '{"card":"K1","carrier":"c1","scene":"polling","facts":{"%s":%s}}\n' "${f%:*}" "${f#*:}" >"$T/$i.in"
+		echo "sr-enqueue <'$T/$i.in'" >"$T/$i.sh"
+	done
+	run at_breaks sr_cmds_append sr-enqueue "$T/1.sh" "$T/2.sh" "$T/3.sh" "$T/4.sh"
+	assert_equal "$status" 3
+	jq -e . "$T/out" >/dev/null
+	assert_equal "$(jq -r '"\(.status) \(.followup) \(.followup_status)"' "$T/out")" "cancelled stop queued"
+	run jq -r .warning "$T/out"
+	assert_output "its card's facts kept changing while it was judged: send it again to be sure of the last word"
+	# Sent again, it reads the facts as they now are (6000 of 10000 kB):
+	# nothing wanted, and the stop its last followup queued is cancelled.
+	run -0 sr-enqueue <"$T/in"
+	assert_equal "$(jq -r '"\(.status) \(.followup // "-")"' <<<"$output")" "cancelled -"
+}
