@@ -853,10 +853,18 @@ collect_commands(struct batch *b)
 static void
 emit_followup(json_t *o, const struct req *r)
 {
+	const struct sr_judgment *j = &r->follow.j;
+	enum sr_want w = j->want;
+
 	if (!r->has_follow || !r->follow.status ||
 	    (strcmp(r->follow.status, "queued") != 0 && strcmp(r->follow.status, "cancelled") != 0))
 		return;
-	json_object_set_new(o, "followup", json_string(sr_want_name(r->follow.j.want)));
+	/* "Nothing to do" queued: the queue turned it towards the target (a
+	 * command confirming, or the card last seen otherwise: enqueue.lua),
+	 * and the line says what it queued, as sr_cmd_ack does. */
+	if (w == SR_WANT_NONE && !strcmp(r->follow.status, "queued"))
+		w = j->target_stopped ? SR_WANT_STOP : SR_WANT_RESUME;
+	json_object_set_new(o, "followup", json_string(sr_want_name(w)));
 	json_object_set_new(o, "followup_status", json_string(r->follow.status));
 	json_object_set_new(o, "followup_ver", json_integer(r->follow.ver));
 }

@@ -204,3 +204,29 @@ teardown() {
 	run -0 sr-enqueue <"$T/in"
 	assert_equal "$(jq -r '"\(.status) \(.followup // "-")"' <<<"$output")" "cancelled -"
 }
+
+@test "a followup judged 'nothing to do' that the queue turns towards the target of a confirming command says what it queued" {
+	# K1's expired package: its stop went to the carrier, which applied it
+	# and dropped the connection: the result is unknown, the stop confirming,
+	# the facts still say active.
+	echo "{\"card\":\"K1\",\"carrier\":\"c1\",\"pkg_expires_at\":$PAST,\"status\":\"active\"}" | sr-asset >/dev/null
+	echo '{"card":"K1","status":"active"}' >"$T/gw-cards.jsonl"
+	gwsim_start --cards "$T/gw-cards.jsonl" --fault-drop-after 1
+	echo '{"card":"K1","carrier":"c1","scene":"polling"}' | sr-enqueue >/dev/null
+	run -0 bash -c 'sr-claim | sr-exec | sr-confirm'
+	assert_output --partial '"state":"confirming"'
+	# A poll read K1's facts (expired: stop); before it writes, the customer
+	# renews (nothing to do, but the stop may have gone: the queue turns it
+	# into a resume).
+	echo '{"card":"K1","carrier":"c1","scene":"polling"}' >"$T/in"
+	cat >"$T/race.sh" <<-EOF2
+	printf '{"card":"K1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' $FUTURE | sr-enqueue
+	EOF2
+	run at_write sr-enqueue "$T/race.sh"
+	assert_equal "$status" 0
+	assert_equal "$(jq -r '"\(.status) \(.action)"' "$T/script.out")" "queued resume"
+	# The poll's stop replaced it; judged again (renewed: nothing to do),
+	# the queue turned that into a resume again, and the line says resume.
+	assert_equal "$(sr-admin show K1 | jq -r .command.action)" resume
+	assert_equal "$(jq -r '"\(.status) \(.action) \(.followup) \(.followup_status)"' "$T/out")" "queued stop resume queued"
+}
