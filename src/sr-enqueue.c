@@ -1013,11 +1013,11 @@ called(const struct req *r)
 /* Whether a request's card is judged again after its write (judge_again):
  * a command written through the queue (a direct call that failed too: it
  * was queued, and replaced what a request judged meanwhile had written),
- * or a direct call that went. Not one
- * whose facts Redis refused (its script ran all the same: on a cluster its
- * account's master took it): judged again on the facts Redis holds, which
- * lack its own, it would undo its own command, which its ack says is
- * queued, judged on its facts (its warning says to send it again). */
+ * or a direct call that went. Not one whose facts Redis refused while it
+ * ran its script all the same (on a cluster, its account's master took
+ * it): judged again on the facts Redis holds, which lack its own, it would
+ * undo its own command, which its ack says is queued, judged on its facts
+ * (its warning says to send it again). */
 static int
 written(const struct req *r)
 {
