@@ -230,3 +230,29 @@ teardown() {
 	assert_equal "$(sr-admin show K1 | jq -r .command.action)" resume
 	assert_equal "$(jq -r '"\(.status) \(.action) \(.followup) \(.followup_status)"' "$T/out")" "queued stop resume queued"
 }
+
+@test "a stop acked unchanged while sr-exec judges its claim on older facts is called, not finished as no longer wanted" {
+	# K1's stop is queued (its package expired); then the mirror renews the
+	# package (sr-asset judges nothing: the claim's re-judgment will).
+	echo "{\"card\":\"K1\",\"carrier\":\"c1\",\"pkg_expires_at\":$PAST,\"status\":\"active\",\"data_quota_kb\":1000,\"data_used_kb\":10}" |
+		sr-asset >/dev/null
+	echo '{"card":"K1","carrier":"c1","scene":"package_expired"}' | sr-enqueue >/dev/null
+	echo "{\"card\":\"K1\",\"carrier\":\"c1\",\"pkg_expires_at\":$FUTURE}" | sr-asset >/dev/null
+	echo '{"card":"K1","status":"active"}' >"$T/gw-cards.jsonl"
+	gwsim_start --cards "$T/gw-cards.jsonl"
+	sr-claim >"$T/in"
+	# sr-exec judged its claim again (renewed: no longer wanted) and is about
+	# to ask the gate to finish it without a call; meanwhile a usage report
+	# says the data is used up, and its stop is acked.
+	cat >"$T/race.sh" <<-'EOF2'
+	echo '{"card":"K1","carrier":"c1","scene":"data_exhausted","facts":{"data_used_kb":2000}}' | sr-enqueue
+	EOF2
+	run at_break gate_append sr-exec "$T/race.sh"
+	assert_equal "$(jq -r '"\(.status) \(.action)"' "$T/script.out")" "queued stop"
+	# The claim judged on the older facts does not finish the command.
+	assert_equal "$(jq -r '"\(.outcome) \(.error)"' "$T/out")" "superseded version 1 replaced by 2"
+	sr-confirm <"$T/out" >/dev/null
+	drain_until_empty
+	assert_equal "$(final_state K1)" stopped
+	assert_equal "$(jq -r .kind "$T/gw.log" | paste -sd,)" stop
+}

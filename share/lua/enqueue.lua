@@ -3,7 +3,10 @@
   enqueue - write the judged intent of a batch of cards of ONE account.
 
   For each card, given what the judgment wants (stop, resume or none):
-  - a wanted command that is already queued is left alone ("unchanged");
+  - a wanted command that is already queued is left alone ("unchanged"),
+    unless a claim of it is out and has not called: then it gets a new
+    version ("queued"), so that the claim, which its holder may judge
+    again on facts older than this request's, fails at its gate;
   - a new or different command bumps the card's version and replaces the old
     one ("queued"); the version counter is never deleted, so versions never
     repeat for a card, even after its command finished (no ABA);
@@ -130,6 +133,17 @@ local function enqueueOne(i)
         rcall('ZADD', queues[prio + 1], score, card)
         rcall('HSET', key, 'prio', prio)
       end
+    end
+    if (tonumber(h[7]) or 0) > now and not called then
+      -- A claim of it is out and has not called: its holder judges the
+      -- card again before the call (sr-exec), maybe on facts older than
+      -- this request's, and would finish it as no longer wanted. A new
+      -- version fails that claim at its gate; the command is claimed again
+      -- and judged on the facts as they are now.
+      local nv = ver + 1
+      rcall('HSET', key, 'ver', nv)
+      audit(card, ver, nv, 'queued', want, reason, scene, source)
+      return 'queued', nv
     end
     return 'unchanged', ver
   end
