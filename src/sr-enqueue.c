@@ -1027,14 +1027,22 @@ written(const struct req *r)
 
 /* Redis lost while the cards written were judged again: their lines stand,
  * and say so (exit 3: a request judged at the same time may have been
- * overwritten); the rest of the batch is answered error by the caller. -1. */
+ * overwritten), each as far as it got: not judged again, or judged again
+ * with its followup unanswered (follows: the followups were sent). The rest
+ * of the batch is answered error by the caller. -1. */
 static int
-recheck_lost(struct batch *b)
+recheck_lost(struct batch *b, int follows)
 {
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 
-		if (written(r) && !r->warning[0])
+		if (!r->again || r->warning[0])
+			continue;
+		if (follows)
+			snprintf(r->warning, sizeof r->warning, "judged again after its %s, the facts want "
+			    "%s, and that was not answered (send it again): %s", called(r) ? "call" : "write",
+			    sr_want_name(r->follow.j.want), rds.errstr);
+		else
 			snprintf(r->warning, sizeof r->warning, "not judged again after its %s: %s",
 			    called(r) ? "call" : "write", rds.errstr);
 	}
@@ -1106,7 +1114,7 @@ judge_again(struct batch *b)
 		if (!k)
 			return 0;
 		if (!(rep = sr_redis_reply(&rds)))
-			return recheck_lost(b);
+			return recheck_lost(b, 0);
 		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
 			now = atoll(rep->element[0]->str);
 		freeReplyObject(rep);
@@ -1116,7 +1124,7 @@ judge_again(struct batch *b)
 			if (!r->again)
 				continue;
 			if (!(rep = sr_redis_reply(&rds)))
-				return recheck_lost(b);
+				return recheck_lost(b, 0);
 			memset(&r->cf, 0, sizeof r->cf);
 			memset(&r->df, 0, sizeof r->df);
 			/* (facts not read: nothing judged, the write stands) */
@@ -1136,7 +1144,7 @@ judge_again(struct batch *b)
 				continue;
 			if (r->cf.device[0]) {
 				if (!(rep = sr_redis_reply(&rds)))
-					return recheck_lost(b);
+					return recheck_lost(b, 0);
 				r->again = sr_device_facts_load(&r->df, rep) == 0;
 				freeReplyObject(rep);
 			}
@@ -1157,7 +1165,7 @@ judge_again(struct batch *b)
 		if (n == 0)
 			return 0;
 		if (sr_cmds_collect(&rds, sr_cmds_append(&rds, &cfg, cmds, n)) < 0)
-			return recheck_lost(b);
+			return recheck_lost(b, 1);
 		for (int i = 0; i < b->n; i++) {
 			struct req *r = &b->reqs[i];
 

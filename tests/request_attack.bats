@@ -85,16 +85,22 @@ teardown() {
 	assert_equal "$(jq -r .kind "$T/gw.log" | paste -sd,)" stop
 }
 
+# pause_redis: the commands (for bash) that make Redis stop answering for
+# 2 s: every master, on a cluster.
+pause_redis() {
+	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
+		for port in $(cluster_masters); do echo "redis-cli -p $port CLIENT PAUSE 2000 ALL"; done
+	else
+		echo "redis-cli -s $T/redis.sock CLIENT PAUSE 2000 ALL"
+	fi
+}
+
 @test "Redis silent when the card is to be judged again: the acked line stands, says so, and the exit is 3" {
 	echo "{\"card\":\"K1\",\"carrier\":\"c1\",\"pkg_expires_at\":$FUTURE,\"status\":\"active\"}" | sr-asset >/dev/null
 	echo '{"card":"K1","carrier":"c1","scene":"data_exhausted","facts":{"data_used_kb":2000,"data_quota_kb":1000}}' >"$T/in"
 	# Stopped once its write is answered, before it reads the facts again;
 	# there Redis stops answering for 2 s (every master, on a cluster).
-	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
-		for port in $(cluster_masters); do echo "redis-cli -p $port CLIENT PAUSE 2000 ALL"; done
-	else
-		echo "redis-cli -s $T/redis.sock CLIENT PAUSE 2000 ALL"
-	fi >"$T/race.sh"
+	pause_redis >"$T/race.sh"
 	SRQ_REDIS_TIMEOUT_MS=300 run at_break judge_again sr-enqueue "$T/race.sh"
 	assert_equal "$status" 3
 	# The stop was queued: its line says so, and that it was not checked.
@@ -255,4 +261,26 @@ teardown() {
 	drain_until_empty
 	assert_equal "$(final_state K1)" stopped
 	assert_equal "$(jq -r .kind "$T/gw.log" | paste -sd,)" stop
+}
+
+@test "Redis silent while a followup is written: the line says the facts were judged again and what they want was not answered" {
+	echo "{\"card\":\"K1\",\"carrier\":\"c1\",\"pkg_expires_at\":$FUTURE,\"status\":\"active\",\"data_quota_kb\":1000,\"data_used_kb\":10}" |
+		sr-asset >/dev/null
+	printf '{"card":"K1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' $((FUTURE + 86400)) >"$T/in"
+	# The renewal is stopped before its write (a usage report then queues a
+	# stop), and again before its followup's write (Redis then goes silent).
+	cat >"$T/race1.sh" <<-'EOF'
+	echo '{"card":"K1","carrier":"c1","scene":"data_exhausted","facts":{"data_used_kb":2000}}' | sr-enqueue
+	EOF
+	pause_redis >"$T/race2.sh"
+	SRQ_REDIS_TIMEOUT_MS=300 run at_breaks sr_cmds_append sr-enqueue "$T/race1.sh" "$T/race2.sh"
+	assert_equal "$status" 3
+	assert_equal "$(jq -r '"\(.status) \(.action)"' "$T/race1.sh.out")" "queued stop"
+	run jq -r .warning "$T/out"
+	assert_output --partial "judged again after its write, the facts want stop, and that was not answered (send it again)"
+	# Sent again, the renewal leaves the stop queued (whether or not Redis
+	# ran the unanswered followup).
+	sleep 2
+	run -0 sr-enqueue <"$T/in"
+	assert_equal "$(jq -r .action <<<"$output") $(sr-admin show K1 | jq -r .command.action)" "stop stop"
 }
