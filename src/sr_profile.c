@@ -534,38 +534,49 @@ line_of(const struct parse *ps, const char *key)
 	return 0;
 }
 
+/* The next placeholder {name} of a template at or after t: its name (n
+ * bytes of [a-z0-9_]), or NULL when there is none. */
+static const char *
+next_placeholder(const char *t, size_t *n)
+{
+	for (; t && (t = strchr(t, '{')); t++) {
+		*n = strspn(t + 1, "abcdefghijklmnopqrstuvwxyz0123456789_");
+		if (*n > 0 && t[1 + *n] == '}')
+			return t + 1;
+	}
+	return NULL;
+}
+
+/* Is the placeholder name (n bytes) this one? */
+static int
+is_name(const char *name, size_t n, const char *that)
+{
+	return strlen(that) == n && !strncmp(name, that, n);
+}
+
 /* Every {name} of a template is a placeholder the profile knows: a typo
  * ({crad}) is a configuration error now, not a request that fails later. */
 static int
 check_names(struct parse *ps, const char *key, const char *tmpl)
 {
 	const struct sr_profile *p = ps->p;
+	const char *name;
+	size_t n;
 
-	for (const char *t = tmpl ? tmpl : ""; (t = strchr(t, '{'));) {
-		const char *q = t + 1;
+	for (const char *t = tmpl; (name = next_placeholder(t, &n)); t = name + n + 1) {
 		int known = 0;
 
-		while (islower((unsigned char)*q) || isdigit((unsigned char)*q) || *q == '_')
-			q++;
-		if (*q != '}' || q == t + 1) {
-			t++;
-			continue;
-		}
 		for (int i = 0; builtin_names[i] && !known; i++)
-			known = strlen(builtin_names[i]) == (size_t)(q - t - 1) &&
-			    !strncmp(builtin_names[i], t + 1, (size_t)(q - t - 1));
+			known = is_name(name, n, builtin_names[i]);
 		for (int i = 0; i < p->nvars && !known; i++)
-			known = strlen(p->vars[i].name) == (size_t)(q - t - 1) &&
-			    !strncmp(p->vars[i].name, t + 1, (size_t)(q - t - 1));
+			known = is_name(name, n, p->vars[i].name);
 		if (!known) {
 			char what[160];
 
 			ps->line = line_of(ps, key);
-			snprintf(what, sizeof what, "%s: unknown placeholder {%.*s}", key, (int)(q - t - 1),
-			    t + 1);
+			snprintf(what, sizeof what, "%s: unknown placeholder {%.*s}", key, (int)n, name);
 			return perr(ps, "%s", what);
 		}
-		t = q + 1;
 	}
 	return 0;
 }
@@ -605,22 +616,19 @@ check_templates(struct parse *ps)
 static int
 names_card(const struct sr_profile *p, const char *tmpl, int depth)
 {
-	if (!tmpl || depth > 8)
-		return 0;
-	for (const char *t = tmpl; (t = strchr(t, '{'));) {
-		const char *name = ++t;
-		size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_");
+	const char *name;
+	size_t n;
 
-		if (name[n] != '}' || n == 0)
-			continue;
-		if (n == 4 && !strncmp(name, "card", 4))
-			return 1;
-		if ((n == 4 && !strncmp(name, "base", 4) && names_card(p, p->base, depth + 1)) ||
-		    (n == 5 && !strncmp(name, "reqid", 5) && names_card(p, p->reqid, depth + 1)))
+	if (depth > 8)
+		return 0;
+	for (const char *t = tmpl; (name = next_placeholder(t, &n)); t = name + n + 1) {
+		if (is_name(name, n, "card") ||
+		    (is_name(name, n, "base") && names_card(p, p->base, depth + 1)) ||
+		    (is_name(name, n, "reqid") && names_card(p, p->reqid, depth + 1)))
 			return 1;
 		for (int i = 0; i < p->nvars; i++)
-			if (!p->vars[i].secret && strlen(p->vars[i].name) == n &&
-			    !strncmp(p->vars[i].name, name, n) && names_card(p, p->vars[i].value, depth + 1))
+			if (!p->vars[i].secret && is_name(name, n, p->vars[i].name) &&
+			    names_card(p, p->vars[i].value, depth + 1))
 				return 1;
 	}
 	return 0;
