@@ -345,6 +345,8 @@ card_state(const char *card, const char *carrier, long long *now_ms, int history
 		const char *a[] = { "HGETALL", sr_key_card_facts(fkey, cfg.prefix, card) };
 
 		json_object_set_new(o, "facts", sr_facts_json(rep = cmd(2, a), SR_FACTS_CARD));
+		/* Each fact as of when, and who said so. */
+		json_object_set_new(o, "facts_as_of", sr_facts_times_json(rep, SR_FACTS_CARD));
 		freeReplyObject(rep);
 	}
 	for (int q = 0; q < 3; q++) {

@@ -12,17 +12,16 @@
  * another carrier than the mirror has is rejected, since the card's command
  * state lives under its account.
  *
- * An export is a picture of the carrier taken at some time: with --as-of, a
- * card's status older than, and different from, what srq itself saw at the
- * carrier since (the card's 'seen', written by the finish of its last call
- * or query) is not written; the newer one wins. Re-importing a stale export
- * then costs no "already" calls. stopped_by is always written: only the
- * export can say that a card was stopped by hand.
+ * An export is a picture taken at some time: every fact is written as of
+ * it (a row's "as_of", else --as-of, else when srq receives the row), and a
+ * fact stored as of a later time is not written over (facts_write.lua): a
+ * status srq learned at the carrier after the export, a renewal sent since.
+ * Re-importing a stale export then undoes nothing and costs no call.
  *
  * Batched: each batch is two pipelined round trips (read the cards' current
- * carrier and device, and what srq saw; write facts and membership), and a
- * third when a card moves (its device fact, once its membership is
- * written), so a million rows load in seconds, not hours.
+ * facts; write facts and membership), and a third when a card leaves a
+ * device (its device fact, once it has left), so a million rows load in
+ * seconds, not hours.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -46,17 +45,20 @@ static const char usage_fmt[] =
 "  {\"device\":\"D42\",\"pkg_expires_at\":0,\"disabled\":0}\n"
 "Card facts: %s.\n"
 "Device facts: %s (pkg_expires_at 0: no device package).\n"
+"  A row may say when it was true: \"as_of\" (epoch ms, or ISO-8601 with a zone).\n"
 "Result: {\"line\":1,\"card\":\"...\",\"carrier\":\"c17\",\"status\":\"loaded\"}; status loaded,\n"
-"  rejected (with \"error\"), error (Redis failed); \"status_kept\":true when --as-of kept\n"
-"  the status srq saw at the carrier later than the export.\n"
+"  rejected (with \"error\"), error (Redis failed); \"stale_facts\": the row's facts not\n"
+"  written, the stored ones being as of a later time (a status srq saw at the carrier\n"
+"  after the export, a renewal sent since); \"status_kept\":true when status is one.\n"
 "\n"
 "Options:\n"
 "  --csv            the input is CSV with a header row (quotes, CRLF and a BOM are fine;\n"
 "                   a flag cell is 0, 1, true, false, t or f, in any case)\n"
 "  --progress       rows and rate on stderr every second (default when stderr is a terminal)\n"
-"  --as-of TIME     when the export was taken (UTC: 2026-12-01T10:00Z, epoch ms, or 2h:\n"
-"                   that long ago): a card's status is not written over a different one\n"
-"                   srq saw at the carrier after TIME (without it, the export wins)\n"
+"  --as-of TIME     when the export was taken, for rows that do not say (ISO-8601 with a\n"
+"                   zone: 2026-12-01T10:00Z, epoch ms, or 2h: that long ago; without it,\n"
+"                   when srq receives the row): no fact stored as of a later time is\n"
+"                   written over\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "Exit: 0 all loaded, 1 some rows rejected, 2 usage, 3 Redis unavailable.\n"
 "Example:\n"
@@ -73,22 +75,26 @@ struct row {
 	const char *card, *carrier, *device; /* borrowed from obj */
 	char old_carrier[65], old_device[65];
 	char from_device[65]; /* the card's device in Redis before this batch */
-	int moves;       /* membership writes come before the device fact */
-	int has_status;  /* the row sets status */
-	int keep_status; /* ... but srq saw another one later than --as-of */
-	int ncmd; /* writes appended for this row: their replies are its answer */
+	int moves;       /* it leaves another device: its device fact is written last */
+	int stale_device; /* its device fact is older than the stored one: no move */
+	long long as_of; /* when its facts were true, ms ("as_of", else --as-of); 0: now */
+	long long device_as_of; /* the stored device fact's time */
+	json_t *stale;   /* its facts not written: the stored ones are newer */
+	int fw;   /* its facts' write in writes (append_facts), + 1; 0: none */
+	int ncmd; /* membership writes appended for this row: their replies are its answer too */
 };
 
 static struct sr_config cfg;
 static struct sr_redis rds;
 static int redis_up, csv;
-static long long as_of; /* --as-of, Redis ms; 0: the export wins */
+static long long as_of; /* --as-of, Redis ms; 0: when srq receives each row */
+static struct sr_facts_batch writes; /* the batch's facts writes (facts_write.lua), in flight */
 
 static void
 validate(struct row *r)
 {
-	static const char *const card_own[] = { "card", "carrier", NULL };
-	static const char *const dev_own[] = { "device", NULL };
+	static const char *const card_own[] = { "card", "carrier", "as_of", NULL };
+	static const char *const dev_own[] = { "device", "as_of", NULL };
 	json_t *o = r->obj;
 
 	r->st = ST_REJECTED;
@@ -96,6 +102,10 @@ validate(struct row *r)
 		snprintf(r->error, sizeof r->error, "a row must be a JSON object");
 		return;
 	}
+	r->as_of = as_of;
+	if (json_object_get(o, "as_of") &&
+	    (r->as_of = sr_json_as_of(json_object_get(o, "as_of"), r->error, sizeof r->error)) < 0)
+		return;
 	r->card = sr_jstr(o, "card");
 	r->carrier = sr_jstr(o, "carrier");
 	r->device = sr_jstr(o, "device");
@@ -130,6 +140,7 @@ validate(struct row *r)
 static void
 fail_batch(struct row *rows, int n)
 {
+	sr_facts_batch_reset(&writes);
 	for (int i = 0; i < n; i++)
 		if (rows[i].st == ST_PENDING) {
 			rows[i].st = ST_ERROR;
@@ -138,38 +149,25 @@ fail_batch(struct row *rows, int n)
 	sr_redis_lost(&rds, &redis_up, "row");
 }
 
-/* HSET key with every member of o but those in skip (+ carrier if given).
- * Returns the number of commands appended (0 or 1). */
-static int
-append_hset(const char *key, json_t *o, const char *const *skip, const char *carrier)
+/* The row's facts (but those in skip), as of the row's time, a card's
+ * with its account, into writes. */
+static void
+add_facts(struct row *r, const char *key, const char *const *skip)
 {
-	const char *argv[2 + 2 * 12];
-	char vals[12][80];
-	int argc = 0, k = 0;
-	const char *name;
-	json_t *v;
+	struct sr_facts_write w;
 
-	argv[argc++] = "HSET";
-	argv[argc++] = key;
-	if (carrier) {
-		argv[argc++] = sr_fact_field("carrier");
-		argv[argc++] = carrier;
-	}
-	json_object_foreach(o, name, v) {
-		int skipped = 0;
+	sr_facts_write_init(&w, key, r->as_of, sr_prog, r->card ? r->carrier : NULL);
+	sr_facts_write_json(&w, r->obj, skip);
+	sr_facts_batch_add(&writes, &w);
+	r->fw = writes.n;
+}
 
-		for (const char *const *s = skip; *s; s++)
-			skipped |= !strcmp(*s, name);
-		if (skipped || k == 12)
-			continue;
-		sr_fact_value(v, vals[k], sizeof vals[k]);
-		argv[argc++] = sr_fact_field(name);
-		argv[argc++] = vals[k++];
-	}
-	if (argc <= 2)
-		return 0;
-	sr_redis_append(&rds, argc, argv, NULL);
-	return 1;
+/* The time facts_write.lua writes a row's facts as of: its own, never
+ * past now (the batch's clock), else now. */
+static long long
+written_as_of(const struct row *r, long long now)
+{
+	return r->as_of && r->as_of < now ? r->as_of : now;
 }
 
 #define SEEN (2 * BATCH)
@@ -185,18 +183,41 @@ hash(const char *s)
 }
 
 /* The replies to the writes of every pending row: ST_ERROR if Redis
- * refused one, else ST_DONE, or still ST_PENDING if the row's card moves
- * (its device fact is written next). */
+ * refused one, ST_REJECTED if the card is another account's (taken since
+ * it was read), else ST_DONE, or still ST_PENDING if the row's card leaves
+ * a device (its device fact is written next). Its facts first
+ * (facts_write.lua): those it did not write, the stored ones being newer,
+ * are kept for its line (a second round's added). */
 static int
 take_replies(struct row *rows, int n)
 {
 	redisReply *rep;
 
+	if (writes.calls && sr_facts_batch_read(&rds, &writes) < 0)
+		return -1;
 	for (int i = 0; i < n; i++) {
 		struct row *r = &rows[i];
 
 		if (r->st != ST_PENDING)
 			continue;
+		if (r->fw) {
+			json_t *stale = NULL;
+			int rc = sr_facts_written(sr_facts_batch_reply(&writes, r->fw - 1),
+			    r->card ? SR_FACTS_CARD : SR_FACTS_DEVICE, &stale, r->error, sizeof r->error);
+
+			if (stale && r->stale) {
+				json_array_extend(r->stale, stale);
+				json_decref(stale);
+			} else if (stale)
+				r->stale = stale;
+			if (rc == -2)
+				r->st = ST_REJECTED;
+			else if (rc < 0) {
+				r->st = ST_ERROR;
+				sr_warn("line %ld: %s", r->line, r->error);
+			}
+			r->fw = 0;
+		}
 		for (int k = 0; k < r->ncmd; k++) {
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
@@ -211,6 +232,7 @@ take_replies(struct row *rows, int n)
 		if (r->st == ST_PENDING && !r->moves)
 			r->st = ST_DONE;
 	}
+	sr_facts_batch_reset(&writes);
 	return 0;
 }
 
@@ -218,32 +240,31 @@ static int
 process(struct row *rows, int n)
 {
 	static struct row *seen[SEEN]; /* card -> its last row in this batch */
-	static const char *const card_skip[] = { "card", "carrier", NULL };
-	static const char *const card_skip_status[] = { "card", "carrier", "status", NULL };
-	static const char *const dev_skip[] = { "device", NULL };
-	char key[SR_KEY_MAX], key2[SR_KEY_MAX];
+	static const char *const card_skip[] = { "card", "carrier", "as_of", NULL };
+	static const char *const card_skip_device[] = { "card", "carrier", "as_of", "device", NULL };
+	static const char *const dev_skip[] = { "device", "as_of", NULL };
+	const char *time_argv[] = { "TIME" };
+	struct sr_card_facts cf;
+	char key[SR_KEY_MAX];
+	long long now = 0;
 	redisReply *rep;
 
 	if (!redis_up)
 		return -1;
-	/* Round 1: where each card is now (account and device). */
+	/* Round 1: the clock, and where each card is now (account and device,
+	 * and as of when its device fact was true). */
+	sr_redis_append(&rds, 1, time_argv, NULL);
 	for (int i = 0; i < n; i++)
 		if (rows[i].st == ST_PENDING && rows[i].card) {
-			const char *argv[] = { "HMGET", sr_key_card_facts(key, cfg.prefix, rows[i].card),
-				sr_fact_field("carrier"), sr_fact_field("device"), "carrier", "device" };
+			const char *argv[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, rows[i].card) };
 
-			sr_redis_append(&rds, 6, argv, NULL);
-			rows[i].has_status = json_is_string(json_object_get(rows[i].obj, "status"));
-			if (as_of && rows[i].has_status) {
-				const char *seen[] = { "HMGET", sr_key_card(key2, cfg.prefix, rows[i].carrier,
-					rows[i].card), "seen", "seen_ms" };
-				const char *idle[] = { "HGET", key2, NULL };
-
-				sr_redis_append(&rds, 4, seen, NULL);
-				idle[2] = sr_key_idle(key2, cfg.prefix, rows[i].carrier, rows[i].card);
-				sr_redis_append(&rds, 3, idle, NULL);
-			}
+			sr_redis_append(&rds, 2, argv, NULL);
 		}
+	if (!(rep = sr_redis_reply(&rds)))
+		return -1;
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
+		now = atoll(rep->element[0]->str) * 1000 + atoll(rep->element[1]->str) / 1000;
+	freeReplyObject(rep);
 	for (int i = 0; i < n; i++) {
 		struct row *r = &rows[i];
 
@@ -251,42 +272,26 @@ process(struct row *rows, int n)
 			continue;
 		if (!(rep = sr_redis_reply(&rds)))
 			return -1;
-		/* The short fields, else the legacy ones (before sr-admin migrate). */
-		for (int j = 1; rep->type == REDIS_REPLY_ARRAY && rep->elements == 4 && j >= 0; j--) {
-			if (rep->element[2 * j]->type == REDIS_REPLY_STRING)
-				snprintf(r->old_carrier, sizeof r->old_carrier, "%s", rep->element[2 * j]->str);
-			if (rep->element[2 * j + 1]->type == REDIS_REPLY_STRING)
-				snprintf(r->old_device, sizeof r->old_device, "%s", rep->element[2 * j + 1]->str);
-		}
+		/* (A key damaged by hand reads as nothing: its write fails.) */
+		sr_card_facts_load(&cf, rep);
+		snprintf(r->old_carrier, sizeof r->old_carrier, "%s", cf.carrier);
+		snprintf(r->old_device, sizeof r->old_device, "%s", cf.device);
+		r->device_as_of = sr_fact_as_of(&cf, "device");
 		freeReplyObject(rep);
 		memcpy(r->from_device, r->old_device, sizeof r->from_device);
-		if (as_of && r->has_status) {
-			redisReply *idle;
-			char seen[16] = "";
-			long long seen_ms = 0;
-
-			if (!(rep = sr_redis_reply(&rds)))
-				return -1;
-			if (!(idle = sr_redis_reply(&rds))) {
-				freeReplyObject(rep);
-				return -1;
-			}
-			/* What srq last saw: in the card's hash, or packed while it
-			 * sleeps (ver|last_call|seen|seen_ms|...). */
-			if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
-			    rep->element[0]->type == REDIS_REPLY_STRING && rep->element[1]->type == REDIS_REPLY_STRING) {
-				snprintf(seen, sizeof seen, "%s", rep->element[0]->str);
-				seen_ms = atoll(rep->element[1]->str);
-			} else if (idle->type == REDIS_REPLY_STRING && sr_idle_get(idle->str, SR_IDLE_SEEN, seen, sizeof seen)) {
-				char ms[24];
-
-				seen_ms = sr_idle_get(idle->str, SR_IDLE_SEEN_MS, ms, sizeof ms) ? atoll(ms) : 0;
-			}
-			r->keep_status = seen[0] && seen_ms > as_of &&
-			    strcmp(seen, json_string_value(json_object_get(r->obj, "status")));
-			freeReplyObject(idle);
-			freeReplyObject(rep);
+	}
+	/* A time ahead of the Redis clock by more than the skew is not trusted:
+	 * its facts would outlive every newer one. A row that says not when
+	 * it was true is as of when srq received it, its batch's clock (one
+	 * time for its facts, written in one round or two). */
+	for (int i = 0; i < n; i++) {
+		if (rows[i].st == ST_PENDING && rows[i].as_of > now + SR_AS_OF_SKEW_MS && now > 0) {
+			rows[i].st = ST_REJECTED;
+			snprintf(rows[i].error, sizeof rows[i].error, "\"as_of\" is %lld s ahead of Redis's clock "
+			    "(at most %d min is taken)", (rows[i].as_of - now) / 1000, SR_AS_OF_SKEW_MS / 60000);
 		}
+		if (!rows[i].as_of)
+			rows[i].as_of = now;
 	}
 	/* Rows of one batch that name the same card see each other's effect, as
 	 * if applied one by one: a later row starts from the earlier row's
@@ -302,8 +307,13 @@ process(struct row *rows, int n)
 			;
 		if ((prev = seen[h])) {
 			snprintf(r->old_carrier, sizeof r->old_carrier, "%s", prev->carrier);
-			snprintf(r->old_device, sizeof r->old_device, "%s",
-			    prev->device ? prev->device : prev->old_device);
+			if (prev->device && !prev->stale_device) {
+				snprintf(r->old_device, sizeof r->old_device, "%s", prev->device);
+				r->device_as_of = written_as_of(prev, now);
+			} else {
+				snprintf(r->old_device, sizeof r->old_device, "%s", prev->old_device);
+				r->device_as_of = prev->device_as_of;
+			}
 		}
 		if (r->old_carrier[0] && strcmp(r->old_carrier, r->carrier)) {
 			r->st = ST_REJECTED;
@@ -312,72 +322,82 @@ process(struct row *rows, int n)
 			    r->old_carrier);
 			continue;
 		}
+		/* A device fact older than the stored one moves nothing. */
+		r->stale_device = r->device && written_as_of(r, now) < r->device_as_of;
 		seen[h] = r;
 	}
-	/* Round 2: the facts, and membership when a card changes device. Rows
-	 * of one batch that name the same card are applied in input order.
+	/* Round 2: the facts, and the card's device membership. Rows of one
+	 * batch that name the same card are applied in input order. A device
+	 * fact older than the stored one moves nothing.
 	 *
-	 * The card's device fact is what the next load compares with to know
-	 * whether membership must be written, so a card that moves gets it
-	 * only in round 3, once Redis took the membership writes: a refused
-	 * SADD or SREM leaves the old device in the facts, and the same row
-	 * sent again writes the membership again. A later row of the same
-	 * card in the batch cannot know whether an earlier one's membership
-	 * was taken: it also leaves the device the card had before the batch
-	 * and joins its own even if the earlier row named it already. */
+	 * A card is added to its device's members whenever a row names the
+	 * device, new or not: the facts and the membership are written side by
+	 * side (their keys are in different slots), and when Redis refuses the
+	 * membership of a new card, its facts already name the device; the
+	 * same row sent again writes it again.
+	 *
+	 * A card that leaves a device is what the next load compares with to
+	 * know the card must leave it, so it gets its device fact only in round
+	 * 3, once Redis took the membership writes: a refused SREM leaves the
+	 * old device in the facts, and the same row sent again leaves it again.
+	 * A later row of the same card in the batch cannot know whether an
+	 * earlier one's membership was taken: it also leaves the device the
+	 * card had before the batch. */
 	for (int i = 0; i < n; i++) {
 		struct row *r = &rows[i];
-		const char *skip[8]; /* card_skip_status, "device", NULL */
-		int k = 0;
 
 		if (r->st != ST_PENDING)
 			continue;
 		if (!r->card) {
-			r->ncmd = append_hset(sr_key_device_facts(key, cfg.prefix, r->device), r->obj, dev_skip,
-			    NULL);
+			add_facts(r, sr_key_device_facts(key, cfg.prefix, r->device), dev_skip);
 			continue;
 		}
-		r->moves = r->device && (strcmp(r->device, r->old_device) || strcmp(r->device, r->from_device));
-		for (const char *const *s = r->keep_status ? card_skip_status : card_skip; *s; s++)
-			skip[k++] = *s;
-		if (r->moves)
-			skip[k++] = "device";
-		skip[k] = NULL;
-		r->ncmd = append_hset(sr_key_card_facts(key, cfg.prefix, r->card), r->obj, skip, r->carrier);
-		if (r->moves) {
+		r->moves = r->device && !r->stale_device && ((r->old_device[0] && strcmp(r->device, r->old_device)) ||
+		    (r->from_device[0] && strcmp(r->device, r->from_device)));
+		add_facts(r, sr_key_card_facts(key, cfg.prefix, r->card), r->moves ? card_skip_device : card_skip);
+	}
+	sr_facts_batch_append(&rds, &writes);
+	for (int i = 0; i < n; i++) {
+		struct row *r = &rows[i];
+		char key2[SR_KEY_MAX];
+		const char *from[] = { r->old_device, r->from_device };
+
+		if (r->st != ST_PENDING || !r->card || !r->device || r->stale_device)
+			continue;
+		if (r->device[0]) {
 			const char *add[] = { "SADD", sr_key_device_cards(key, cfg.prefix, r->device), r->card };
-			const char *from[] = { r->old_device, r->from_device };
 
 			sr_redis_append(&rds, 3, add, NULL);
 			r->ncmd++;
-			for (int j = 0; j < 2; j++) {
-				const char *rem[] = { "SREM", sr_key_device_cards(key2, cfg.prefix, from[j]), r->card };
+		}
+		for (int j = 0; r->moves && j < 2; j++) {
+			const char *rem[] = { "SREM", sr_key_device_cards(key2, cfg.prefix, from[j]), r->card };
 
-				if (!from[j][0] || !strcmp(from[j], r->device) || (j == 1 && !strcmp(from[1], from[0])))
-					continue;
-				sr_redis_append(&rds, 3, rem, NULL);
-				r->ncmd++;
-			}
+			if (!from[j][0] || !strcmp(from[j], r->device) || (j == 1 && !strcmp(from[1], from[0])))
+				continue;
+			sr_redis_append(&rds, 3, rem, NULL);
+			r->ncmd++;
 		}
 	}
 	/* A row is loaded only if Redis took every one of its writes (out of
 	 * memory, a read-only replica, a key of the wrong type: an error). A
-	 * card that moves stays pending for round 3. */
+	 * card that leaves a device stays pending for round 3. */
 	if (take_replies(rows, n) < 0)
 		return -1;
-	/* Round 3: the device fact of the cards whose membership was written. */
+	/* Round 3: the device fact of the cards that left their device. */
 	for (int i = 0; i < n; i++) {
 		struct row *r = &rows[i];
+		struct sr_facts_write w;
 
 		if (r->st != ST_PENDING)
 			continue;
-		const char *argv[] = { "HSET", sr_key_card_facts(key, cfg.prefix, r->card),
-			sr_fact_field("device"), r->device };
-
-		sr_redis_append(&rds, 4, argv, NULL);
-		r->ncmd = 1;
+		sr_facts_write_init(&w, sr_key_card_facts(key, cfg.prefix, r->card), r->as_of, sr_prog, r->carrier);
+		sr_facts_write_add(&w, "device", r->device);
+		sr_facts_batch_add(&writes, &w);
+		r->fw = writes.n;
 		r->moves = 0;
 	}
+	sr_facts_batch_append(&rds, &writes);
 	return take_replies(rows, n);
 }
 
@@ -399,8 +419,11 @@ emit(struct row *rows, int n)
 			json_object_set_new(o, "carrier", json_string(r->carrier));
 		if (r->st == ST_DONE) {
 			json_object_set_new(o, "status", json_string("loaded"));
-			if (r->keep_status)
-				json_object_set_new(o, "status_kept", json_true());
+			if (r->stale) {
+				json_object_set(o, "stale_facts", r->stale);
+				if (sr_jarray_has(r->stale, "status"))
+					json_object_set_new(o, "status_kept", json_true());
+			}
 		}
 		else if (r->st == ST_REJECTED)
 			status = sr_worst(status, sr_rejected(o, r->line, r->error));
@@ -412,6 +435,8 @@ emit(struct row *rows, int n)
 		sr_emit(o);
 		json_decref(r->obj);
 		r->obj = NULL;
+		json_decref(r->stale);
+		r->stale = NULL;
 	}
 	sr_flush();
 	return status;
@@ -492,19 +517,8 @@ main(int argc, char *argv[])
 	}
 	sr_no_operands(argc, argv, usage);
 	redis_up = sr_redis_open_filter(&rds, &cfg, "row is answered with status \"error\"");
-	if (as_of_opt) {
-		/* Parsed on the Redis clock, which every 'seen' time is on. Without
-		 * Redis every row is an error anyway: the local clock only checks
-		 * the flag. */
-		int64_t now = redis_up ? sr_redis_time_ms(&rds) : -1;
-
-		if (now < 0)
-			now = (int64_t)time(NULL) * 1000;
-
-		if ((as_of = sr_parse_when(as_of_opt, now, -1)) <= 0)
-			sr_die(SR_EX_USAGE, "--as-of: '%s' is not a time (2026-12-01T10:00Z, epoch ms) nor a "
-			    "duration ago (10m, 2h, 1d)", as_of_opt);
-	}
+	if (as_of_opt)
+		as_of = sr_as_of_option(&rds, redis_up, as_of_opt);
 	if (csv)
 		c = sr_csv_new(STDIN_FILENO);
 	else
@@ -553,6 +567,7 @@ main(int argc, char *argv[])
 		sr_csv_free(c);
 	else
 		sr_reader_free(&rd);
+	sr_facts_batch_free(&writes);
 	sr_redis_close(&rds);
 	return sr_finish(status);
 }

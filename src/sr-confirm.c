@@ -55,7 +55,7 @@ struct res {
 	int bad;     /* rejected line */
 	int upstream_error; /* sr-exec could not process it */
 	int genuine;  /* the script applied it: its facts may be learned */
-	int updates;  /* fact writes sent for it (append_status_update) */
+	int learn;    /* its status write in learned (append_status_update), + 1; 0: none */
 	const char *unlearned; /* why what it proves is not known written */
 	char state[16];
 	long long ver_now;
@@ -130,36 +130,25 @@ status_proved(const struct res *r, const char **by_out)
 	return state;
 }
 
-/* Facts the result proves, written: returns the writes appended. */
-static int
+/* The facts the held batch's results prove, written (facts_write.lua). */
+static struct sr_facts_batch learned;
+
+/* Facts the result proves, written as of when its answer came (the call
+ * left at "at" and took "ms": what an export taken before that says is
+ * older, and does not undo it), with the held batch's others. */
+static void
 append_status_update(struct res *r)
 {
 	const char *by, *state = status_proved(r, &by);
+	long long at = sr_jint(r->obj, "at", 0), ms = sr_jint(r->obj, "ms", 0);
 	char key[SR_KEY_MAX];
 
 	if (!state)
-		return 0;
-	sr_key_card_facts(key, cfg.prefix, r->t.card);
-	if (by) {
-		const char *argv[] = { "HSET", key, sr_fact_field("status"), state, sr_fact_field("stopped_by"),
-			by };
-
-		sr_redis_append(&rds, 6, argv, NULL);
-		return 1;
-	} else if (!strcmp(state, "active")) {
-		const char *argv[] = { "HSET", key, sr_fact_field("status"), state };
-		/* The legacy field too, or it would be read in its place. */
-		const char *del[] = { "HDEL", key, sr_fact_field("stopped_by"), "stopped_by" };
-
-		sr_redis_append(&rds, 4, argv, NULL);
-		sr_redis_append(&rds, 4, del, NULL);
-		return 2;
-	} else {
-		const char *argv[] = { "HSET", key, sr_fact_field("status"), state };
-
-		sr_redis_append(&rds, 4, argv, NULL);
-		return 1;
-	}
+		return;
+	/* A stop that srq made is srq's (auto); "active" ends any stop. */
+	sr_facts_status_add(&learned, sr_key_card_facts(key, cfg.prefix, r->t.card), r->t.carrier, state,
+	    by ? by : !strcmp(state, "active") ? "" : NULL, at > 0 && ms >= 0 ? at + ms : 0, sr_prog);
+	r->learn = learned.n;
 }
 
 /* The numbers of one result, as the script's arguments. */
@@ -261,29 +250,34 @@ settle(void)
 {
 	int status;
 
+	if (learned.calls && redis_up && sr_facts_batch_read(&rds, &learned) < 0) {
+		sr_redis_lost(&rds, &redis_up, "result");
+		sr_redis_discard(&rds);
+	}
 	for (int i = 0; i < nheld; i++) {
 		struct res *r = &held[i];
+		const redisReply *rep;
+		json_t *stale = NULL;
+		char why[sizeof r->error - 40];
 
-		for (; r->updates > 0; r->updates--) {
-			redisReply *rep = redis_up ? sr_redis_reply(&rds) : NULL;
-
-			if (!rep) {
-				if (redis_up) {
-					sr_redis_lost(&rds, &redis_up, "result");
-					sr_redis_discard(&rds);
-				}
-				r->unlearned = "Redis lost before the card's status was written";
-				continue;
-			}
-			if (rep->type == REDIS_REPLY_ERROR) {
-				/* (its error is free: the line has a state) */
-				snprintf(r->error, sizeof r->error, "the card's status was not learned: %s", rep->str);
-				sr_warn_each(sr_card_subject(r->t.card), r->error);
-				r->unlearned = r->error;
-			}
-			freeReplyObject(rep);
+		if (!r->learn)
+			continue;
+		rep = learned.got ? sr_facts_batch_reply(&learned, r->learn - 1) : NULL;
+		r->learn = 0;
+		if (!rep || !redis_up) {
+			r->unlearned = "Redis lost before the card's status was written";
+			continue;
 		}
+		if (sr_facts_written(rep, SR_FACTS_CARD, &stale, why, sizeof why) < 0) {
+			/* (its error is free: the line has a state) */
+			snprintf(r->error, sizeof r->error, "the card's status was not learned: %s",
+			    rep->type == REDIS_REPLY_ERROR ? rep->str : why);
+			sr_warn_each(sr_card_subject(r->t.card), r->error);
+			r->unlearned = r->error;
+		}
+		json_decref(stale); /* (a newer status stands: nothing to say) */
 	}
+	sr_facts_batch_reset(&learned);
 	status = held ? emit(held, nheld) : SR_EX_OK;
 	held = NULL;
 	nheld = 0;
@@ -338,9 +332,11 @@ process(struct res *rs, int n)
 	 * never from a forged, replayed or stale line. */
 	for (int i = 0; i < n; i++)
 		if (rs[i].genuine && redis_up)
-			rs[i].updates = append_status_update(&rs[i]);
+			append_status_update(&rs[i]);
 		else if (rs[i].genuine && status_proved(&rs[i], &by)) /* applied, then Redis was lost */
 			rs[i].unlearned = "Redis lost before the card's status was written";
+	if (redis_up)
+		sr_facts_batch_append(&rds, &learned);
 	held = rs;
 	nheld = n;
 	held_at = sr_mono_ms();
@@ -449,5 +445,6 @@ main(int argc, char *argv[])
 	sr_reader_free(&rd);
 	sr_redis_close(&rds);
 	sr_accounts_free();
+	sr_facts_batch_free(&learned);
 	return sr_finish(status);
 }

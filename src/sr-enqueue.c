@@ -25,18 +25,21 @@
 
 /* The usage text; %s: the card facts (sr_facts.c). */
 static const char usage_fmt[] =
-"usage: sr-enqueue [--csv] [--scene S] [--source S] [--redis URL] [--prefix P]\n"
-"                  [--gateway URL] < requests.jsonl > acks.jsonl\n"
+"usage: sr-enqueue [--csv] [--scene S] [--source S] [--as-of TIME] [--redis URL]\n"
+"                  [--prefix P] [--gateway URL] < requests.jsonl > acks.jsonl\n"
 "\n"
 "Judge stop/resume requests and queue the resulting commands. One request per\n"
 "input line, one ack per output line, in the same order.\n"
 "\n"
 "Request:\n"
 "  {\"card\":\"8986...\",\"carrier\":\"c17\",\"scene\":\"package_expired\",\"source\":\"cron:expiry\",\n"
-"   \"facts\":{\"pkg_expires_at\":1798675200}}\n"
+"   \"facts\":{\"pkg_expires_at\":1798675200},\"as_of\":\"2026-12-01T10:00:00+08:00\"}\n"
 "  scene: package_expired data_exhausted refund activation order reset polling\n"
 "         device device_package_expired manual_recheck\n"
 "  facts (optional, upserted before judging): %s\n"
+"  as_of (optional): when the facts were true, epoch ms or ISO-8601 with a zone\n"
+"         (default --as-of, else when srq receives them); a fact stored as of a\n"
+"         later time is not written over, and the ack names it in \"stale_facts\"\n"
 "Device request (evaluate all cards of a device with dev-eval):\n"
 "  {\"device\":\"D42\",\"scene\":\"device_package_expired\",\"facts\":{\"pkg_expires_at\":0}}\n"
 "Ack status: queued unchanged cancelled noop device_queued rejected error;\n"
@@ -62,6 +65,8 @@ static const char usage_fmt[] =
 "                 scene, source, and any fact as a column; empty cells are left out;\n"
 "                 a flag cell is 0, 1, true, false, t or f, in any case\n"
 "  --scene S      scene of the requests that name none   --source S   likewise\n"
+"  --as-of TIME   when the facts of requests that name no as_of were true (an\n"
+"                 export's time: epoch ms, ISO-8601 with a zone, or 2h: that long ago)\n"
 "  -h, --help     this help        --version   print the version\n"
 "\n"
 "Environment: SRQ_REDIS_PASSWORD(_FILE), SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_MAXLEN; with the\n"
@@ -89,12 +94,15 @@ struct req {
 	struct sr_cmd cmd; /* the judged intent, written by sr_command.c */
 	int dev_fetched; /* device facts were read with the card's */
 	char old_device[65]; /* the card's device in the mirror, before this request */
-	int nwrites;     /* facts writes appended (append_facts_write) */
+	int fw;          /* its facts' write in its batch's (append_facts_writes), + 1; 0: none */
+	int nwrites;     /* its device membership's writes appended (append_memberships) */
 	char warning[200]; /* facts, a device membership or the account Redis refused */
 	int facts_refused; /* Redis refused the request's facts */
 	int nrecords;    /* direct path: writes of its outcome appended, not yet answered */
 	int sadd;        /* direct path: its account's registration appended, not yet answered */
 	int is_device;   /* a device request: {"device":...} */
+	long long as_of; /* when its facts were true, ms (its "as_of", else --as-of); 0: now */
+	json_t *stale;   /* its facts not written: the stored ones are newer (facts_write.lua) */
 	/* The card's device's evaluation state, read before its facts: its
 	 * claim counter and whether it was claimed (device_recheck.lua). */
 	char dev_seq[24];
@@ -128,6 +136,8 @@ struct batch {
 	int moves_card; /* it holds a card request with a device fact (membership) */
 	struct sr_cmd_calls *calls; /* the enqueue scripts in flight */
 	int ndevices; /* device requests written after the card scripts */
+	struct sr_facts_batch facts; /* its facts writes (facts_write.lua) in flight */
+	struct sr_facts_batch dev_facts; /* its device requests' */
 	int switch_on; /* the global switch, read with the batch's facts */
 };
 
@@ -138,9 +148,12 @@ static int redis_up;
 static long n_errors; /* requests answered "status":"error" */
 static int was_up;     /* Redis was reachable at the start */
 static const char *default_scene, *default_source;
+static long long default_as_of; /* --as-of, ms; 0: when srq receives it */
 
-static const char *const req_keys[] = { "card", "carrier", "device", "scene", "source", "facts", NULL };
-static const char *const request_fields[] = { "card", "carrier", "device", "scene", "source", NULL };
+static const char *const req_keys[] = { "card", "carrier", "device", "scene", "source", "facts", "as_of",
+	NULL };
+static const char *const request_fields[] = { "card", "carrier", "device", "scene", "source", "as_of",
+	NULL };
 
 static int
 reject(struct req *r, const char *msg, const char *arg)
@@ -185,6 +198,14 @@ parse_scene_source(struct req *r)
 		if (!s || strlen(s) >= sizeof r->source)
 			return reject(r, "\"source\" must be a string of at most 128 bytes%s", "");
 		strcpy(r->source, s);
+	}
+	/* When its facts were true: how far ahead of Redis's clock it is is
+	 * checked once that clock is read (read_facts). */
+	r->as_of = default_as_of;
+	if (json_object_get(r->obj, "as_of") &&
+	    (r->as_of = sr_json_as_of(json_object_get(r->obj, "as_of"), r->error, sizeof r->error)) < 0) {
+		r->st = ST_REJECTED;
+		return -1;
 	}
 	return 0;
 }
@@ -313,7 +334,8 @@ parse_csv_row(struct req *r, json_t *row)
 	parse_obj(r);
 }
 
-/* Overlay the request's facts on the stored ones. */
+/* Overlay the request's facts on the stored ones, as the write will: a
+ * fact stored as of a later time than the request's stays. */
 static void
 merge_facts(struct req *r)
 {
@@ -322,72 +344,82 @@ merge_facts(struct req *r)
 	if (!r->facts)
 		return;
 	r->cf.known = 1;
-	sr_card_facts_merge(&r->cf, r->facts);
+	sr_card_facts_merge(&r->cf, r->facts, r->as_of);
 }
 
-/* HSET the request's facts (numbers and booleans as decimal strings). */
-static void
-append_facts_write(struct req *r)
+/* Who says a request's facts: its source, else the tool. */
+static const char *
+facts_source(const struct req *r)
 {
-	const char *argv[4 + 2 * 10];
-	char vals[10][80], key[SR_KEY_MAX];
-	int argc = 0, k = 0;
-	const char *name;
-	json_t *v;
-
-	argv[argc++] = "HSET";
-	argv[argc++] = sr_key_card_facts(key, cfg.prefix, r->card);
-	argv[argc++] = sr_fact_field("carrier");
-	argv[argc++] = r->carrier;
-	json_object_foreach(r->facts, name, v) {
-		if (!strcmp(name, "carrier") || k == 10)
-			continue;
-		sr_fact_value(v, vals[k], sizeof vals[k]);
-		argv[argc++] = sr_fact_field(name);
-		argv[argc++] = vals[k++];
-	}
-	sr_redis_append(&rds, argc, argv, NULL);
-	r->nwrites = 1;
-	/* A card its request puts on a device is that device's member
-	 * (dev-eval evaluates a device's members), as sr-asset does. Written
-	 * whether or not the stored facts name that device already: the
-	 * facts and the membership go in one flush, so facts that name it
-	 * may be all that is left of a membership Redis refused. */
-	if ((name = sr_jstr(r->facts, "device"))) {
-		char dkey[SR_KEY_MAX];
-
-		if (*name) {
-			const char *add[] = { "SADD", sr_key_device_cards(dkey, cfg.prefix, name), r->card };
-
-			sr_redis_append(&rds, 3, add, NULL);
-			r->nwrites++;
-		}
-		if (r->old_device[0] && strcmp(name, r->old_device)) {
-			const char *rem[] = { "SREM", sr_key_device_cards(dkey, cfg.prefix, r->old_device), r->card };
-
-			sr_redis_append(&rds, 3, rem, NULL);
-			r->nwrites++;
-		}
-	}
+	return r->source[0] ? r->source : sr_prog;
 }
 
-/* The reply to write w of append_facts_write: the facts themselves (0),
- * then the card's device membership. Either refused is said in the
- * request's warning (its line, stderr, exit 3). What that does to the
- * request is its caller's: the direct path calls nothing for refused facts
- * (facts_refused_is_error); the queue path sent the enqueue script in the
- * same flush, and Redis may have run it (on a cluster a card's facts live
- * on another master than its account), so its ack says what the script
- * did. A refused membership never stops the request. */
+/* The request's facts, each as of the request's time, into its batch's
+ * writes (facts_write.lua: one older than the stored one is not written). */
 static void
-facts_written(struct req *r, int w, const redisReply *rep)
+add_facts_write(struct batch *b, struct req *r)
 {
-	if (rep->type != REDIS_REPLY_ERROR || r->st != ST_PENDING)
+	struct sr_facts_write w;
+	char key[SR_KEY_MAX];
+
+	sr_facts_write_init(&w, sr_key_card_facts(key, cfg.prefix, r->card), r->as_of, facts_source(r),
+	    r->carrier);
+	sr_facts_write_json(&w, r->facts, NULL);
+	sr_facts_batch_add(&b->facts, &w);
+	r->fw = b->facts.n;
+}
+
+/* A card its request puts on a device is that device's member (dev-eval
+ * evaluates a device's members), as sr-asset does. Written whether or not
+ * the stored facts name that device already: the facts and the membership
+ * go in one flush, so facts that name it may be all that is left of a
+ * membership Redis refused. Not for a device fact older than the stored
+ * one's: it moves nothing. */
+static void
+append_membership(struct req *r)
+{
+	const char *name = sr_jstr(r->facts, "device");
+	char dkey[SR_KEY_MAX];
+
+	r->nwrites = 0;
+	if (!name || sr_fact_older(&r->cf, "device", r->as_of))
 		return;
-	if (w == 0) {
+	if (*name) {
+		const char *add[] = { "SADD", sr_key_device_cards(dkey, cfg.prefix, name), r->card };
+
+		sr_redis_append(&rds, 3, add, NULL);
+		r->nwrites++;
+	}
+	if (r->old_device[0] && strcmp(name, r->old_device)) {
+		const char *rem[] = { "SREM", sr_key_device_cards(dkey, cfg.prefix, r->old_device), r->card };
+
+		sr_redis_append(&rds, 3, rem, NULL);
+		r->nwrites++;
+	}
+}
+
+/* The reply to a request's facts write, then to its membership writes.
+ * Either refused is said in the request's warning (its line, stderr, exit
+ * 3). What that does to the request is its caller's: the direct path calls
+ * nothing for refused facts (facts_refused_is_error); the queue path sent
+ * the enqueue script in the same flush, and Redis may have run it (on a
+ * cluster a card's facts live on another master than its account), so its
+ * ack says what the script did. A refused membership never stops the
+ * request. */
+static void
+facts_written(struct req *r, const redisReply *rep)
+{
+	if (r->st != ST_PENDING)
+		return;
+	/* (A card another account took since it was read: refused too.) */
+	if (sr_facts_written(rep, SR_FACTS_CARD, &r->stale, r->warning, sizeof r->warning) < 0)
 		r->facts_refused = 1;
-		snprintf(r->warning, sizeof r->warning, "facts not written: %s", rep->str);
-	} else if (!r->warning[0])
+}
+
+static void
+membership_written(struct req *r, const redisReply *rep)
+{
+	if (r->st == ST_PENDING && rep->type == REDIS_REPLY_ERROR && !r->warning[0])
 		snprintf(r->warning, sizeof r->warning, "device membership not written: %s", rep->str);
 }
 
@@ -402,26 +434,32 @@ facts_refused_is_error(struct req *r)
 	r->warning[0] = '\0';
 }
 
-/* The replies of the batch's facts writes (append_facts_writes), each
- * said on its request (facts_written). -1 if Redis failed. */
+/* The replies of the batch's facts writes and memberships
+ * (append_facts_writes), each said on its request. -1 if Redis failed. */
 static int
 collect_facts_writes(struct batch *b)
 {
 	redisReply *rep;
 
+	if (b->facts.calls && sr_facts_batch_read(&rds, &b->facts) < 0)
+		return -1;
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 
-		if (r->st != ST_PENDING || r->is_device)
+		if (r->is_device) /* (its write is in dev_facts: collect_devices) */
 			continue;
+		if (r->fw)
+			facts_written(r, sr_facts_batch_reply(&b->facts, r->fw - 1));
+		r->fw = 0;
 		for (int w = 0; w < r->nwrites; w++) {
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
-			facts_written(r, w, rep);
+			membership_written(r, rep);
 			freeReplyObject(rep);
 		}
 		r->nwrites = 0; /* (answered: not again) */
 	}
+	sr_facts_batch_reset(&b->facts);
 	return 0;
 }
 
@@ -471,6 +509,20 @@ device_state_read(struct req *r, const redisReply *rep)
 	snprintf(r->dev_seq, sizeof r->dev_seq, "%s",
 	    rep->element[0]->type == REDIS_REPLY_STRING ? rep->element[0]->str : "");
 	r->dev_claimed = rep->element[1]->type == REDIS_REPLY_STRING;
+}
+
+/* A request whose facts claim a time further ahead of Redis's clock (now,
+ * ms) than SR_AS_OF_SKEW_MS is rejected: trusted, its facts would outlive
+ * every newer one. 1 when rejected. */
+static int
+too_far_ahead(struct req *r, long long now)
+{
+	if (!r->as_of || now <= 0 || r->as_of <= now + SR_AS_OF_SKEW_MS)
+		return 0;
+	snprintf(r->error, sizeof r->error, "\"as_of\" is %lld s ahead of Redis's clock (at most %d min "
+	    "is taken)", (r->as_of - now) / 1000, SR_AS_OF_SKEW_MS / 60000);
+	r->st = ST_REJECTED;
+	return 1;
 }
 
 /* Round 1: the clock, each card's stored facts, and the facts of a device
@@ -525,14 +577,16 @@ static long long
 read_facts(struct batch *b)
 {
 	struct req *reqs = b->reqs;
-	long long now = -1;
+	long long now = -1, now_ms = 0;
 	redisReply *rep;
 	int n = b->n;
 
 	if (!(rep = sr_redis_reply(&rds)))
 		return -1;
-	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2) {
 		now = atoll(rep->element[0]->str);
+		now_ms = now * 1000 + atoll(rep->element[1]->str) / 1000;
+	}
 	freeReplyObject(rep);
 	if ((b->switch_on = sr_switch_read(&rds)) < 0)
 		return -1;
@@ -585,7 +639,7 @@ read_facts(struct batch *b)
 			device_facts_loaded(r, rep);
 			freeReplyObject(rep);
 		}
-		if (r->st != ST_PENDING)
+		if (r->st != ST_PENDING || too_far_ahead(r, now_ms))
 			continue;
 		if (r->cf.carrier[0] && strcmp(r->cf.carrier, r->carrier) != 0)
 			reject(r, "card belongs to carrier '%s' in the asset mirror", r->cf.carrier);
@@ -593,6 +647,14 @@ read_facts(struct batch *b)
 			reject(r, "no facts known for this card: load them with sr-asset or send \"facts\"%s", "");
 		else
 			merge_facts(r);
+	}
+	for (int i = 0; i < n; i++) {
+		if (reqs[i].st == ST_PENDING && reqs[i].is_device)
+			too_far_ahead(&reqs[i], now_ms);
+		/* A request that says not when its facts were true: as of when
+		 * srq received it, its batch's clock (the judgment's too). */
+		if (!reqs[i].as_of)
+			reqs[i].as_of = now_ms;
 	}
 	return now;
 }
@@ -630,17 +692,22 @@ read_devices(struct req *reqs, int n)
 	return 0;
 }
 
-/* Before the scripts, in the same flush: the request facts. */
+/* Before the scripts, in the same flush: the requests' facts, then their
+ * device memberships. */
 static void
 append_facts_writes(struct batch *b)
 {
 	for (int i = 0; i < b->n; i++)
 		if (b->reqs[i].st == ST_PENDING && !b->reqs[i].is_device && b->reqs[i].facts)
-			append_facts_write(&b->reqs[i]);
+			add_facts_write(b, &b->reqs[i]);
+	sr_facts_batch_append(&rds, &b->facts);
+	for (int i = 0; i < b->n; i++)
+		if (b->reqs[i].fw)
+			append_membership(&b->reqs[i]);
 }
 
 /* Device requests: their facts, then device_enqueue.lua (merge into the
- * device's pending evaluation). Two replies each. */
+ * device's pending evaluation), one reply each. */
 static void
 append_devices(struct batch *b)
 {
@@ -649,30 +716,23 @@ append_devices(struct batch *b)
 	b->ndevices = 0;
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
+		struct sr_facts_write w;
+
+		if (r->st != ST_PENDING || !r->is_device || !r->facts)
+			continue;
+		sr_facts_write_init(&w, sr_key_device_facts(k1, cfg.prefix, r->device), r->as_of,
+		    facts_source(r), NULL);
+		sr_facts_write_json(&w, r->facts, NULL);
+		sr_facts_batch_add(&b->dev_facts, &w);
+		r->fw = b->dev_facts.n;
+	}
+	sr_facts_batch_append(&rds, &b->dev_facts);
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
 		const char *argv[5];
-		char vals[4][80];
-		const char *hset[2 + 2 * 4], *name;
-		int hc = 0, k = 0;
-		json_t *v;
 
 		if (r->st != ST_PENDING || !r->is_device)
 			continue;
-		hset[hc++] = "HSET";
-		hset[hc++] = sr_key_device_facts(k1, cfg.prefix, r->device);
-		json_object_foreach(r->facts, name, v) {
-			if (k == 4)
-				break;
-			sr_fact_value(v, vals[k], sizeof vals[k]);
-			hset[hc++] = sr_fact_field(name);
-			hset[hc++] = vals[k++];
-		}
-		if (hc > 2)
-			sr_redis_append(&rds, hc, hset, NULL);
-		else {
-			const char *ping[] = { "PING" }; /* keeps two replies per request */
-
-			sr_redis_append(&rds, 1, ping, NULL);
-		}
 		argv[0] = sr_key_shard(k1, cfg.prefix, sr_device_shard(r->device), "queue");
 		argv[1] = sr_key_device_eval(k2, cfg.prefix, r->device, "");
 		argv[2] = sr_key_device_eval(k3, cfg.prefix, r->device, ":scenes");
@@ -687,30 +747,34 @@ static int
 collect_devices(struct batch *b)
 {
 	redisReply *rep;
+	char why[sizeof b->reqs[0].warning - 8];
 
+	if (b->dev_facts.calls && sr_facts_batch_read(&rds, &b->dev_facts) < 0)
+		return -1;
 	for (int i = 0; i < b->n && b->ndevices > 0; i++) {
 		struct req *r = &b->reqs[i];
 
 		if (r->st != ST_PENDING || !r->is_device)
 			continue;
-		/* Its facts (or a PING), then its script: refused facts are said
-		 * in a warning, and the ack says what the script did. */
-		for (int k = 0; k < 2; k++) {
-			if (!(rep = sr_redis_reply(&rds)))
-				return -1;
-			if (rep->type == REDIS_REPLY_ERROR && k == 0)
-				snprintf(r->warning, sizeof r->warning, "device facts not written: %s", rep->str);
-			else if (rep->type == REDIS_REPLY_ERROR) {
-				r->st = ST_ERROR;
-				snprintf(r->error, sizeof r->error, "device not queued: %s", rep->str);
-				r->warning[0] = '\0';
-			} else if (k == 1 && r->st == ST_PENDING) {
-				r->cmd.ver = rep->integer;
-				r->st = ST_DONE;
-			}
-			freeReplyObject(rep);
+		/* Its facts, then its script: refused facts are said in a
+		 * warning, and the ack says what the script did. */
+		if (r->fw && sr_facts_written(sr_facts_batch_reply(&b->dev_facts, r->fw - 1), SR_FACTS_DEVICE,
+		    &r->stale, why, sizeof why) < 0)
+			snprintf(r->warning, sizeof r->warning, "device %s", why);
+		r->fw = 0;
+		if (!(rep = sr_redis_reply(&rds)))
+			return -1;
+		if (rep->type == REDIS_REPLY_ERROR) {
+			r->st = ST_ERROR;
+			snprintf(r->error, sizeof r->error, "device not queued: %s", rep->str);
+			r->warning[0] = '\0';
+		} else if (r->st == ST_PENDING) {
+			r->cmd.ver = rep->integer;
+			r->st = ST_DONE;
 		}
+		freeReplyObject(rep);
 	}
+	sr_facts_batch_reset(&b->dev_facts);
 	b->ndevices = 0;
 	return 0;
 }
@@ -928,6 +992,9 @@ emit_batch(struct req *reqs, int n)
 					json_object_set_new(o, "device_ver", json_integer(r->requeued_ver));
 				}
 			}
+			/* Facts the stored ones outdate: not written, not judged on. */
+			if (r->stale)
+				json_object_set(o, "stale_facts", r->stale);
 			if (!r->warning[0] && r->cmd.warning[0]) /* its account not registered */
 				snprintf(r->warning, sizeof r->warning, "%s", r->cmd.warning);
 			if (r->warning[0]) {
@@ -950,6 +1017,8 @@ emit_batch(struct req *reqs, int n)
 		sr_emit(o);
 		json_decref(r->obj);
 		r->obj = NULL;
+		json_decref(r->stale);
+		r->stale = NULL;
 		free(r->direct);
 		r->direct = NULL;
 	}
@@ -971,7 +1040,7 @@ records_lost(struct batch *b)
 		struct req *r = &b->reqs[i];
 
 		/* (over an earlier warning: the outcome matters more) */
-		if (r->st == ST_DONE && r->direct && (r->sadd || r->nrecords))
+		if (r->st == ST_DONE && r->direct && (r->sadd || r->nrecords || r->fw))
 			snprintf(r->warning, sizeof r->warning, "outcome not recorded: %s", rds.errstr);
 	}
 	return -1;
@@ -1315,22 +1384,14 @@ run_direct(struct batch *b, long long now)
 			r->nrecords++;
 		}
 		if (d->ok) {
-			int stop = !strcmp(d->action, "stop");
-			const char *set[] = { "HSET", sr_key_card_facts(key, cfg.prefix, r->card),
-				sr_fact_field("status"), stop ? "stopped" : "active", sr_fact_field("stopped_by"),
-				"auto" };
-
-			sr_redis_append(&rds, stop ? 6 : 4, set, NULL);
-			r->nrecords++;
-			if (!stop) {
-				/* The legacy field too, or it would be read in its place. */
-				const char *del[] = { "HDEL", key, sr_fact_field("stopped_by"), "stopped_by" };
-
-				sr_redis_append(&rds, 4, del, NULL);
-				r->nrecords++;
-			}
+			/* What the call did is the card's status, as of now. */
+			sr_facts_status_add(&b->facts, sr_key_card_facts(key, cfg.prefix, r->card), r->carrier,
+			    !strcmp(d->action, "stop") ? "stopped" : "active", !strcmp(d->action, "stop") ? "auto" : "",
+			    0, "sr-enqueue:direct");
+			r->fw = b->facts.n;
 		}
 	}
+	sr_facts_batch_append(&rds, &b->facts);
 	/* What was done at the carrier is done: a record of it Redis refused
 	 * (its audit entry, the card's status fact) is said on its line, and
 	 * the exit is 3: the next judgment would read stale facts. */
@@ -1359,6 +1420,20 @@ run_direct(struct batch *b, long long now)
 			freeReplyObject(rep);
 		}
 	}
+	if (b->facts.calls && sr_facts_batch_read(&rds, &b->facts) < 0)
+		return records_lost(b);
+	for (int i = 0; i < b->n; i++) {
+		struct req *r = &b->reqs[i];
+		json_t *stale = NULL;
+		char why[sizeof r->warning];
+
+		if (r->fw && sr_facts_written(sr_facts_batch_reply(&b->facts, r->fw - 1), SR_FACTS_CARD, &stale,
+		    why, sizeof why) < 0)
+			snprintf(r->warning, sizeof r->warning, "outcome not recorded: %s", why);
+		json_decref(stale);
+		r->fw = 0;
+	}
+	sr_facts_batch_reset(&b->facts);
 	/* Frozen, or failed at the carrier: queued for when the switch is on.
 	 * One that Redis refused to queue is lost unless its line says so. */
 	for (int i = 0; i < b->n; i++) {
@@ -1489,6 +1564,8 @@ batch_ends_before(struct batch *b, const struct req *r)
 static void
 batch_reset(struct batch *b)
 {
+	sr_facts_batch_reset(&b->facts);
+	sr_facts_batch_reset(&b->dev_facts);
 	b->n = 0;
 	b->has_device = b->moves_card = 0;
 	memset(b->seen, 0, sizeof b->seen);
@@ -1531,12 +1608,13 @@ next_request(struct sr_reader *rd, struct sr_csv *c, struct req *r, int block)
 int
 main(int argc, char *argv[])
 {
-	enum { O_CSV = 1, O_SCENE, O_SOURCE };
+	enum { O_CSV = 1, O_SCENE, O_SOURCE, O_AS_OF };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "csv", no_argument, NULL, O_CSV },
 		{ "scene", required_argument, NULL, O_SCENE },
 		{ "source", required_argument, NULL, O_SOURCE },
+		{ "as-of", required_argument, NULL, O_AS_OF },
 		/* The common flag: with the switch off the direct path calls it. */
 		{ "gateway", required_argument, NULL, SR_OPT_GATEWAY },
 		{ NULL, 0, NULL, 0 },
@@ -1547,6 +1625,7 @@ main(int argc, char *argv[])
 	struct sr_reader rd;
 	struct sr_csv *csv = NULL;
 	int c, status = SR_EX_OK, rc, use_csv = 0, held;
+	const char *as_of_opt = NULL;
 
 	sr_prog = "sr-enqueue";
 	snprintf(usage, sizeof usage, usage_fmt, sr_facts_list(SR_FACTS_CARD, "carrier", 45, "         "));
@@ -1564,6 +1643,7 @@ main(int argc, char *argv[])
 				sr_die(SR_EX_USAGE, "--source: at most 128 bytes");
 			default_source = optarg;
 			break;
+		case O_AS_OF: as_of_opt = optarg; break;
 		case SR_OPT_GATEWAY:
 			sr_gateway_url_check(optarg);
 			cfg.gateway = optarg;
@@ -1576,6 +1656,8 @@ main(int argc, char *argv[])
 	sr_no_operands(argc, argv, usage);
 	redis_up = sr_redis_open_filter(&rds, &cfg, "line is answered with status \"error\"");
 	was_up = redis_up;
+	if (as_of_opt)
+		default_as_of = sr_as_of_option(&rds, redis_up, as_of_opt);
 
 	if (use_csv)
 		csv = sr_csv_new(STDIN_FILENO);
@@ -1626,6 +1708,10 @@ main(int argc, char *argv[])
 		fprintf(stderr, "%s: error: %s\n", sr_prog, rds.errstr);
 	if (n_errors > 1)
 		sr_warn("%ld requests not queued (answered \"status\":\"error\")", n_errors);
+	for (int i = 0; i < 2; i++) {
+		sr_facts_batch_free(&bufs[i].facts);
+		sr_facts_batch_free(&bufs[i].dev_facts);
+	}
 	sr_gateway_free(gw);
 	sr_redis_close(&rds);
 	return sr_finish(status);

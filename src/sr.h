@@ -62,6 +62,16 @@ void sr_sleep_ms(int64_t ms);
  * or epoch milliseconds (epoch seconds are refused: a silent factor of 1000).
  * -1 when not understood. */
 int64_t sr_parse_when(const char *s, int64_t now_ms, int dir);
+/* How far ahead of the Redis clock a fact's time may be: more is refused
+ * (a writer's clock wrong, a typo), not trusted. */
+#define SR_AS_OF_SKEW_MS (5 * 60 * 1000)
+/* When a fact was true (a request's "as_of", --as-of): epoch ms, or
+ * ISO-8601 with a zone ("2026-12-01T10:00:00Z", "...+08:00", seconds and
+ * their fraction optional); a time without a zone is refused, not read as
+ * UTC. flag: also "now" and a duration ago ("10m", "2h"). With now_ms > 0
+ * (the Redis clock), a time more than SR_AS_OF_SKEW_MS ahead of it is
+ * refused. ms, or -1 with err set. */
+int64_t sr_parse_as_of(const char *s, int64_t now_ms, int flag, char *err, size_t errlen);
 /* Who runs this, for the audit: SUDO_USER, else the effective user. */
 const char *sr_who(void);
 /* Epoch ms as ISO-8601 UTC ("2026-12-01T10:00:00.123Z") into buf (>= 32). */
@@ -434,6 +444,8 @@ void sr_add_times(json_t *obj, int people);
 void sr_table_flush(void);
 /* Field accessors that tolerate absence; return NULL / dflt. */
 const char *sr_jstr(json_t *obj, const char *key);
+/* Whether a JSON array holds the string s. */
+int sr_jarray_has(json_t *array, const char *s);
 long long sr_jint(json_t *obj, const char *key, long long dflt);
 
 /* --------------------------------------------------------------- sr_switch.c */
@@ -504,6 +516,8 @@ const char *sr_unknown_key(json_t *obj, const char *const *allowed);
 
 /* ---------------------------------------------------------------- sr_facts.c */
 
+/* Rows of the facts table (sr_facts.c) at most. */
+#define SR_FACTS_MAX 16
 /* The facts the judgment reads. Absent numbers are 0, absent strings "". */
 struct sr_card_facts {
 	char carrier[65];
@@ -514,6 +528,10 @@ struct sr_card_facts {
 	long long data_used_kb, data_quota_kb;
 	int refunded;
 	int known; /* any fact stored for this card */
+	/* As of when each stored fact was true (ms; 0: stored without a time,
+	 * older than any), by row of the facts table: what a write must not
+	 * be older than (sr_card_facts_merge). */
+	long long as_of[SR_FACTS_MAX];
 };
 struct sr_device_facts {
 	int has_pkg; /* a device-level package exists (pkg_expires_at present) */
@@ -529,15 +547,29 @@ int sr_device_facts_load(struct sr_device_facts *f, const redisReply *hgetall);
 /* A fact's field in the facts hash ("st" for "status"); NULL for a name
  * that is not a fact. */
 const char *sr_fact_field(const char *name);
+/* A fact's name from its field ("pe" -> "pkg_expires_at"); field itself
+ * when it is no fact's. */
+const char *sr_fact_name(const char *field, enum sr_fact_kind kind);
 /* Every fact's old name and field, in pairs, into argv (at most max
  * entries, for migrate_facts.lua). Returns how many. */
 int sr_facts_renames(const char **argv, int max);
 /* A facts hash (HGETALL's reply) as a JSON object under the facts' names,
  * numbers as numbers: what an operator reads. */
 json_t *sr_facts_json(const redisReply *hgetall, enum sr_fact_kind kind);
-/* Lay a request's (checked) facts over the stored ones; its carrier is not
- * a fact's. */
-void sr_card_facts_merge(struct sr_card_facts *f, json_t *facts);
+/* Each fact's time and writer ('@' and '^' fields of a facts hash, kept by
+ * facts_write.lua), as a JSON object under the facts' names:
+ * {"pkg_expires_at":{"as_of_ms":1764756000000,"source":"sr-asset"}}; as_of_ms
+ * is null for a fact stored without a time (and source, without a writer). */
+json_t *sr_facts_times_json(const redisReply *hgetall, enum sr_fact_kind kind);
+/* Lay a request's (checked) facts over the stored ones, as facts_write.lua
+ * will write them: a fact older (as_of, ms; 0: now) than the stored one's
+ * is left out. Its carrier is not a fact's. */
+void sr_card_facts_merge(struct sr_card_facts *f, json_t *facts, long long as_of);
+/* Whether a write of the card fact name as of as_of (ms; 0: now) is older
+ * than the stored one, and facts_write.lua will leave it out. */
+int sr_fact_older(const struct sr_card_facts *f, const char *name, long long as_of);
+/* As of when the stored card fact name was true (ms; 0: no time). */
+long long sr_fact_as_of(const struct sr_card_facts *f, const char *name);
 /* Check that every member of obj, but those named in skip, is a fact a card
  * (or a device) may carry, with a valid value. -1 with err set. */
 int sr_check_facts(json_t *obj, enum sr_fact_kind kind, const char *const *skip, char *err,
@@ -553,6 +585,65 @@ void sr_fact_value(json_t *v, char *buf, size_t n);
  * wrapped before column 80 from column col, each new line starting with
  * indent. Static storage (the last two calls' results stay valid). */
 const char *sr_facts_list(enum sr_fact_kind kind, const char *skip, int col, const char *indent);
+
+/* ---------------------------------------------------------- sr_facts_write.c */
+
+/* One write of facts (facts_write.lua): each fact as of its time, a fact
+ * older than the stored one's not written. Filled by sr_facts_write_init
+ * and _add (or _json), sent by _append, answered by sr_facts_written. */
+struct sr_facts_write {
+	char key[SR_KEY_MAX];
+	long long as_of;     /* ms on the Redis clock; 0: now, when Redis takes it */
+	const char *source;  /* who says so (a request's source, "sr-asset") */
+	const char *carrier; /* a card's account (a card of another is refused); NULL: a device */
+	int n;
+	const char *field[SR_FACTS_MAX];
+	char value[SR_FACTS_MAX][80]; /* "" deletes the fact (its time stays) */
+};
+void sr_facts_write_init(struct sr_facts_write *w, const char *key, long long as_of, const char *source,
+    const char *carrier);
+/* Add a fact by name, its value as Redis stores it. -1: not a fact, or full. */
+int sr_facts_write_add(struct sr_facts_write *w, const char *name, const char *value);
+/* Add every fact of a (checked) facts object but "carrier" and those in skip. */
+void sr_facts_write_json(struct sr_facts_write *w, json_t *facts, const char *const *skip);
+/* Writes gathered and sent in as few script calls as the layout allows
+ * (sr_facts_batch_append): one on one server (up to 256 writes a call), one
+ * per write on a cluster, where each card's facts are their own slot. Read
+ * (sr_facts_batch_read: -1 Redis lost), each write's reply is
+ * sr_facts_batch_reply's, valid until _reset. A zeroed struct is empty. */
+struct sr_facts_batch {
+	struct sr_facts_write *w;
+	int n, cap;
+	int calls;            /* script calls appended */
+	redisReply **got;     /* their replies, once read */
+	int ngot;
+	const redisReply **rep; /* each write's reply, within got */
+};
+void sr_facts_batch_add(struct sr_facts_batch *b, const struct sr_facts_write *w);
+void sr_facts_batch_append(struct sr_redis *rds, struct sr_facts_batch *b);
+int sr_facts_batch_read(struct sr_redis *rds, struct sr_facts_batch *b);
+#define sr_facts_batch_reply(b, i) ((b)->rep[i])
+void sr_facts_batch_reset(struct sr_facts_batch *b);
+void sr_facts_batch_free(struct sr_facts_batch *b);
+/* Its reply: 0 written, *stale the names of the facts not written because
+ * the stored ones are newer (a JSON array, NULL when none; the caller's to
+ * decref); -2 the card is another account's (nothing written), -1 refused;
+ * err says why. */
+int sr_facts_written(const redisReply *rep, enum sr_fact_kind kind, json_t **stale, char *err,
+    size_t errlen);
+
+/* What srq learned at the carrier about a card (a call that applied, a
+ * status query): its status, and stopped_by ("" deletes it; NULL leaves
+ * it), as of as_of (0: now), added to a batch like any fact. */
+void sr_facts_status_add(struct sr_facts_batch *b, const char *key, const char *carrier, const char *status,
+    const char *stopped_by, long long as_of, const char *source);
+/* A record's "as_of" (a JSON number, epoch ms, or a string, sr_parse_as_of
+ * without flag's words): ms, or -1 with err set. How far ahead of Redis's
+ * clock it is is checked where that clock is read. */
+long long sr_json_as_of(json_t *v, char *err, size_t errlen);
+/* A tool's --as-of (sr_parse_as_of with the flag's words, on the Redis
+ * clock): ms; a bad one ends the tool, exit 2. */
+long long sr_as_of_option(struct sr_redis *rds, int redis_up, const char *opt);
 
 /* ---------------------------------------------------------------- sr_judge.c */
 

@@ -42,6 +42,12 @@ static const struct fact {
 	{ "disabled", "ds", ON_DEVICE, F_FLAG, NOT_KEPT, DEVICE(disabled) },
 };
 #define NFACTS (sizeof facts / sizeof facts[0])
+_Static_assert(NFACTS <= SR_FACTS_MAX, "struct sr_card_facts keeps a time per row");
+
+/* Beside the facts in their hash (facts_write.lua): each write that holds
+ * the newest value of some facts, '@' + ms + ':' + source, its value those
+ * facts' fields, "pe,du". */
+#define WRITE_MARK '@'
 
 static const struct fact *
 find(const char *name, unsigned on)
@@ -101,10 +107,43 @@ find_field(const char *field, unsigned on, int *legacy)
 	return NULL;
 }
 
-/* The fields of a facts hash (HGETALL's reply) into a struct. A legacy
- * field is read first, so that the short one, written since, wins. */
+/* A write's field ('@' + ms + ':' + source) and value (its facts' fields,
+ * "pe,du"): fn(fact, ms, source, arg) for each fact of kind on it holds. */
 static void
-load(void *base, unsigned on, const redisReply *h)
+each_written(const char *field, const char *value, unsigned on,
+    void (*fn)(const struct fact *, long long, const char *, void *), void *arg)
+{
+	const char *colon = strchr(field, ':');
+	long long ms = atoll(field + 1);
+
+	for (const char *p = value; *p;) {
+		size_t n = strcspn(p, ",");
+		char name[8];
+		const struct fact *f;
+		int legacy;
+
+		if (n < sizeof name) {
+			memcpy(name, p, n);
+			name[n] = '\0';
+			if ((f = find_field(name, on, &legacy)) && !legacy)
+				fn(f, ms, colon ? colon + 1 : "", arg);
+		}
+		p += n + (p[n] == ',');
+	}
+}
+
+static void
+keep_time(const struct fact *f, long long ms, const char *source, void *as_of)
+{
+	(void)source;
+	((long long *)as_of)[f - facts] = ms;
+}
+
+/* The fields of a facts hash (HGETALL's reply) into a struct, and each
+ * fact's time into as_of (by row; NULL: not kept). A legacy field is read
+ * first, so that the short one, written since, wins. */
+static void
+load(void *base, unsigned on, const redisReply *h, long long *as_of)
 {
 	for (int pass = 1; pass >= 0; pass--)
 		for (size_t i = 0; i + 1 < h->elements; i += 2) {
@@ -113,6 +152,8 @@ load(void *base, unsigned on, const redisReply *h)
 			const struct fact *f;
 			int legacy;
 
+			if (k && k[0] == WRITE_MARK && v->type == REDIS_REPLY_STRING && as_of && pass == 0)
+				each_written(k, v->str, on, keep_time, as_of);
 			if (!k || v->type != REDIS_REPLY_STRING || !(f = find_field(k, on, &legacy)) ||
 			    legacy != pass)
 				continue;
@@ -144,6 +185,15 @@ sr_fact_field(const char *name)
 	return NULL;
 }
 
+const char *
+sr_fact_name(const char *field, enum sr_fact_kind kind)
+{
+	int legacy;
+	const struct fact *f = find_field(field, 1u << kind, &legacy);
+
+	return f ? f->name : field;
+}
+
 json_t *
 sr_facts_json(const redisReply *h, enum sr_fact_kind kind)
 {
@@ -158,7 +208,7 @@ sr_facts_json(const redisReply *h, enum sr_fact_kind kind)
 			const struct fact *f = k ? find_field(k, 1u << kind, &(int){ 0 }) : NULL;
 			int legacy = f && strcmp(f->field, k);
 
-			if (!k || v->type != REDIS_REPLY_STRING || legacy != pass)
+			if (!k || v->type != REDIS_REPLY_STRING || legacy != pass || k[0] == WRITE_MARK)
 				continue;
 			if (!f) /* not a fact srq knows: shown as stored */
 				json_object_set_new(o, k, json_string(v->str));
@@ -170,6 +220,50 @@ sr_facts_json(const redisReply *h, enum sr_fact_kind kind)
 	return o;
 }
 
+static void
+show_time(const struct fact *f, long long ms, const char *source, void *obj)
+{
+	json_t *t = json_object_get(obj, f->name);
+
+	if (!t) /* deleted as of then (a stopped_by cleared by a resume) */
+		json_object_set_new(obj, f->name, t = json_object());
+	json_object_set_new(t, "as_of_ms", json_integer(ms));
+	json_object_set_new(t, "source", json_string(source));
+}
+
+json_t *
+sr_facts_times_json(const redisReply *h, enum sr_fact_kind kind)
+{
+	json_t *o = json_object();
+
+	if (!h || h->type != REDIS_REPLY_ARRAY)
+		return o;
+	/* Every fact stored, with no time nor writer until its write says. (A
+	 * card's carrier is who it is, not a fact with a time.) */
+	for (size_t i = 0; i + 1 < h->elements; i += 2) {
+		const char *k = h->element[i]->str;
+		const struct fact *f;
+		int legacy;
+		json_t *t;
+
+		if (!k || h->element[i + 1]->type != REDIS_REPLY_STRING ||
+		    !(f = find_field(k, 1u << kind, &legacy)) || !strcmp(f->name, "carrier") ||
+		    json_object_get(o, f->name))
+			continue;
+		t = json_object();
+		json_object_set_new(t, "as_of_ms", json_null());
+		json_object_set_new(t, "source", json_null());
+		json_object_set_new(o, f->name, t);
+	}
+	for (size_t i = 0; i + 1 < h->elements; i += 2) {
+		const char *k = h->element[i]->str;
+
+		if (k && k[0] == WRITE_MARK && h->element[i + 1]->type == REDIS_REPLY_STRING)
+			each_written(k, h->element[i + 1]->str, 1u << kind, show_time, o);
+	}
+	return o;
+}
+
 int
 sr_card_facts_load(struct sr_card_facts *f, const redisReply *h)
 {
@@ -177,7 +271,7 @@ sr_card_facts_load(struct sr_card_facts *f, const redisReply *h)
 	if (!h || h->type != REDIS_REPLY_ARRAY)
 		return h && h->type == REDIS_REPLY_ERROR ? -1 : 0;
 	f->known = h->elements > 0;
-	load(f, ON_CARD, h);
+	load(f, ON_CARD, h, f->as_of);
 	return 0;
 }
 
@@ -187,14 +281,28 @@ sr_device_facts_load(struct sr_device_facts *f, const redisReply *h)
 	memset(f, 0, sizeof *f);
 	if (!h || h->type != REDIS_REPLY_ARRAY)
 		return h && h->type == REDIS_REPLY_ERROR ? -1 : 0;
-	load(f, ON_DEVICE, h);
+	load(f, ON_DEVICE, h, NULL);
 	/* 0 means no device-level package, like an absent field. */
 	f->has_pkg = f->pkg_expires_at > 0;
 	return 0;
 }
 
+long long
+sr_fact_as_of(const struct sr_card_facts *cf, const char *name)
+{
+	const struct fact *f = find(name, ON_CARD);
+
+	return f ? cf->as_of[f - facts] : 0;
+}
+
+int
+sr_fact_older(const struct sr_card_facts *cf, const char *name, long long as_of)
+{
+	return as_of && as_of < sr_fact_as_of(cf, name);
+}
+
 void
-sr_card_facts_merge(struct sr_card_facts *cf, json_t *obj)
+sr_card_facts_merge(struct sr_card_facts *cf, json_t *obj, long long as_of)
 {
 	const char *key;
 	json_t *v;
@@ -203,8 +311,9 @@ sr_card_facts_merge(struct sr_card_facts *cf, json_t *obj)
 		const struct fact *f = find(key, ON_CARD);
 		const char *s = json_string_value(v);
 
-		/* The request's own carrier is the card's, not a fact's. */
-		if (!f || f->card_off == (size_t)-1 || !strcmp(key, "carrier"))
+		/* The request's own carrier is the card's, not a fact's; a fact
+		 * stored as of a later time stays (facts_write.lua). */
+		if (!f || f->card_off == (size_t)-1 || !strcmp(key, "carrier") || sr_fact_older(cf, key, as_of))
 			continue;
 		keep(f, cf, f->card_off, f->card_size, s, s ? strlen(s) : 0,
 		    json_is_boolean(v) ? json_is_true(v) : json_integer_value(v));

@@ -254,6 +254,18 @@ sr_rejected(json_t *o, long line, const char *error)
 	return SR_EX_REJECTED;
 }
 
+int
+sr_jarray_has(json_t *array, const char *s)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(array, i, v)
+		if (json_is_string(v) && !strcmp(json_string_value(v), s))
+			return 1;
+	return 0;
+}
+
 const char *
 sr_jstr(json_t *obj, const char *key)
 {

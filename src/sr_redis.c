@@ -531,10 +531,13 @@ sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc
 	/* The keys a caller passes are the keys the script's header documents
 	 * (scripts/lua-embed reads them): a caller out of step with its script
 	 * is a bug, stopped here rather than run with the wrong keys. */
-	if (sr_lua_keys[s] >= 0 ? nkeys != sr_lua_keys[s] : nkeys <= -sr_lua_keys[s]) {
+	if (sr_lua_keys[s] == SR_LUA_KEYS_EACH ? nkeys < 1 :
+	    sr_lua_keys[s] >= 0 ? nkeys != sr_lua_keys[s] : nkeys <= -sr_lua_keys[s]) {
+		int each = sr_lua_keys[s] == SR_LUA_KEYS_EACH;
+
 		fprintf(stderr, "%s: bug: %s.lua called with %d keys; its header says %s%d\n", sr_prog,
 		    sr_lua_name[s], nkeys, sr_lua_keys[s] < 0 ? "at least " : "",
-		    sr_lua_keys[s] < 0 ? 1 - sr_lua_keys[s] : sr_lua_keys[s]);
+		    each ? 1 : sr_lua_keys[s] < 0 ? 1 - sr_lua_keys[s] : sr_lua_keys[s]);
 		abort();
 	}
 	full = sr_malloc((size_t)(argc + 3) * sizeof *full);

@@ -232,6 +232,96 @@ sr_parse_when(const char *s, int64_t now_ms, int dir)
 	return ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL;
 }
 
+/* "2026-12-01T10:00:00.250+08:00": ms, or -1 with err set. The zone is
+ * required: a time without one means another clock on every machine. */
+static int64_t
+parse_iso_zoned(const char *s, char *err, size_t errlen)
+{
+	int y, mo, d, h, mi, sec = 0, n = 0, zh = 0, zm = 0, sign = 0;
+	int64_t ms = 0;
+	const char *t = s;
+
+	if (sscanf(t, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10 || (t[10] != 'T' && t[10] != ' '))
+		goto bad;
+	t += 11;
+	if (sscanf(t, "%2d:%2d%n", &h, &mi, &n) != 2 || n != 5)
+		goto bad;
+	t += 5;
+	if (*t == ':') {
+		if (sscanf(t + 1, "%2d%n", &sec, &n) != 1 || n != 2)
+			goto bad;
+		t += 3;
+		if (*t == '.' || *t == ',') {
+			int64_t scale = 100;
+
+			if (t[1] < '0' || t[1] > '9')
+				goto bad;
+			for (t++; *t >= '0' && *t <= '9'; t++, scale /= 10)
+				ms += (*t - '0') * scale;
+		}
+	}
+	if (*t == 'Z' || *t == 'z')
+		t++;
+	else if (*t == '+' || *t == '-') {
+		sign = *t == '-' ? -1 : 1;
+		if (sscanf(t + 1, "%2d%n", &zh, &n) != 1 || n != 2)
+			goto bad;
+		t += 3;
+		if (*t == ':')
+			t++;
+		if (*t) {
+			if (sscanf(t, "%2d%n", &zm, &n) != 1 || n != 2)
+				goto bad;
+			t += 2;
+		}
+	} else {
+		snprintf(err, errlen, "'%s' has no zone (Z, +08:00)", s);
+		return -1;
+	}
+	if (*t || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970 ||
+	    zh > 23 || zm > 59)
+		goto bad;
+	return ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL + ms -
+	    sign * (zh * 60 + zm) * 60000LL;
+bad:
+	snprintf(err, errlen, "'%s' is not a time (ISO-8601 with a zone, 2026-12-01T10:00:00Z, or "
+	    "epoch ms)", s);
+	return -1;
+}
+
+int64_t
+sr_parse_as_of(const char *s, int64_t now_ms, int flag, char *err, size_t errlen)
+{
+	int64_t t;
+	const char *p = s;
+
+	if (!s || !*s) {
+		snprintf(err, errlen, "an empty time");
+		return -1;
+	}
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (!*p) {
+		/* Epoch ms: seconds would be a silent mistake of 1000 times. */
+		if ((t = sr_parse_when(s, 0, -1)) < 0) {
+			snprintf(err, errlen, "'%s' is not a time in epoch ms (13 digits)", s);
+			return -1;
+		}
+	} else if (flag && p != s && now_ms > 0 && (!strcmp(p, "ms") || !strcmp(p, "s") ||
+	    !strcmp(p, "m") || !strcmp(p, "h") || !strcmp(p, "d")))
+		t = sr_parse_when(s, now_ms, -1); /* that long ago */
+	else if (flag && now_ms > 0 && !strcmp(s, "now"))
+		t = now_ms;
+	else if ((t = parse_iso_zoned(s, err, errlen)) < 0)
+		return -1;
+	if (now_ms > 0 && t > now_ms + SR_AS_OF_SKEW_MS) {
+		snprintf(err, errlen, "'%s' is %lld s ahead of Redis's clock (at most %d min is taken)",
+		    s, (long long)(t - now_ms) / 1000, SR_AS_OF_SKEW_MS / 60000);
+		return -1;
+	}
+	return t;
+}
+
 const char *
 sr_who(void)
 {

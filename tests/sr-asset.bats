@@ -80,9 +80,9 @@ teardown() {
 }
 
 @test "a membership Redis refused is written again when the row is sent again" {
-	# The new device's set is damaged: the row is an error, and the card's
-	# device fact is not written, so sending the row again (once the key is
-	# repaired) still sees a move to make.
+	# The new device's set is damaged: the row is an error; sent again (once
+	# the key is repaired) it writes the membership again, as every row
+	# naming a device does.
 	rcli SET t:device:DX:cards junk >/dev/null
 	run -3 --separate-stderr sr-asset <<<'{"card":"X2","carrier":"c1","device":"DX"}'
 	assert_equal "$(jq -r .status <<<"$output")" error
@@ -170,14 +170,16 @@ teardown() {
 	# The same export imported again, saying when it was taken: the status
 	# srq learned later is kept, and the expiry scan costs no call.
 	run -0 sr-asset --as-of "$taken" <"$T/export.jsonl"
-	assert_equal "$(jq -r '"\(.status) \(.status_kept)"' <<<"$output" | sort -u)" "loaded true"
+	assert_equal "$(jq -c '[.status, .status_kept, .stale_facts]' <<<"$output" | sort -u)" '["loaded",true,["pkg_expires_at","status"]]'
 	assert_equal "$(rcli HGET t:card:K1:facts st)" stopped
 	run -0 sr-enqueue < <(printf '{"card":"K%d","carrier":"c1","scene":"package_expired"}\n' 1 2 3)
 	assert_equal "$(jq -r .status <<<"$output" | sort -u)" noop
-	# Only the export can say a card was stopped by hand: stopped_by is
-	# always written, and a renewal then leaves the card alone.
-	printf '{"card":"K2","carrier":"c1","status":"active","stopped_by":"manual"}\n' |
-		sr-asset --as-of "$taken" >/dev/null
+	# stopped_by follows the same rule: an export taken before srq's stop
+	# cannot say who stopped the card; one taken after it can (a person
+	# stopped it by hand since), and a renewal then leaves the card alone.
+	printf '{"card":"K2","carrier":"c1","stopped_by":"manual"}\n' | sr-asset --as-of "$taken" >/dev/null
+	assert_equal "$(rcli HMGET t:card:K2:facts st sb | tr '\n' ' ')" "stopped auto "
+	printf '{"card":"K2","carrier":"c1","stopped_by":"manual"}\n' | sr-asset --as-of now >/dev/null
 	assert_equal "$(rcli HMGET t:card:K2:facts st sb | tr '\n' ' ')" "stopped manual "
 	run -0 sr-enqueue < <(printf '{"card":"K2","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' "$FUTURE")
 	assert_equal "$(jq -r .status <<<"$output")" noop
@@ -188,7 +190,7 @@ teardown() {
 	assert_equal "$(rcli HGET t:card:K1:facts st)" active
 	run -0 sr-enqueue < <(printf '{"card":"K1","carrier":"c1","scene":"package_expired"}\n')
 	assert_equal "$(jq -r .status <<<"$output")" queued
-	# Without --as-of the export wins, as before.
+	# Without --as-of a row is as of when srq receives it: the newest.
 	run -2 sr-asset --as-of soon </dev/null
 	assert_output --partial "--as-of: 'soon' is not a time"
 }

@@ -56,11 +56,38 @@ teardown() {
 	cat >"$T/race.sh" <<-EOF
 	printf '{"card":"K1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' $PAST | sr-enqueue
 	EOF
-	run at_break append_hset sr-asset "$T/race.sh"
-	assert_equal "$status" 0
-	assert_equal "$(jq -r .status "$T/out") $(jq -r '"\(.status) \(.action)"' "$T/script.out")" "loaded queued stop"
-	# The mirror names c2; a request for the card at c2 is queued there too.
-	assert_equal "$(sr-admin show K1 | jq -r .facts.carrier)" c2
+	run at_break add_facts sr-asset "$T/race.sh"
+	assert_equal "$status" 1
+	assert_equal "$(jq -r '"\(.status) \(.action)"' "$T/script.out")" "queued stop"
+	# The write checks the card's account itself: the request wrote it
+	# first, and the row naming another is refused, nothing of it written.
+	assert_equal "$(jq -r '"\(.status) \(.error)"' "$T/out")" "rejected card belongs to carrier 'c1' in the asset mirror"
+	assert_equal "$(sr-admin show K1 | jq -r .facts.carrier)" c1
+	run -1 --separate-stderr sr-enqueue < <(echo '{"card":"K1","carrier":"c2","scene":"package_expired"}')
+	assert_equal "$(jq -r .status <<<"$output")" rejected
+	gwsim_start
+	run -0 bash -c "sr-claim --until-empty --for 20 | sr-exec | tee $T/results | sr-confirm"
+	# The card is called once, by its account.
+	assert_equal "$(jq -r '"\(.carrier) \(.card) \(.kind)"' "$T/gw.log")" "c1 K1 stop"
+	run -0 gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+}
+
+@test "a request that queued a new card at one account while a load gave it another: only the mirror's account calls it" {
+	# sr-enqueue read K1's facts (none: a new card, its facts in the
+	# request) and is about to write them and queue the stop at c1;
+	# meanwhile sr-asset loads K1 for c2.
+	printf '{"card":"K1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' "$PAST" >"$T/in"
+	cat >"$T/race.sh" <<-EOF
+	printf '{"card":"K1","carrier":"c2","pkg_expires_at":%d,"status":"active"}\n' $PAST | sr-asset
+	EOF
+	run at_break add_facts_write sr-enqueue "$T/race.sh"
+	assert_equal "$status" 3
+	assert_equal "$(jq -r .status "$T/script.out")" loaded
+	# Its facts are refused (the card is c2's now), its command was queued
+	# in the same step: the line says both.
+	assert_equal "$(jq -r '"\(.status) \(.action) \(.warning)"' "$T/out")" \
+		"queued stop card belongs to carrier 'c2' in the asset mirror"
 	run -0 sr-enqueue < <(echo '{"card":"K1","carrier":"c2","scene":"package_expired"}')
 	assert_equal "$(jq -r .status <<<"$output")" queued
 	gwsim_start

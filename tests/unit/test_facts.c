@@ -95,11 +95,40 @@ main(void)
 	sr_card_facts_load(&cf, hash(card));
 	req = json_pack("{ss si sb ss}", "status", "active", "data_used_kb", 1000, "refunded", 0,
 	    "carrier", "c99");
-	sr_card_facts_merge(&cf, req);
+	sr_card_facts_merge(&cf, req, 0);
 	CHECK(!strcmp(cf.status, "active") && cf.data_used_kb == 1000 && cf.refunded == 0,
 	    "a request's facts laid over the stored ones");
 	CHECK(!strcmp(cf.carrier, "c17") && !strcmp(cf.device, "D42"), "carrier kept, the rest too");
 	json_decref(req);
+
+	/* Each fact as of its time: an older one is left out, per fact. */
+	sr_card_facts_load(&cf, hash((const char *[]){ "pe", "100", "du", "5", "dq", "10",
+		"@1700000000500:order-svc", "pe", "@1700000000100:sr-asset", "du,xx,sb", NULL }));
+	CHECK(cf.as_of[4] == 1700000000500 && cf.as_of[5] == 1700000000100 && cf.as_of[6] == 0 &&
+	    cf.pkg_expires_at == 100, "times loaded by write, none for a fact no write holds");
+	req = json_pack("{si si si}", "pkg_expires_at", 200, "data_used_kb", 9, "data_quota_kb", 20);
+	sr_card_facts_merge(&cf, req, 1700000000300);
+	CHECK(cf.pkg_expires_at == 100 && cf.data_used_kb == 9 && cf.data_quota_kb == 20,
+	    "older than the stored fact: left out; newer, or stored without a time: laid over");
+	CHECK(sr_fact_older(&cf, "pkg_expires_at", 1700000000499) &&
+	    !sr_fact_older(&cf, "pkg_expires_at", 1700000000500) && !sr_fact_older(&cf, "pkg_expires_at", 0),
+	    "equal times are not older; 0 is now");
+	sr_card_facts_merge(&cf, req, 0);
+	CHECK(cf.pkg_expires_at == 200, "a write as of now is never older");
+	json_decref(req);
+	shown = sr_facts_times_json(hash((const char *[]){ "pe", "100", "du", "5", "cr", "c17",
+		"@1700000000500:cron:expiry", "pe,sb", "dq", "7", NULL }), SR_FACTS_CARD);
+	CHECK(json_integer_value(json_object_get(json_object_get(shown, "pkg_expires_at"), "as_of_ms")) ==
+	    1700000000500 && !strcmp(json_string_value(json_object_get(json_object_get(shown,
+	    "pkg_expires_at"), "source")), "cron:expiry"), "a fact's time and writer, its write's");
+	CHECK(json_is_null(json_object_get(json_object_get(shown, "data_used_kb"), "as_of_ms")) &&
+	    json_is_null(json_object_get(json_object_get(shown, "data_used_kb"), "source")) &&
+	    !json_object_get(shown, "carrier") && json_object_size(shown) == 4,
+	    "no write holds it: null; the carrier is no timed fact; a fact deleted as of then shown");
+	json_decref(shown);
+	shown = sr_facts_json(hash((const char *[]){ "pe", "100", "@1:x", "pe", NULL }), SR_FACTS_CARD);
+	CHECK(json_object_size(shown) == 1, "writes are not facts");
+	json_decref(shown);
 
 	CHECK(check("{\"status\":\"active\",\"pkg_expires_at\":1,\"refunded\":true}", SR_FACTS_CARD) == 0,
 	    "good card facts");

@@ -36,6 +36,46 @@ main(void)
 	    "unknown key is named");
 	json_decref(o);
 
+	{
+		/* When a fact was true: the zone is required, ms are epoch ms. */
+		static const struct {
+			const char *in;
+			int flag;
+			long long want; /* -1: refused */
+		} as_of[] = {
+			{ "2026-12-01T10:00:00Z", 0, 1796119200000LL },
+			{ "2026-12-01T18:00:00+08:00", 0, 1796119200000LL },
+			{ "2026-12-01T18:00+0800", 0, 1796119200000LL },
+			{ "2026-12-01T05:00-05", 0, 1796119200000LL },
+			{ "2026-12-01 10:00:00.250z", 0, 1796119200250LL },
+			{ "2026-12-01T10:00:00.5Z", 0, 1796119200500LL },
+			{ "1796119200000", 0, 1796119200000LL },
+			{ "2026-12-01T10:00:00", 0, -1 },      /* no zone */
+			{ "2026-12-01", 0, -1 },               /* no time, no zone */
+			{ "1796119200", 0, -1 },               /* epoch seconds */
+			{ "2026-12-01T10:00:00Z junk", 0, -1 },
+			{ "2026-13-01T10:00:00Z", 0, -1 },
+			{ "2026-12-01T10:00:00+24:00", 0, -1 },
+			{ "2026-12-01T10:00:00.Z", 0, -1 },
+			{ "now", 0, -1 }, { "2h", 0, -1 },     /* words only for a flag */
+			{ "now", 1, 1796122800000LL }, { "2h", 1, 1796115600000LL },
+			{ "2026-12-01T11:04:00Z", 0, 1796123040000LL }, /* 4 min ahead: taken */
+			{ "2026-12-01T11:06:00Z", 0, -1 },     /* 6 min ahead: refused */
+			{ "", 0, -1 },
+		};
+		const long long now = 1796122800000LL; /* 2026-12-01T11:00:00Z */
+		char err[200];
+
+		for (size_t i = 0; i < sizeof as_of / sizeof as_of[0]; i++) {
+			long long got = sr_parse_as_of(as_of[i].in, now, as_of[i].flag, err, sizeof err);
+
+			CHECK(got == as_of[i].want, "as_of '%s' (flag %d): %lld, want %lld", as_of[i].in,
+			    as_of[i].flag, got, as_of[i].want);
+		}
+		sr_parse_as_of("2026-12-01T10:00", now, 0, err, sizeof err);
+		CHECK(!strcmp(err, "'2026-12-01T10:00' has no zone (Z, +08:00)"), "a zone asked for: %s", err);
+	}
+
 	CHECK(sr_parse_long("42") == 42, "parse 42");
 	CHECK(sr_parse_long("-1") == -1 && sr_parse_long("4x") == -1 && sr_parse_long("") == -1,
 	    "parse rejects signs, junk and empty");
