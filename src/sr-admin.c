@@ -53,11 +53,14 @@ static const char usage[] =
 "  resume ACCOUNT       end a pause\n"
 "  breaker ACCOUNT [open|close]   show, open by hand (no call, no probe) or close\n"
 "  profile ACCOUNT      the account's carrier profile, resolved, secrets redacted, and\n"
-"                       checked (secrets readable, every request builds); exit 1 if not\n"
+"                       checked (secrets readable, every request builds); exit 1 if not,\n"
+"                       2 if SRQ_LEASE_MS is not 1000 more than its calls' timeout\n"
 "Everything else:\n"
 "  config               every setting, its value (secrets redacted) and where it came\n"
 "                       from: a flag, the environment, the config file (SRQ_CONFIG, or\n"
-"                       /etc/srq/srq.conf; NAME = value lines), or the default\n"
+"                       /etc/srq/srq.conf; NAME = value lines), or the default; exit 2\n"
+"                       if sr-claim and sr-exec would refuse them (SRQ_LEASE_MS not\n"
+"                       1000 more than a call's timeout)\n"
 "  switch on|off|show   the global switch stop_resume_queue_enabled\n"
 "  alerts [--since TIME] [--carrier A] [--ack ID]\n"
 "                       list alerts (with \"open\"), or acknowledge one (an ID is\n"
@@ -940,10 +943,17 @@ print_setting(const char *name, const char *value, const char *from, void *arg)
 static int
 c_config(int argc, char **argv)
 {
+	char err[1024];
+
 	(void)argv;
 	if (argc)
 		command_usage();
 	sr_config_each(print_setting, NULL);
+	/* Printed first: what it says is how to find the setting to fix. */
+	if (sr_lease_check_all(&cfg, err, sizeof err) < 0) {
+		fprintf(stderr, "%s: %s\n", sr_prog, err);
+		return SR_EX_USAGE;
+	}
 	return SR_EX_OK;
 }
 

@@ -41,8 +41,11 @@ static const char usage[] =
 "       \"token\":\"7-9c1f0e5a7d2b4e83\",\"attempt\":1,\"reason\":\"...\",\"scene\":\"...\"}\n"
 "task is \"query\" when an unknown result is being confirmed. token is the claim's:\n"
 "the version and 16 hex digits no one can guess; only its results count.\n"
-"Environment: SRQ_LEASE_MS (default 60000), SRQ_MAX_RUNNING, SRQ_MIN_INTERVAL_MS.\n"
-"Exit: 0 done, 2 usage, 3 Redis unavailable.\n"
+"Environment: SRQ_LEASE_MS (default 60000; at least 1000 more than every call's\n"
+"  timeout, SRQ_GATEWAY_TIMEOUT_MS or a profile's timeout_ms), SRQ_MAX_RUNNING,\n"
+"  SRQ_MIN_INTERVAL_MS, SRQ_PROFILES.\n"
+"Exit: 0 done, 2 usage or configuration (a lease a call may outlive), 3 Redis\n"
+"  unavailable.\n"
 "Takes leases: what it prints is claimed for SRQ_LEASE_MS; to look without\n"
 "taking, use sr-admin why/show.\n"
 "Example (cron, every minute, under flock; or srq-drain, which also reports):\n"
@@ -206,6 +209,7 @@ main(int argc, char *argv[])
 			sr_usage(SR_EX_USAGE, usage);
 	}
 	sr_no_operands(argc, argv, usage);
+	sr_lease_require(&cfg);
 	{
 		unsigned char r[16];
 
