@@ -58,7 +58,9 @@ local prefix = ARGV[2]
 local account = string.sub(prefix, 1, -6) -- less "card:"
 local max = tonumber(ARGV[3])
 if #ARGV[4] < 32 then return redis.error_reply('claim: ARGV[4], the secret, is missing or short') end
-local secret = ARGV[4] .. ':' .. seqKey .. ':'
+-- (The secret and the number alone: under 56 bytes, one SHA-1 block. Two
+-- accounts' tokens may be alike; each is only ever compared in its own.)
+local secret = ARGV[4] .. ':'
 local leaseMs, interval = s.lease, s.interval
 local e = edgeRead(KEYS[8])
 local _, maxRunning, _, stopped = edgeLimits(limitsKey, s)
