@@ -38,6 +38,8 @@ trap cleanup EXIT
 GW_QPS=50 GW_INTERVAL_MS=2000
 export SRQ_REDIS="unix://$D/redis.sock" SRQ_PREFIX=polling
 export SRQ_QPS=$GW_QPS SRQ_MIN_INTERVAL_MS=2200 SRQ_LEASE_MS=10000 SRQ_CONFIRM_DELAY_MS=500
+# A call's timeout a second and more under the lease (or sr-claim and sr-exec refuse to run).
+export SRQ_GATEWAY_TIMEOUT_MS=5000
 
 redis-server --port 0 --unixsocket "$D/redis.sock" --unixsocketperm 700 --save '' \
 	--appendonly no --daemonize yes --pidfile "$D/redis.pid" --dir "$D" --logfile "$D/redis.log"

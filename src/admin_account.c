@@ -313,7 +313,8 @@ admin_profile(int argc, char **argv)
 	struct sr_gateway *gw = sr_gateway_new(&cfg);
 	json_t *o = json_object(), *lim, *req = json_object(), *vars = json_object(), *rules = json_array();
 	json_t *check = json_object();
-	int bad;
+	char err[1024];
+	int bad, lease;
 
 	json_object_set_new(o, "carrier", json_string(account));
 	json_object_set_new(o, "profile", json_string(p->name));
@@ -355,10 +356,18 @@ admin_profile(int argc, char **argv)
 		    "outcome", sr_verdict_name(p->rules[i].verdict)));
 	json_object_set_new(o, "rules", rules);
 	bad = sr_edge_check(gw, sr_gateway_edge(gw, account), check) < 0;
+	/* A call that outlives its claim's lease is asked again: sr-claim and
+	 * sr-exec refuse the profile, and so does its check (exit 2). */
+	lease = sr_lease_check(&cfg, p, err, sizeof err) < 0;
+	json_object_set_new(check, "lease", json_string(lease ? err : "ok"));
 	json_object_set_new(o, "check", check);
-	json_object_set_new(o, "ok", json_boolean(!bad));
+	json_object_set_new(o, "ok", json_boolean(!bad && !lease));
 	sr_out(o);
 	sr_gateway_free(gw);
+	if (lease) {
+		fprintf(stderr, "%s: %s\n", sr_prog, err);
+		return SR_EX_USAGE;
+	}
 	if (bad)
 		fprintf(stderr, "%s: profile '%s' for account '%s' does not check out: see \"check\"\n",
 		    sr_prog, p->name, account);

@@ -36,7 +36,9 @@ static const char usage[] =
 "                       count first, then one atomic retry each (--dry-run: list only)\n"
 "  freeze CARD...       take the command out of the queues until retried\n"
 "  drop CARD...         cancel the command (its version is bumped)\n"
-"                       (CARD '-' reads card ids, or JSON lines with \"card\", from stdin)\n"
+"                       (CARD '-' reads card ids, or JSON lines with \"card\", from stdin;\n"
+"                       a line whose \"carrier\" is not the card's account is refused:\n"
+"                       a \"rejected\" record, the card left alone, exit 1)\n"
 "  list ACCOUNT [--state S] [--reason R] [--error-class C] [--limit N]\n"
 "                       the account's commands and where each stands (frozen, claimed,\n"
 "                       confirming, due, backoff, scheduled), read only: no lease taken\n"
@@ -51,11 +53,14 @@ static const char usage[] =
 "  resume ACCOUNT       end a pause\n"
 "  breaker ACCOUNT [open|close]   show, open by hand (no call, no probe) or close\n"
 "  profile ACCOUNT      the account's carrier profile, resolved, secrets redacted, and\n"
-"                       checked (secrets readable, every request builds); exit 1 if not\n"
+"                       checked (secrets readable, every request builds); exit 1 if not,\n"
+"                       2 if SRQ_LEASE_MS is not 1000 more than its calls' timeout\n"
 "Everything else:\n"
 "  config               every setting, its value (secrets redacted) and where it came\n"
 "                       from: a flag, the environment, the config file (SRQ_CONFIG, or\n"
-"                       /etc/srq/srq.conf; NAME = value lines), or the default\n"
+"                       /etc/srq/srq.conf; NAME = value lines), or the default; exit 2\n"
+"                       if sr-claim and sr-exec would refuse them (SRQ_LEASE_MS not\n"
+"                       1000 more than a call's timeout)\n"
 "  switch on|off|show   the global switch stop_resume_queue_enabled\n"
 "  alerts [--since TIME] [--carrier A] [--ack ID]\n"
 "                       list alerts (with \"open\"), or acknowledge one (an ID is\n"
@@ -85,9 +90,9 @@ static const char usage[] =
 "                  elsewhere refused (exit 2, nothing done), never ignored\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "Environment: SRQ_PROFILES (carrier profiles), SRQ_MIN_INTERVAL_MS, SRQ_QPS...\n"
-"Exit: 0 done, 1 some cards not found (no command, state or facts in the account), an\n"
-"  account no request ever named (a typo?), a change refused, or a profile that does\n"
-"  not check out, 2 usage, 3 Redis unavailable.\n"
+"Exit: 0 done, 1 some cards not found (no command, state or facts in the account), a\n"
+"  card line naming another account, an account no request ever named (a typo?), a\n"
+"  change refused, or a profile that does not check out, 2 usage, 3 Redis unavailable.\n"
 "Examples:\n"
 "  sr-admin why 89860012345678901234\n"
 "  sr-admin pause c17 --until 2h --reason 'carrier maintenance'\n"
@@ -399,9 +404,9 @@ card_unknown(json_t *s, const char *card, const char *carrier)
 }
 
 static int
-do_show(const char *card)
+do_show(const char *card, const char *account)
 {
-	char *carrier = card_carrier(card);
+	char *carrier = account ? sr_strdup(account) : card_carrier(card);
 	long long now;
 
 	json_t *s;
@@ -422,9 +427,9 @@ do_show(const char *card)
 }
 
 static int
-do_why(const char *card)
+do_why(const char *card, const char *account)
 {
-	char *carrier = card_carrier(card), key[SR_KEY_MAX], sentence[400];
+	char *carrier = account ? sr_strdup(account) : card_carrier(card), key[SR_KEY_MAX], sentence[400];
 	json_t *s, *c, *o;
 	long long now;
 	struct sr_card_facts cf;
@@ -554,8 +559,43 @@ card_mutate(const char *what, const char *card, const char *account)
 	return SR_EX_OK;
 }
 
+/* A card line's "carrier" (NULL: none), checked against the card's account
+ * (--carrier, or the asset mirror's; the line's when neither knows it): a
+ * line naming another account must not act on the card where it is. NULL
+ * if it may go on (*account: the account to use, or NULL), else why not. */
+static const char *
+line_account(json_t *line, const char *card, const char **account, char *why, size_t n)
+{
+	json_t *v = json_object_get(line, "carrier");
+	const char *named = json_string_value(v);
+	char *where;
+
+	*account = NULL;
+	if (!v)
+		return NULL;
+	if (!named || !sr_valid_id(named)) {
+		snprintf(why, n, "\"carrier\" is not an account id: nothing done");
+		return why;
+	}
+	if ((where = card_carrier(card)) && strcmp(where, named)) {
+		if (carrier_opt)
+			snprintf(why, n, "the line names account '%s', but --carrier says '%s': nothing done",
+			    named, where);
+		else
+			snprintf(why, n, "the line names account '%s', but card '%s' is in '%s': nothing done",
+			    named, card, where);
+		free(where);
+		return why;
+	}
+	free(where);
+	*account = named;
+	return NULL;
+}
+
+/* fn on each card: the arguments, and for '-' the lines of stdin (an id, or
+ * a JSON object with "card" and, if it says, its account "carrier"). */
 static int
-for_cards(int argc, char **argv, int (*fn)(const char *, const char *), const char *what)
+for_cards(int argc, char **argv, int (*fn)(const char *, const char *, const char *), const char *what)
 {
 	int status = SR_EX_OK;
 
@@ -566,7 +606,7 @@ for_cards(int argc, char **argv, int (*fn)(const char *, const char *), const ch
 				status = sr_worst(status, SR_EX_REJECTED);
 				continue;
 			}
-			status = sr_worst(status, fn(what, argv[i]));
+			status = sr_worst(status, fn(what, argv[i], NULL));
 			continue;
 		}
 		{
@@ -577,7 +617,8 @@ for_cards(int argc, char **argv, int (*fn)(const char *, const char *), const ch
 			sr_reader_init(&rd, STDIN_FILENO);
 			while ((rc = sr_reader_next(&rd, &line, 1)) != SR_READ_EOF) {
 				json_t *j = NULL;
-				const char *id = "";
+				const char *id = "", *account, *refused;
+				char why[300];
 
 				if (rc == SR_READ_BAD) {
 					fprintf(stderr, "%s: line %ld: %s\n", sr_prog, rd.lineno, rd.why);
@@ -596,8 +637,14 @@ for_cards(int argc, char **argv, int (*fn)(const char *, const char *), const ch
 				else if (!sr_valid_id(id)) {
 					fprintf(stderr, "%s: line %ld: '%s' is not a card id\n", sr_prog, rd.lineno, id);
 					status = sr_worst(status, SR_EX_REJECTED);
+				} else if ((refused = line_account(j, id, &account, why, sizeof why))) {
+					json_t *o = json_pack("{sI ss so}", "line", (json_int_t)rd.lineno, "card", id,
+					    "carrier", json_incref(json_object_get(j, "carrier")));
+
+					status = sr_worst(status, sr_rejected(o, rd.lineno, refused));
+					sr_out(o);
 				} else
-					status = sr_worst(status, fn(what, id));
+					status = sr_worst(status, fn(what, id, account));
 				json_decref(j);
 			}
 			status = sr_worst(status, sr_reader_failed(&rd));
@@ -608,9 +655,9 @@ for_cards(int argc, char **argv, int (*fn)(const char *, const char *), const ch
 }
 
 static int
-show_one(const char *what, const char *card)
+show_one(const char *what, const char *card, const char *account)
 {
-	return !strcmp(what, "show") ? do_show(card) : do_why(card);
+	return !strcmp(what, "show") ? do_show(card, account) : do_why(card, account);
 }
 
 /* Every account's name, from P:accounts. */
@@ -829,9 +876,9 @@ c_why(int argc, char **argv)
 }
 
 static int
-do_mutate(const char *what, const char *card)
+do_mutate(const char *what, const char *card, const char *account)
 {
-	return card_mutate(what, card, NULL);
+	return card_mutate(what, card, account);
 }
 
 static int
@@ -898,10 +945,17 @@ print_setting(const char *name, const char *value, const char *from, void *arg)
 static int
 c_config(int argc, char **argv)
 {
+	char err[1024];
+
 	(void)argv;
 	if (argc)
 		command_usage();
 	sr_config_each(print_setting, NULL);
+	/* Printed first: what it says is how to find the setting to fix. */
+	if (sr_lease_check_all(&cfg, err, sizeof err) < 0) {
+		fprintf(stderr, "%s: %s\n", sr_prog, err);
+		return SR_EX_USAGE;
+	}
 	return SR_EX_OK;
 }
 

@@ -9,10 +9,16 @@
  * Tasks are printed, and stdout flushed, as soon as each round is done. A
  * claimed task that is never confirmed (this pipeline died) becomes claimable
  * again when its lease expires: nothing is lost by killing any stage.
+ *
+ * A claim's token is what sr-confirm trusts a result line for: claim.lua
+ * makes it from the version and a hash of this process's secret (16 random
+ * bytes, read once) and the account's sequence, so it cannot be guessed.
  */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/rand.h>
 
 #include "sr.h"
 
@@ -32,10 +38,14 @@ static const char usage[] =
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "\n"
 "Task: {\"task\":\"call\",\"card\":\"...\",\"carrier\":\"c17\",\"action\":\"stop\",\"ver\":7,\n"
-"       \"token\":\"7-42\",\"attempt\":1,\"reason\":\"package_expired\",\"scene\":\"...\"}\n"
-"task is \"query\" when an unknown result is being confirmed.\n"
-"Environment: SRQ_LEASE_MS (default 60000), SRQ_MAX_RUNNING, SRQ_MIN_INTERVAL_MS.\n"
-"Exit: 0 done, 2 usage, 3 Redis unavailable.\n"
+"       \"token\":\"7-9c1f0e5a7d2b4e83\",\"attempt\":1,\"reason\":\"...\",\"scene\":\"...\"}\n"
+"task is \"query\" when an unknown result is being confirmed. token is the claim's:\n"
+"the version and 16 hex digits no one can guess; only its results count.\n"
+"Environment: SRQ_LEASE_MS (default 60000; at least 1000 more than every call's\n"
+"  timeout, SRQ_GATEWAY_TIMEOUT_MS or a profile's timeout_ms), SRQ_MAX_RUNNING,\n"
+"  SRQ_MIN_INTERVAL_MS, SRQ_PROFILES.\n"
+"Exit: 0 done, 2 usage or configuration (a lease a call may outlive), 3 Redis\n"
+"  unavailable.\n"
 "Takes leases: what it prints is claimed for SRQ_LEASE_MS; to look without\n"
 "taking, use sr-admin why/show.\n"
 "Example (cron, every minute, under flock; or srq-drain, which also reports):\n"
@@ -47,6 +57,7 @@ static struct sr_redis rds;
 static const char **carriers;
 static int ncarriers, fixed_carriers;
 static int status = SR_EX_OK; /* SR_EX_BACKEND once a claim script failed */
+static char secret[33]; /* claim.lua's ARGV[4]: 16 random bytes, in hex */
 
 /* The account list: --carrier, or the accounts set (refreshed every round). */
 static int
@@ -119,7 +130,7 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 
 		for (int k = 0; k < n; k++) {
 			const char *c = carriers[(start + seen + k) % ncarriers];
-			const char *argv[11];
+			const char *argv[12];
 			long mine = share + (k < extra);
 
 			snprintf(max, sizeof max, "%ld", mine < batch ? mine : batch);
@@ -127,7 +138,8 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 			argv[8] = sr_account(&cfg, c)->settings;
 			argv[9] = sr_key_account(prefix, cfg.prefix, c, "card:");
 			argv[10] = max;
-			sr_redis_append_script(&rds, SR_LUA_CLAIM, 8, 11, argv, NULL);
+			argv[11] = secret;
+			sr_redis_append_script(&rds, SR_LUA_CLAIM, 8, 12, argv, NULL);
 		}
 		for (int k = 0; k < n; k++) {
 			const char *c = carriers[(start + seen + k) % ncarriers];
@@ -197,6 +209,16 @@ main(int argc, char *argv[])
 			sr_usage(SR_EX_USAGE, usage);
 	}
 	sr_no_operands(argc, argv, usage);
+	sr_lease_require(&cfg);
+	{
+		unsigned char r[16];
+
+		if (RAND_bytes(r, sizeof r) != 1)
+			sr_die(SR_EX_BACKEND, "cannot read random bytes for the claim tokens");
+		for (size_t i = 0; i < sizeof r; i++)
+			snprintf(secret + 2 * i, 3, "%02x", r[i]);
+		memset(r, 0, sizeof r);
+	}
 	sr_redis_open(&rds, &cfg);
 
 	while (!sr_dispatch_done(&d)) {

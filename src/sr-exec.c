@@ -58,9 +58,12 @@ static const char usage[] =
 "  called; none: srq's own contract), SRQ_GATEWAY_TOKEN(_FILE) (the default\n"
 "  profile's bearer token, never logged), SRQ_MIN_INTERVAL_MS, SRQ_QPS,\n"
 "  SRQ_RATE_BURST, SRQ_RATE_WINDOW_MS (1020: 1 s plus headroom for the jitter of\n"
-"  arrivals), SRQ_GATEWAY_TIMEOUT_MS, SRQ_GATEWAY_CONNECT_TIMEOUT_MS.\n"
-"Exit: 0 done, 1 bad task lines, 2 usage, a bad profile, or calls whose request\n"
-"  could not be built (a profile's secret not set: said per account), 3 Redis unavailable\n"
+"  arrivals), SRQ_GATEWAY_TIMEOUT_MS, SRQ_GATEWAY_CONNECT_TIMEOUT_MS, SRQ_LEASE_MS\n"
+"  (the gate extends a claim's lease by it: at least 1000 more than every call's\n"
+"  timeout, SRQ_GATEWAY_TIMEOUT_MS or a profile's timeout_ms).\n"
+"Exit: 0 done, 1 bad task lines, 2 usage, a bad profile, a lease a call may outlive,\n"
+"  or calls whose request could not be built (a profile's secret not set: said per\n"
+"  account), 3 Redis unavailable\n"
 "  (its tasks say \"status\":\"error\") or an account's gateway unreachable when\n"
 "  the run ended (its last call could not connect; such tasks are answered\n"
 "  retry, class not_sent, and go again).\n"
@@ -750,6 +753,7 @@ main(int argc, char *argv[])
 	}
 	sr_no_operands(argc, argv, usage);
 	sr_gateway_url_check(cfg.gateway);
+	sr_lease_require(&cfg);
 	redis_up = sr_redis_open_filter(&rds, &cfg, "task is answered with status \"error\"");
 	gw = sr_gateway_new(&cfg);
 	sr_reader_init(&rd, STDIN_FILENO);

@@ -779,6 +779,18 @@ struct sr_account {
 /* The account's settings (cached per process). Never NULL. */
 const struct sr_account *sr_account(const struct sr_config *cfg, const char *carrier);
 void sr_accounts_free(void);
+/* A claim's lease (SRQ_LEASE_MS) must outlast a call's whole timeout
+ * (SRQ_GATEWAY_TIMEOUT_MS, or a profile's timeout_ms) by this much, so that
+ * the result of a call that ran its whole timeout reaches sr-confirm before
+ * another pipeline may claim the card again. */
+#define SR_LEASE_MARGIN_MS 1000
+/* Whether it does under profile p: 0, or -1 with err naming both settings. */
+int sr_lease_check(const struct sr_config *cfg, const struct sr_profile *p, char *err, size_t errlen);
+/* The same for every profile (the default one and SRQ_PROFILES'). */
+int sr_lease_check_all(const struct sr_config *cfg, char *err, size_t errlen);
+/* sr_lease_check_all, or exit 2 with its message (the tools that take
+ * leases or make calls under them: sr-claim, sr-exec). */
+void sr_lease_require(const struct sr_config *cfg);
 
 /* A bounded text buffer for expansions. */
 struct sr_buf {

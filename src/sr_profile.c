@@ -947,6 +947,52 @@ sr_account(const struct sr_config *cfg, const char *carrier)
 	return a;
 }
 
+/* Whether a claim's lease outlives a call that runs its whole timeout
+ * (CURLOPT_TIMEOUT_MS: its connection included) under profile p by
+ * SR_LEASE_MARGIN_MS. The gate extends a lease to the call's slot plus the
+ * lease whenever less than the call's timeout plus half a lease is left, so
+ * its result has min(lease - timeout, lease / 2) to reach sr-confirm; a
+ * call that outlives its lease lets another pipeline claim the card and
+ * ask the carrier again (a status query per lease). -1 with err if not. */
+int
+sr_lease_check(const struct sr_config *cfg, const struct sr_profile *p, char *err, size_t errlen)
+{
+	long timeout = pick(p->timeout_ms, cfg->gw_timeout_ms);
+	char what[600];
+
+	if (cfg->lease_ms >= timeout + SR_LEASE_MARGIN_MS)
+		return 0;
+	if (p->timeout_ms >= 0)
+		snprintf(what, sizeof what, "timeout_ms '%ld' of profile '%s' (%s)", timeout, p->name, p->path);
+	else
+		snprintf(what, sizeof what, "SRQ_GATEWAY_TIMEOUT_MS '%ld'", timeout);
+	snprintf(err, errlen, "SRQ_LEASE_MS '%ld' must exceed %s by at least %d ms: a call that "
+	    "outlives its claim's lease lets another pipeline claim the card and ask the carrier "
+	    "again", cfg->lease_ms, what, SR_LEASE_MARGIN_MS);
+	return -1;
+}
+
+int
+sr_lease_check_all(const struct sr_config *cfg, char *err, size_t errlen)
+{
+	load_all(cfg);
+	if (sr_lease_check(cfg, builtin, err, errlen) < 0)
+		return -1;
+	for (int i = 0; i < nprofiles; i++)
+		if (sr_lease_check(cfg, profiles[i], err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
+void
+sr_lease_require(const struct sr_config *cfg)
+{
+	char err[1024];
+
+	if (sr_lease_check_all(cfg, err, sizeof err) < 0)
+		sr_die(SR_EX_USAGE, "%s", err);
+}
+
 void
 sr_accounts_free(void)
 {

@@ -51,6 +51,62 @@ line() { # line TASK TOKEN OUTCOME [EXTRA-JSON]
 	assert_equal "$(wc -l <"$T/gw.log")" 0
 }
 
+# forged CARD...: results nobody's call made for CARD, each outcome that
+# would release a claim, count for the breaker or finish the command, under
+# tokens guessed as the version and a small number (what the claim's tokens
+# were: 1-1, 1-2, ...) and as the version and 16 random hex digits.
+forged() {
+	local card tok
+	for card in "$@"; do
+		for tok in $(seq -f '1-%g' 1 24) $(for _ in 1 2 3; do echo "1-$(openssl rand -hex 8)"; done); do
+			for out in '"retry","class":"auth","http":401' '"retry","class":"not_sent"' \
+				'"unknown","http":500' '"ok","http":200' '"fail","http":400'; do
+				printf '{"task":"call","card":"%s","carrier":"c1","action":"stop","ver":1,"token":"%s","outcome":%s}\n' \
+					"$card" "$tok" "$out"
+			done
+			printf '{"task":"query","card":"%s","carrier":"c1","action":"stop","ver":1,"token":"%s","outcome":"ok","observed":"stopped"}\n' \
+				"$card" "$tok"
+		done
+	done
+}
+
+@test "results forged with guessed tokens for cards with live claims change nothing; the genuine ones still apply" {
+	gwsim_start --latency-ms 2000
+	for i in 1 2 3 4 5 6; do req "G$i" "$PAST"; done
+	sr-claim >"$T/tasks"
+	assert_equal "$(wc -l <"$T/tasks")" 6
+	# G1..G3 are at the carrier (their gate passed), G4..G6 claimed and waiting.
+	head -3 "$T/tasks" | sr-exec >"$T/r1" &
+	pid=$!
+	for i in $(seq 100); do
+		[ -n "$(rcli HGET 't:carrier:{c1}:card:G3' called)" ] && break
+		sleep 0.05
+	done
+	for i in 1 2 3; do [ -n "$(rcli HGET "t:carrier:{c1}:card:G$i" called)" ]; done
+	running=$(rcli ZRANGE 't:carrier:{c1}:sr_running' 0 -1 | sort)
+	claims=$(for i in 1 2 3 4 5 6; do rcli HGET "t:carrier:{c1}:card:G$i" claim; done)
+	assert_equal "$running" "$(jq -r .token "$T/tasks" | sort)"
+	assert_equal "$claims" "$(jq -r .token "$T/tasks")"
+	run -0 sr-confirm < <(forged G1 G2 G3 G4 G5 G6)
+	assert_equal "$(jq -r .state <<<"$output" | sort | uniq -c | awk '{print $2 "=" $1}')" "stale=$((6 * 27 * 6))"
+	# Every claim is still live, in the account's running set and on its card.
+	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:sr_running' 0 -1 | sort)" "$running"
+	assert_equal "$(for i in 1 2 3 4 5 6; do rcli HGET "t:carrier:{c1}:card:G$i" claim; done)" "$claims"
+	# The breaker counted nothing and stays closed; no alert.
+	assert_equal "$(sr-admin breaker c1 | jq -r .breaker)" closed
+	assert_equal "$(rcli HMGET 't:carrier:{c1}:edge' win_n win_fail | tr -d '\n')" ""
+	assert_equal "$(rcli XLEN 't:carrier:{c1}:alerts')" 0
+	# The genuine results still apply: every card stopped, once.
+	wait "$pid"
+	tail -3 "$T/tasks" | sr-exec >>"$T/r1"
+	run -0 sr-confirm <"$T/r1"
+	assert_equal "$(jq -r .state <<<"$output" | paste -sd' ')" "done done done done done done"
+	assert_equal "$(jq -r 'select(.kind == "stop") | .card' "$T/gw.log" | sort | paste -sd' ')" "G1 G2 G3 G4 G5 G6"
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:sr_running')" 0
+	# A token is its version and 16 hex digits: nothing to count up to.
+	assert_equal "$(jq -r .token "$T/tasks" | grep -cE '^1-[0-9a-f]{16}$')" 6
+}
+
 @test "the live claim's token, for a task that never went through the gate, finishes nothing" {
 	req X1 "$PAST"
 	sr-claim >"$T/task"

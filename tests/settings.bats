@@ -91,3 +91,43 @@ refused() {
 	done
 	assert_equal "$(rcli EXISTS 't:carrier:{c1}:limits')" 0
 }
+
+@test "a lease a call may outlive is exit 2 naming both settings (sr-claim, sr-exec, sr-admin); a sane one runs" {
+	gwsim_start
+	printf '{"card":"C1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$PAST" | sr-enqueue >/dev/null
+	# Calls of up to 3 s (the suite's SRQ_GATEWAY_TIMEOUT_MS) need a lease
+	# of 4 s at least.
+	for lease in 1000 3000 3999; do
+		for t in sr-claim sr-exec; do
+			SRQ_LEASE_MS=$lease run -2 --separate-stderr "$t" </dev/null
+			assert_output ''
+			[[ $stderr == *"SRQ_LEASE_MS '$lease' must exceed SRQ_GATEWAY_TIMEOUT_MS '3000' by at least 1000 ms: a call that outlives its claim's lease lets another pipeline claim the card and ask the carrier again"* ]]
+		done
+	done
+	# sr-admin config shows the settings, and says what is wrong with them.
+	SRQ_LEASE_MS=3000 run -2 --separate-stderr sr-admin config
+	assert_line '{"setting":"SRQ_LEASE_MS","value":"3000","from":"environment"}'
+	[[ $stderr == *"SRQ_LEASE_MS '3000' must exceed SRQ_GATEWAY_TIMEOUT_MS '3000' by at least 1000 ms"* ]]
+	# Nothing was claimed.
+	assert_equal "$(sr-admin list c1 | jq -r .state)" due
+	# A profile's own timeout counts, and is named with its file.
+	PROFILE_NAME=slow profiles 'from = default' 'accounts = slow-*' 'timeout_ms = 3500'
+	for t in sr-claim sr-exec; do
+		run -2 --separate-stderr "$t" </dev/null
+		[[ $stderr == *"SRQ_LEASE_MS '4000' must exceed timeout_ms '3500' of profile 'slow' ($T/profiles/slow.profile) by at least 1000 ms"* ]]
+	done
+	run -2 --separate-stderr sr-admin profile slow-1
+	jq -e '(.check.lease | test("timeout_ms .3500. of profile .slow.")) and (.ok | not)' <<<"$output"
+	[[ $stderr == *"SRQ_LEASE_MS '4000' must exceed timeout_ms '3500' of profile 'slow'"* ]]
+	run -2 sr-admin config >/dev/null
+	run -0 sr-admin profile c1
+	jq -e '.check.lease == "ok" and .ok' <<<"$output"
+	# A lease a second longer than every call's timeout: the pipeline runs.
+	export SRQ_LEASE_MS=4500
+	run -0 sr-admin profile slow-1
+	run -0 sr-admin config
+	run -0 drain 10
+	assert_equal "$(jq -r '"\(.card) \(.state)"' <<<"$output")" "C1 done"
+	assert_equal "$(jq -r '"\(.kind) \(.card)"' "$T/gw.log")" "stop C1"
+}

@@ -200,6 +200,53 @@ why_state() {
 	assert_equal "$(jq -r .card <<<"$output")" "$id64"
 }
 
+@test "card lines from stdin: one whose carrier is not the card's account is refused, its card untouched; the right carrier and a bare id still work" {
+	for c in W1 R1 B1 W2 R2 B2; do req "$c" "$PAST" active acB; done
+	req A1 "$PAST" active acA
+	ver() { sr-admin show "$1" | jq -r '"\(.command.action // "none") \(.ver) \(.command.frozen // 0)"'; }
+	# drop: W1's line names acA, where W1 is not.
+	run -1 --separate-stderr sr-admin drop - --reason x < <(printf '%s\n' \
+		'{"card":"W1","carrier":"acA"}' '{"card":"R1","carrier":"acB"}' 'B1')
+	assert_equal "$(jq -c . <<<"$output" | head -1)" \
+		'{"line":1,"card":"W1","carrier":"acA","status":"rejected","error":"the line names account '"'acA'"', but card '"'W1'"' is in '"'acB'"': nothing done"}'
+	assert_equal "$(jq -r 'select(.done) | "\(.card) \(.carrier) \(.done)"' <<<"$output" | paste -sd,)" \
+		"R1 acB drop,B1 acB drop"
+	[[ $stderr == *"line 1: the line names account 'acA', but card 'W1' is in 'acB': nothing done"* ]]
+	assert_equal "$(ver W1)" "stop 1 0"
+	assert_equal "$(ver R1) $(ver B1)" "none 2 0 none 2 0"
+	assert_equal "$(ver A1)" "stop 1 0"
+	# freeze, then retry: the same.
+	run -1 --separate-stderr sr-admin freeze - --reason x < <(printf '%s\n' \
+		'{"card":"W2","carrier":"acA"}' '{"card":"R2","carrier":"acB"}' '{"card":"B2"}')
+	assert_equal "$(jq -r '"\(.card) \(.status // .done)"' <<<"$output" | paste -sd,)" \
+		"W2 rejected,R2 freeze,B2 freeze"
+	assert_equal "$(ver W2) $(ver R2) $(ver B2)" "stop 1 0 stop 1 1 stop 1 1"
+	run -1 --separate-stderr sr-admin retry - --reason x < <(printf '%s\n' \
+		'{"card":"R2","carrier":"acA"}' '{"card":"B2","carrier":"acB"}')
+	assert_equal "$(jq -r '"\(.card) \(.status // .done)"' <<<"$output" | paste -sd,)" \
+		"R2 rejected,B2 retry"
+	assert_equal "$(ver R2) $(ver B2)" "stop 1 1 stop 1 0"
+	# --carrier names the account: a line naming another is refused too.
+	run -1 --separate-stderr sr-admin drop - --carrier acB --reason x <<<'{"card":"W2","carrier":"acA"}'
+	[[ $stderr == *"line 1: the line names account 'acA', but --carrier says 'acB': nothing done"* ]]
+	assert_equal "$(ver W2)" "stop 1 0"
+	# A carrier that is not an account id is refused; so are why and show.
+	run -1 --separate-stderr sr-admin drop - --reason x <<<'{"card":"W2","carrier":7}'
+	[[ $stderr == *'line 1: "carrier" is not an account id: nothing done'* ]]
+	for c in why show; do
+		run -1 --separate-stderr sr-admin "$c" - < <(printf '%s\n' \
+			'{"card":"W2","carrier":"acA"}' '{"card":"W2","carrier":"acB"}')
+		assert_equal "$(jq -r '"\(.card) \(.carrier) \(.status // "shown")"' <<<"$output" | paste -sd,)" \
+			"W2 acA rejected,W2 acB shown"
+	done
+	assert_equal "$(ver W2)" "stop 1 0"
+	# A card the asset mirror does not know is looked for in its line's
+	# account, as with --carrier.
+	rcli DEL t:card:W2:facts >/dev/null
+	run -0 sr-admin drop - --reason x <<<'{"card":"W2","carrier":"acB"}'
+	assert_equal "$(jq -r '"\(.card) \(.carrier) \(.done)"' <<<"$output")" "W2 acB drop"
+}
+
 @test "why keeps its sentence when a long reason is cut mid-character: cut on a character boundary" {
 	local k cjk
 	cjk=$(python3 -c 'print("客户争议" * 60)')

@@ -34,14 +34,14 @@ enqueue() {
 }
 
 @test "a claimed command is not handed out twice until its lease expires" {
-	export SRQ_LEASE_MS=1000
+	export SRQ_LEASE_MS=1500 SRQ_GATEWAY_TIMEOUT_MS=500
 	enqueue c1 polling 1 3
 	run -0 sr-claim
 	assert_equal "$(echo "$output" | wc -l)" 3
 	first_tokens=$(echo "$output" | jq -r .token | sort)
 	run -0 sr-claim
 	assert_output ''
-	sleep 1.2
+	sleep 1.7
 	# The pipeline that held them is presumed dead: claimable again, new tokens.
 	run -0 sr-claim
 	assert_equal "$(echo "$output" | wc -l)" 3

@@ -19,12 +19,16 @@
     KEYS[1..3]  queues (ZSET card -> due ms): high, normal, bulk
     KEYS[4]     running claims (ZSET token -> lease expiry ms)
     KEYS[5]     account limits (HASH qps, running, burst)
-    KEYS[6]     token sequence (STRING counter)
+    KEYS[6]     token sequence (STRING counter: with ARGV[4], it makes the tokens)
     KEYS[7]     confirming commands (SET card)
     KEYS[8]     account edge state (HASH: pause, breaker; see includes/edge.lua)
     ARGV[1]     the account's settings (JSON: interval, lease, qps, running, burst)
     ARGV[2]     command hash key prefix, e.g. "polling:carrier:{c17}:card:"
     ARGV[3]     max commands to claim now
+    ARGV[4]     the claiming process's secret (random, 32 hex digits): a token
+                is the version, '-' and 16 hex digits of the SHA-1 of the secret
+                and the sequence's next number, so that nobody can guess a live
+                claim's token and forge its result (a forged line is 'stale')
   Output:
     { tasks, next_due_ms, queued, now_ms, held }
     tasks: one flat array, 8 values per task: kind (call|query), card, action,
@@ -53,6 +57,10 @@ local prefix = ARGV[2]
 -- The account's key prefix: where a card's idle and wait buckets are.
 local account = string.sub(prefix, 1, -6) -- less "card:"
 local max = tonumber(ARGV[3])
+if #ARGV[4] < 32 then return redis.error_reply('claim: ARGV[4], the secret, is missing or short') end
+-- (The secret and the number alone: under 56 bytes, one SHA-1 block. Two
+-- accounts' tokens may be alike; each is only ever compared in its own.)
+local secret = ARGV[4] .. ':'
 local leaseMs, interval = s.lease, s.interval
 local e = edgeRead(KEYS[8])
 local _, maxRunning, _, stopped = edgeLimits(limitsKey, s)
@@ -76,7 +84,8 @@ local tasks = {}
 local leaseS = digits(now + leaseMs)
 
 -- Claim tokens: the account's sequence, taken once for the whole batch
--- (numbers a batch does not use are skipped; they need only be unique).
+-- (numbers a batch does not use are skipped; they need only be unique),
+-- hashed with the secret (ARGV[4]).
 local seqNext, seqLast = 0, -1
 local function nextSeq()
   if seqNext > seqLast then
@@ -154,7 +163,7 @@ local function take(q, n)
         if not confirming and lastCall + interval > now then
           later('ZADD', queues[q], digits(lastCall + interval), card)
         else
-          local token = h[2] .. '-' .. digits(nextSeq())
+          local token = h[2] .. '-' .. string.sub(redis.sha1hex(secret .. digits(nextSeq())), 1, 16)
           local attempt = (tonumber(h[9]) or 0) + 1
           local claimed = { 'claim', token, 'lease_until', leaseS, 'attempt', digits(attempt) }
           local ok = true

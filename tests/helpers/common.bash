@@ -22,7 +22,9 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # between srq's gate and the carrier's clock), as operators should configure.
 GW_INTERVAL_MS=1000
 export SRQ_MIN_INTERVAL_MS=1200
-export SRQ_LEASE_MS=3000
+# A lease outlives a call's whole timeout by a second at least, or sr-claim
+# and sr-exec refuse to run (a call longer than its lease is asked again).
+export SRQ_LEASE_MS=4000
 export SRQ_CONFIRM_DELAY_MS=200
 export SRQ_GATEWAY_TIMEOUT_MS=3000
 export SRQ_RATE_WINDOW_MS=1100

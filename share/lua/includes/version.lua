@@ -17,7 +17,7 @@ end
 
 -- A version for the command in key that lost its own: one above every
 -- version its hash still names (the claim, call and query tokens are
--- "version-sequence"; counted_ver; superseded), so that no claim in flight,
+-- "version-hexdigits"; counted_ver; superseded), so that no claim in flight,
 -- and no result of one, passes for it. Versions of commands finished before
 -- may repeat (nothing of them is left to tell). Written, and returned.
 local function versionRecover(key)
