@@ -207,7 +207,8 @@ append_confirm(struct res *rs, const int *idx, int m, struct res_args *ra,
 		v[11] = r->class ? r->class : "";
 		v[12] = sent > 0 ? a->at : "";
 		v[13] = json_is_true(json_object_get(r->obj, "in_progress")) ? "1" : "";
-		na += 14;
+		v[14] = sr_jstr(r->obj, "txn") ? sr_jstr(r->obj, "txn") : "";
+		na += 15;
 	}
 	sr_redis_append_script(&rds, SR_LUA_CONFIRM, nk, nk + na, argv, NULL);
 }
@@ -295,7 +296,7 @@ process(struct res *rs, int n)
 	static int idx[BATCH], group[BATCH + 1];
 	static struct res_args ra[BATCH];
 	static char keys[13 + 2 * BATCH][SR_KEY_MAX];
-	static const char *argv[15 + 16 * BATCH];
+	static const char *argv[15 + 17 * BATCH];
 	char taken[BATCH] = { 0 };
 	int ngroups = 0, nidx = 0, status;
 	const char *by;

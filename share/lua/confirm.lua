@@ -25,6 +25,18 @@
         sees the old state after s.settle ms means the change did not land.
     query that observed the other state: the call did not happen; re-call
         after the interval ("requeued").
+  A change that may be at the carrier is the card's outstanding change,
+  apart from its command ('out': action, version, since when, how it
+  stands, the carrier's txn): the gate records it when a call passes, and
+  its result says how it stands (landed: gone; accepted or unknown: kept).
+  A command turned around meanwhile (a renewal while a stop is on its way)
+  never inherits another call's acceptance: while the change is
+  outstanding, a status query settles that change first (landed: the
+  first query showing its target; not landed: settle ms passed since it
+  was accepted, or at once for an unknown result), and only then is the
+  command's own target weighed: already there, done; otherwise called, at
+  once (the interval permitting), not after settle ms. A result of an
+  older version's call still tells how its change stands.
     query that observed neither (retired, pre-activation...): frozen with an
         alert; such a card is never changed automatically.
     unknown (the call may have happened): confirming; a status query decides.
@@ -70,14 +82,15 @@
     ARGV[2]  stats prefix (includes/stats.lua: out_<outcome> of calls,
              query_<outcome> of queries, finishes, conflicts)
     ARGV[3]  the account id (for account-level alerts and audit)
-    ARGV[4+14(i-1)..17+14(i-1)]  result i:
+    ARGV[4+15(i-1)..18+15(i-1)]  result i:
       card, token, version, kind (call|query), outcome, http, error, observed,
       retry_after ms, jitter in [0,1000),
       blocked reason (gate: interval|lost|rate|paused|breaker|replayed|frozen),
       class of a retry (throttled|too_frequent|refused|not_sent|auth|unreplicated) or '',
       when the gate granted the call's slot (Redis ms; '' unknown; 0: the
         task never passed its gate),
-      in_progress ('1' when the carrier only accepted the change)
+      in_progress ('1' when the carrier only accepted the change),
+      txn (the carrier's id of an accepted change, or '')
   Output: one reply per result, in order (an error for a result that failed):
     { state, version now, genuine }
     state: done | requeued | confirming | alerted | frozen | stale
@@ -92,6 +105,7 @@ local rcall = redis.call
 --- @include "batch"
 --- @include "later"
 --- @include "version"
+--- @include "out"
 -- A finish's writes (the card's hash gone, its queue entry, its claim in
 -- the running set) are gathered and sent once per key at the batch's end.
 cardWrite = later
@@ -145,6 +159,28 @@ local function counterNames(prefix)
 end
 local outCounter, queryCounter = counterNames('out_'), counterNames('query_')
 
+-- The card's directions once a change in direction act landed (nil: none
+-- did): the last direction and the times it changed (within the hour) as
+-- the card keeps them. Flapping: the direction changed 3 or more times
+-- within an hour, raised once. Changes older than that go (they would only
+-- lengthen what the card keeps asleep). h: the command as read (last_dir,
+-- dir_changes at 9, 10).
+local function turned(card, h, act, ver, err, http)
+  local kept = {}
+  for t in string.gmatch(h[10] or '', '%d+') do
+    if tonumber(t) > now - 3600000 then kept[#kept + 1] = t end
+  end
+  if act and h[9] and h[9] ~= act then
+    kept[#kept + 1] = nowS
+    if #kept >= 3 then
+      rcall('ZADD', flappingKey, nowS, card)
+      cardAlert(card, ver, act, err, http, 'flapping', 0, #kept .. ' direction changes in an hour')
+    end
+    trimFlapping = true
+  end
+  return act or h[9], table.concat(kept, ' ')
+end
+
 -- Whether the command of the result being applied was frozen by an
 -- operator while its call was out (set by confirmOne).
 local frozenByHand = false
@@ -152,11 +188,11 @@ local frozenByHand = false
 -- One result. Its helpers are made only after the finish, the common case,
 -- has returned: eight closures per result cost about 0.4 us of Redis CPU.
 local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, err, observed,
-    retryAfterArg, jitterArg, _, class, gatedAtArg, inProgressArg)
+    retryAfterArg, jitterArg, _, class, gatedAtArg, inProgressArg, txn)
   local inProgress = inProgressArg == '1'
   local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'prio', 'reason', 'scene', 'source',
     'called', 'last_dir', 'dir_changes', 'queried', 'confirming', 'last_call', 'seen', 'seen_ms',
-    'frozen')
+    'frozen', 'out', 'accepted')
   local action, curVer, claim, prio = h[1], h[2], h[3], tonumber(h[4]) or 1
   frozenByHand = h[16] == '1'
   if outcome == 'blocked' or outcome == 'superseded' then
@@ -242,9 +278,30 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     return { 'stale', tonumber(curVer) or 0, 0 } -- not this claim's call: forged, replayed, or lost
   end
 
-  local target = action == 'stop' and 'stopped' or 'active'
+  local target = targetOf(action)
   local finished = (outcome == 'ok' and not inProgress) or outcome == 'already'
-  if kind == 'query' and outcome == 'ok' and observed ~= target then finished = false end
+  -- The direction this result shows executed (flapping counts it).
+  local executed = outcome == 'ok' and kind == 'call' and action or nil
+  -- The change that may be at the carrier (out), or, from a release before
+  -- it was kept, the command's own (accepted since, or unknown).
+  local out = outRead(h[17])
+  if not out and h[12] == '1' then
+    out = { act = action, ver = curVer, at = tonumber(h[18]) or 0, kind = h[18] and 'accepted' or 'unknown' }
+  end
+  -- A query settles the outstanding change first. settled: how it ends
+  -- ('landed', 'not landed'), or nil while it may still land.
+  local settled
+  if kind == 'query' and outcome == 'ok' and (observed == 'active' or observed == 'stopped') then
+    if not out or observed == targetOf(out.act) then
+      settled = 'landed'
+      executed = out and out.act
+    elseif not (out.kind == 'accepted' and now < out.at + s.settle) then
+      settled = 'not landed'
+    end
+    finished = settled ~= nil and observed == target
+  elseif kind == 'query' then
+    finished = false
+  end
 
   if finished and curVer == ver then
     -- What srq now knows the card is at the carrier, written with the finish
@@ -252,25 +309,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     -- (every field it may get, named now: a table grown by a field is
     -- rehashed)
     local after = { seen = target, seen_ms = nowS, last_dir = h[9], dir_changes = '' }
-    -- Flapping: the executed direction changed 3 or more times within an
-    -- hour. Changes older than that go (they would only lengthen what the
-    -- card keeps asleep).
-    local kept = {}
-    for t in string.gmatch(h[10] or '', '%d+') do
-      if tonumber(t) > now - 3600000 then kept[#kept + 1] = t end
-    end
-    if outcome == 'ok' or (kind == 'query' and observed == target) then
-      if h[9] and h[9] ~= action then
-        kept[#kept + 1] = nowS
-        if #kept >= 3 then
-          rcall('ZADD', flappingKey, nowS, card)
-          cardAlert(card, curVer or ver, action, err, http, 'flapping', 0,
-            #kept .. ' direction changes in an hour')
-        end
-      end
-      after.last_dir = action
-    end
-    after.dir_changes = table.concat(kept, ' ')
+    after.last_dir, after.dir_changes = turned(card, h, executed, curVer or ver, err, http)
     -- A command frozen by hand while its call was out: the call applied,
     -- the command is done, and nothing is left for the frozen set to hold.
     if h[16] == '1' then later('ZREM', frozenKey, card) end
@@ -284,9 +323,9 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
 
   -- What only a command that is not finished needs.
   local retryAfter, jitter = tonumber(retryAfterArg) or 0, tonumber(jitterArg)
-  local r = rcall('HMGET', key, 'fails', 'last_call', 'first_fail', 'prev_call', 'accepted')
+  local r = rcall('HMGET', key, 'fails', 'last_call', 'first_fail', 'prev_call')
   local fails, lastCall, firstFail = tonumber(r[1]) or 0, tonumber(r[2]) or 0, r[3]
-  local prevCall, accepted = r[4], tonumber(r[5])
+  local prevCall = r[4]
   local function audit(state)
     auditResult(card, ver, curVer or ver, kind .. ':' .. outcome, state, h, http, err)
   end
@@ -309,6 +348,29 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     rcall('SADD', confirmingKey, card)
     requeue(due)
   end
+  -- A call's result says how its change stands, whatever the command's
+  -- version is now: accepted or unknown, it stays outstanding (returned);
+  -- landed, or not applied (refused, failed), it is gone.
+  local function callStands()
+    local o = out
+    if kind ~= 'call' then return nil end
+    if not o or o.ver ~= ver then
+      if curVer ~= ver then return nil end -- (an older call's, its change long settled)
+      o = { act = action, ver = ver, at = tonumber(gatedAtArg) or now, txn = '' }
+    end
+    if outcome == 'ok' and inProgress then
+      rcall('HSET', key, 'out', outValue(o.act, ver, nowS, 'accepted', txn))
+      return 'accepted'
+    elseif outcome == 'unknown' then
+      rcall('HSET', key, 'out', outValue(o.act, ver, digits(o.at), 'unknown', o.txn))
+      return 'unknown'
+    end
+    if outcome == 'ok' or outcome == 'already' then
+      rcall('HSET', key, 'seen', targetOf(o.act), 'seen_ms', nowS)
+    end
+    rcall('HDEL', key, 'out')
+    return nil
+  end
 
   if not versionWhole(curVer) then
     -- The hash lost its version (a hand edit) while this call was out: it
@@ -321,10 +383,22 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   end
   if curVer ~= ver then
     count('conflicts') -- a newer version was found
-    requeue(afterInterval(now))
+    -- The newer command settles this call's change first, if it may
+    -- still land; a confirming command's next query is a poll away.
+    local open = callStands()
+    if open == 'accepted' then
+      confirming(now + s.poll)
+    elseif open == 'unknown' then
+      confirming(now + s.confirm_delay)
+    elseif h[12] == '1' then
+      requeue(now + s.poll)
+    else
+      requeue(afterInterval(now))
+    end
     audit('stale')
     return { 'stale', tonumber(curVer) or 0, 1 }
   end
+  callStands()
 
   local function freeze(alertKind, n)
     release()
@@ -346,7 +420,6 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
 
   if kind == 'call' and outcome == 'ok' and inProgress then
     -- Accepted, not yet done: the change lands later; status queries decide.
-    rcall('HSET', key, 'accepted', nowS)
     confirming(now + s.poll)
     audit('confirming')
     return { 'confirming', tonumber(curVer) or 0, 1 }
@@ -356,14 +429,18 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     if observed ~= 'active' and observed ~= 'stopped' then
       return freeze('state', fails) -- never changed automatically
     end
-    if accepted and now < accepted + s.settle then
+    if not settled then
       requeue(now + s.poll) -- accepted, still landing: ask again
       audit('confirming')
       return { 'confirming', tonumber(curVer) or 0, 1 }
     end
-    -- The card is not in the target state: the unknown call did not apply.
-    rcall('HSET', key, 'confirming', '0', 'seen', observed, 'seen_ms', nowS)
-    rcall('HDEL', key, 'accepted')
+    -- Settled, and the card is not where its command wants it: the change
+    -- that landed was another (the command was turned since), or none did.
+    -- The command's own call goes now, the card's interval permitting.
+    local lastDir, dirChanges = turned(card, h, executed, curVer, err, http)
+    rcall('HSET', key, 'confirming', '0', 'seen', observed, 'seen_ms', nowS, 'dir_changes', dirChanges)
+    if lastDir then rcall('HSET', key, 'last_dir', lastDir) end
+    rcall('HDEL', key, 'accepted', 'out')
     rcall('SREM', confirmingKey, card)
     requeue(afterInterval(now))
     audit('requeued')
@@ -442,7 +519,7 @@ local function confirmItem(...)
   return r
 end
 
-local replies = batchEach(12, 3, 14, confirmItem, laterFlush)
+local replies = batchEach(12, 3, 15, confirmItem, laterFlush)
 laterFlush()
 edgeWindowSave(edgeKey, e)
 if trimFlapping then rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', digits(now - 3600000)) end

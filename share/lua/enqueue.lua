@@ -17,7 +17,9 @@
     - a command whose call is at the carrier now (the gate passed it) or
       whose last call had an unknown result is not dropped but turned towards
       the judged target (kept confirming): the card may be changing; but
-      never into a resume of a card stopped by hand;
+      never into a resume of a card stopped by hand. Turned, it keeps the
+      change that may be on its way ('out', includes/out.lua): its next
+      query settles that change before the new target is called;
     - the state srq itself last saw at the carrier ('seen', written by the
       finish of a call or query, in the same script) is not the target:
       the target is queued. A renewal judged between a stop's finish and
@@ -167,6 +169,12 @@ local function enqueueOne(i)
   end
   local due = now
   if not confirming and lastCall + interval > due then due = lastCall + interval end
+  if confirming then
+    -- Its next status query stays when it was: a change on its way is
+    -- settled first, a poll apart, however many requests turn the card.
+    local at = tonumber(rcall('ZSCORE', queues[(tonumber(h[5]) or 1) + 1], card))
+    if at and at > due then due = at end
+  end
   if action then
     -- Replacing a command: its counters and its place in another class
     -- or in the frozen set go with it. (A new command has neither.)

@@ -14,9 +14,10 @@
       qps per second at most, at the carrier's wire).
   On pass it records the call before it is made: for a state change the
   card's last call time (the previous one is kept in prev_call, so a call the
-  carrier refuses without applying it gives the interval back) and 'called'
+  carrier refuses without applying it gives the interval back), 'called'
   = token, so a crash after this point is seen by the next claim as an
-  unknown result. The lease is extended to cover the call, unless what is
+  unknown result, and the change as the card's outstanding one ('out',
+  includes/out.lua: whatever becomes of the command, its result settles it). The lease is extended to cover the call, unless what is
   left of it does (a fresh claim's outlasts the call's timeout by half a
   lease).
 
@@ -71,6 +72,7 @@ local rcall = redis.call
 --- @include "card"
 --- @include "stats"
 --- @include "batch"
+--- @include "out"
 local now = serverNow()
 local edgeKey, limitsKey, runningKey, auditKey = KEYS[1], KEYS[2], KEYS[6], KEYS[7]
 local confirmingKey, openKey = KEYS[8], KEYS[9]
@@ -169,9 +171,10 @@ local function gateOne(key, bucket, token, ver, kind, card, resendArg, action)
   if kind == 'call' then
     count('calls')
     if resend then
-      set = { 'last_call', atS } -- the interval counts from the call that went
+      -- the interval counts from the call that went
+      set = { 'last_call', atS, 'out', outValue(action, ver, atS, 'sent') }
     else
-      set = { 'last_call', atS, 'prev_call', h[3] or '', 'called', token }
+      set = { 'last_call', atS, 'prev_call', h[3] or '', 'called', token, 'out', outValue(action, ver, atS, 'sent') }
       if h[5] ~= ver then
         -- The first call of this command: retry amplification is calls / cmds.
         count('cmds')
