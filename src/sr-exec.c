@@ -428,6 +428,7 @@ struct gating {
 	struct item **order; /* the items, grouped by script call */
 	int *group, *node, ngroups, read;
 	unsigned *gen;
+	int *asked;          /* an HGET of the account's saved clock before its call */
 	int64_t sent;        /* mono ms before the round was sent */
 };
 
@@ -449,6 +450,7 @@ gate_append(struct gating *g, struct item **batch, int n)
 	g->group = sr_malloc((size_t)(n + 1) * sizeof *g->group);
 	g->node = sr_malloc((size_t)(n + 1) * sizeof *g->node);
 	g->gen = sr_malloc((size_t)(n + 1) * sizeof *g->gen);
+	g->asked = sr_malloc((size_t)(n + 1) * sizeof *g->asked);
 	g->ngroups = g->read = 0;
 	snprintf(ahead, sizeof ahead, "%d", SLOT_AHEAD_MS);
 	memset(taken, 0, (size_t)n);
@@ -489,6 +491,8 @@ gate_append(struct gating *g, struct item **batch, int n)
 			a[5] = it->t.action;
 			na += 6;
 		}
+		/* Its first gate here: what an earlier run knew of its clock. */
+		g->asked[g->ngroups] = sr_clocks_ask(&clocks, &rds, &cfg, batch[i]->edge);
 		sr_redis_append_script(&rds, SR_LUA_GATE, nk, nk + na, argv, NULL);
 		g->group[g->ngroups++] = m;
 	}
@@ -544,11 +548,21 @@ static int
 gate_read(struct gating *g)
 {
 	for (int k = 0; g->read < g->ngroups; g->read++) {
-		redisReply *rep = sr_redis_reply(&rds);
-		int64_t replied = sr_mono_ms();
+		redisReply *rep = g->asked[g->read] ? sr_redis_reply(&rds) : NULL;
+		int64_t replied;
 		long long now;
 		int stepped = 0;
 
+		if (g->asked[g->read]) {
+			if (!rep) {
+				sr_redis_discard(&rds);
+				return -1;
+			}
+			sr_clocks_asked(&clocks, g->order[k]->edge, rep);
+			freeReplyObject(rep);
+		}
+		rep = sr_redis_reply(&rds);
+		replied = sr_mono_ms();
 		if (!rep) {
 			sr_redis_discard(&rds);
 			return -1;
@@ -578,6 +592,7 @@ gate_end(struct gating *g, int lost)
 	free(g->group);
 	free(g->node);
 	free(g->gen);
+	free(g->asked);
 	memset(g, 0, sizeof *g);
 }
 
@@ -843,6 +858,8 @@ main(int argc, char *argv[])
 	}
 	status = sr_worst(status, sr_reader_failed(&rd));
 	status = sr_worst(status, gateway_verdict());
+	if (redis_up)
+		sr_clocks_save(&clocks, &rds, &cfg, gw);
 	sr_reader_free(&rd);
 	sr_gateway_free(gw);
 	sr_clocks_free(&clocks);

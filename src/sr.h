@@ -723,6 +723,19 @@ int sr_answer_field(json_t *j, const char *body, const char *path, char *out, si
 
 /* -------------------------------------------------------------- sr_gateway.c */
 
+/* What a process knows of one Redis server's clock against its monotonic
+ * clock (sr_clock.c): bounds of offset = redis_ms - mono_ms, as of mono ms
+ * at. */
+struct sr_clock {
+	int known;
+	double lo, hi;
+	int64_t at;
+	long long since;      /* Redis ms of the last reading within the bounds */
+	int stepped;          /* a forward step seen, not yet recorded */
+	long step_lo, step_hi;
+	long long step_since;
+};
+
 /* Outcome classes of one gateway call: the "outcome" of a result record. */
 enum sr_outcome {
 	SR_OUT_OK, SR_OUT_ALREADY, SR_OUT_RETRY, SR_OUT_FAIL, SR_OUT_UNKNOWN,
@@ -808,6 +821,8 @@ struct sr_edge {
 	int step;             /* a forward step of its clock seen, not yet recorded */
 	long step_lo, step_hi;
 	long long step_since;
+	int saved_state;      /* the clock an earlier process saved: 0 not asked, 1 asked */
+	struct sr_clock saved; /* known: for its first reading */
 	struct sr_edge *next;
 };
 
@@ -857,17 +872,6 @@ void sr_hex(const unsigned char *md, size_t n, char *out, int upper);
 
 /* ---------------------------------------------------------------- sr_clock.c */
 
-/* What a process knows of one Redis server's clock against its monotonic
- * clock: bounds of offset = redis_ms - mono_ms, as of mono ms at. */
-struct sr_clock {
-	int known;
-	double lo, hi;
-	int64_t at;
-	long long since;      /* Redis ms of the last reading within the bounds */
-	int stepped;          /* a forward step seen, not yet recorded */
-	long step_lo, step_hi;
-	long long step_since;
-};
 /* One reading of the clock: now (Redis ms), asked at mono ms sent and
  * answered at mono ms replied. 1 when it is a forward step of more than
  * thr ms, certainly: *lo and *hi its size at least and at most (and the
@@ -886,6 +890,9 @@ struct sr_clocks {
 	long thr;
 	int ahead;            /* how far ahead a gate grants slots, ms */
 	int pending;
+	/* This host and its boot: a clock saved in Redis by an earlier process
+	 * of the same boot is on the same monotonic clock. */
+	char host[80], boot[40];
 };
 void sr_clocks_init(struct sr_clocks *cs, const struct sr_config *cfg, int ahead_ms);
 void sr_clocks_free(struct sr_clocks *cs);
@@ -897,6 +904,18 @@ void sr_clocks_read(struct sr_clocks *cs, int node, long long now, int64_t sent,
  * sent. */
 int sr_clocks_gated(struct sr_clocks *cs, struct sr_edge *e, int node, long long now, int64_t sent,
     int64_t replied);
+/* Before e's first gate in this process: ask for the clock an earlier
+ * process of this host's boot saved in its edge (sr_clocks_save), an HGET
+ * appended to r before the gate, whose reply goes to sr_clocks_asked. 1 if
+ * it was appended. */
+int sr_clocks_ask(struct sr_clocks *cs, struct sr_redis *r, const struct sr_config *cfg,
+    struct sr_edge *e);
+void sr_clocks_asked(struct sr_clocks *cs, struct sr_edge *e, const redisReply *rep);
+/* At the end: save for every account gated what is known of its node's
+ * clock (its edge's clk:HOST), for the next process of this host's boot to
+ * compare its first reading with: a step between two runs is found. */
+void sr_clocks_save(struct sr_clocks *cs, struct sr_redis *r, const struct sr_config *cfg,
+    struct sr_gateway *gw);
 /* Record the steps seen (clock_step.lua) for every account whose last gate
  * ran on a node that stepped, or that moved to a node ahead of its old one;
  * one warning on stderr. who: the tool, for the audit. -1 if Redis failed. */

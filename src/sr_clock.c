@@ -27,9 +27,17 @@
  * another node than before (a failover, a slot moved) has its times on the
  * old node's clock, and the two nodes' offsets say how far they are apart.
  * clock_step.lua records each account's step in its edge.
+ *
+ * A process knows nothing before its first reading, and cron starts one a
+ * minute. So each saves what it knew of every account's clock in the
+ * account's edge at its end (clk:HOST: the boot, the bounds, their mono
+ * time), and the next one on this host compares the account's first
+ * reading with them: within one boot, CLOCK_MONOTONIC is every process's.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sr.h"
 
@@ -101,9 +109,20 @@ sr_clock_threshold(const struct sr_config *cfg)
 void
 sr_clocks_init(struct sr_clocks *cs, const struct sr_config *cfg, int ahead_ms)
 {
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
 	memset(cs, 0, sizeof *cs);
 	cs->thr = sr_clock_threshold(cfg);
 	cs->ahead = ahead_ms;
+	/* Without the boot's id (not Linux) nothing is saved or asked for. */
+	if (f) {
+		if (fscanf(f, "%39s", cs->boot) != 1)
+			cs->boot[0] = '\0';
+		fclose(f);
+	}
+	if (gethostname(cs->host, sizeof cs->host - 1) != 0 || strpbrk(cs->host, " \t\r\n"))
+		cs->boot[0] = '\0';
+	cs->host[sizeof cs->host - 1] = '\0';
 }
 
 void
@@ -166,11 +185,86 @@ sr_clocks_read(struct sr_clocks *cs, int node, long long now, int64_t sent, int6
 }
 
 int
+sr_clocks_ask(struct sr_clocks *cs, struct sr_redis *r, const struct sr_config *cfg,
+    struct sr_edge *e)
+{
+	char key[SR_KEY_MAX], field[100];
+	const char *argv[] = { "HGET", sr_key_account(key, cfg->prefix, e->acct->id, "edge"), field };
+
+	if (!cs->boot[0] || e->saved_state)
+		return 0;
+	e->saved_state = 1;
+	snprintf(field, sizeof field, "clk:%s", cs->host);
+	sr_redis_append(r, 3, argv, NULL);
+	return 1;
+}
+
+void
+sr_clocks_asked(struct sr_clocks *cs, struct sr_edge *e, const redisReply *rep)
+{
+	char boot[40];
+	struct sr_clock c = { 0 };
+
+	if (rep->type != REDIS_REPLY_STRING ||
+	    sscanf(rep->str, "%39s %lf %lf %lld %lld", boot, &c.lo, &c.hi, (long long *)&c.at,
+	    &c.since) != 5 || strcmp(boot, cs->boot) != 0 || c.lo > c.hi)
+		return; /* none, another boot's (its monotonic clock is not ours) */
+	c.known = 1;
+	e->saved = c;
+}
+
+void
+sr_clocks_save(struct sr_clocks *cs, struct sr_redis *r, const struct sr_config *cfg,
+    struct sr_gateway *gw)
+{
+	char key[SR_KEY_MAX], field[100], value[200];
+	const char *argv[] = { "HSET", key, field, value };
+	struct sr_edge *e;
+	int n = 0;
+
+	if (!cs->boot[0])
+		return;
+	snprintf(field, sizeof field, "clk:%s", cs->host);
+	for (e = sr_gateway_edge_next(gw, NULL); e; e = sr_gateway_edge_next(gw, e)) {
+		const struct sr_clock *c = e->clock_node >= 0 && e->clock_node < cs->nnode ?
+		    &cs->node[e->clock_node] : NULL;
+
+		/* (a step not recorded is not saved past: the next process
+		 * finds it again) */
+		if (!c || !c->known || e->step)
+			continue;
+		sr_key_account(key, cfg->prefix, e->acct->id, "edge");
+		snprintf(value, sizeof value, "%s %.3f %.3f %lld %lld", cs->boot, c->lo, c->hi,
+		    (long long)c->at, c->since);
+		sr_redis_append(r, 4, argv, NULL);
+		n++;
+	}
+	/* What is not saved only costs the next process its comparison. */
+	while (n-- > 0) {
+		redisReply *rep = sr_redis_reply(r);
+
+		if (!rep)
+			return;
+		freeReplyObject(rep);
+	}
+}
+
+int
 sr_clocks_gated(struct sr_clocks *cs, struct sr_edge *e, int node, long long now, int64_t sent,
     int64_t replied)
 {
 	struct sr_clock *c = read_node(cs, node, now, sent, replied), *m;
+	long lo, hi;
 
+	/* Its first reading in this process, against what the last process
+	 * of this boot knew of its clock. */
+	if (e->saved.known) {
+		long long since = e->saved.since;
+
+		if (sr_clock_sample(&e->saved, now, sent, replied, cs->thr, &lo, &hi) > 0)
+			edge_step(cs, e, lo, hi, since);
+		e->saved.known = 0;
+	}
 	if (c->stepped) {
 		edge_step(cs, e, c->step_lo, c->step_hi, c->step_since);
 	} else if (e->clock_node >= 0 && e->clock_node != node && e->clock_node < cs->nnode &&
