@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # clock.bats - a forward step of Redis's clock (NTP) opens no card's interval
 # early and puts no second over the account's rate at the carrier: sr-exec
-# finds it against its monotonic clock and records it (clock_step.lua), and
-# what its gate passed on the stepped clock before that is not sent. Redis
+# finds it against its monotonic clock (or against what an earlier run on
+# the host saved) and records it (clock_step.lua), and what its gate passed
+# on the stepped clock before that is not sent. Redis
 # runs under tests/helpers/clockshift.c (build/clockshift.so), which adds the
 # ms in a file to its wall clock; the tools and sr-gwsim keep the true clock,
 # and every check is on the carrier's own log.
@@ -84,6 +85,27 @@ recorded() {
 	[ "$(recorded c1)" -ge 1000 ]
 	assert_equal "$(sr-admin alerts | jq -r 'select(.alert == "clock_step") | .carrier')" c1
 	grep -q "clock stepped forward by up to" "$T/exec.err"
+}
+
+@test "a step between two runs of the pipeline: the second finds it from what the first saved" {
+	redis_shifted
+	gwsim_start
+	printf '{"card":"X1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$PAST" | sr-enqueue >/dev/null
+	sr-claim --until-empty --for 10 | sr-exec | sr-confirm >"$T/finals"
+	# Between two cron runs: the second sr-exec has not seen the first's
+	# readings, but the first saved them in the account's edge.
+	step 1000
+	printf '{"card":"X1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' \
+		"$FUTURE" | sr-enqueue >/dev/null
+	sr-claim --until-empty --for 10 | sr-exec | tee "$T/results" | sr-confirm >>"$T/finals"
+	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+	assert_equal "$(jq -s -c 'map("\(.kind) \(.http)")' "$T/gw.log")" '["stop 200","resume 200"]'
+	# Its gate passed the resume on the stepped clock: not sent, and sent
+	# once the step was recorded.
+	assert_equal "$(jq -r 'select(.class == "clock_step") | .card' "$T/results")" X1
+	[ "$(recorded c1)" -ge 1000 ]
 }
 
 @test "forward steps of Redis's clock in the middle of a drain by two pipelines: no second over the rate at the carrier" {
