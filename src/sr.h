@@ -734,6 +734,11 @@ struct sr_clock {
 	int stepped;          /* a forward step seen, not yet recorded */
 	long step_lo, step_hi;
 	long long step_since;
+	/* every step this process saw, added up, and when the last was seen
+	 * (mono ms): an account first gated since then was not recorded */
+	long seen_lo, seen_hi;
+	long long seen_since;
+	int64_t seen_at;
 };
 
 /* Outcome classes of one gateway call: the "outcome" of a result record. */

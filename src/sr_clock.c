@@ -173,6 +173,11 @@ read_node(struct sr_clocks *cs, int node, long long now, int64_t sent, int64_t r
 		c->step_lo = lo;
 		c->step_hi = hi;
 		c->step_since = since;
+		if (!c->seen_at)
+			c->seen_since = since;
+		c->seen_lo += lo;
+		c->seen_hi += hi;
+		c->seen_at = replied;
 		cs->pending = 1;
 	}
 	return c;
@@ -265,6 +270,13 @@ sr_clocks_gated(struct sr_clocks *cs, struct sr_edge *e, int node, long long now
 			edge_step(cs, e, lo, hi, since);
 		e->saved.known = 0;
 	}
+	/* Its first gate here on a node that stepped before: its cards' last
+	 * calls may be from before (an earlier run's), unless the step is
+	 * older than their interval. (One written since on the new clock only
+	 * waits longer.) */
+	if (e->clock_node < 0 && c->seen_at &&
+	    replied - c->seen_at <= e->acct->interval_ms + c->seen_hi)
+		edge_step(cs, e, c->seen_lo, c->seen_hi, c->seen_since);
 	if (c->stepped) {
 		edge_step(cs, e, c->step_lo, c->step_hi, c->step_since);
 	} else if (e->clock_node >= 0 && e->clock_node != node && e->clock_node < cs->nnode &&
