@@ -108,6 +108,34 @@ recorded() {
 	[ "$(recorded c1)" -ge 1000 ]
 }
 
+@test "an account first gated after its master's step was seen is held for it too" {
+	redis_shifted
+	gwsim_start
+	req() {
+		printf '{"card":"%s","carrier":"%s","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+			"$1" "$2" "$PAST" | sr-enqueue >/dev/null
+	}
+	req X2 c2
+	sr-claim --until-empty --for 10 | sr-exec | sr-confirm >"$T/finals"
+	# Nothing saved to compare c2's first reading with (a run on another
+	# host): only what the next run sees of the master before it.
+	rcli HDEL 't:carrier:{c2}:edge' "clk:$(hostname)" >/dev/null
+	sr-claim --follow --for 6 | sr-exec | tee "$T/results" | sr-confirm >>"$T/finals" &
+	pid=$!
+	req Y1 c1
+	arrivals 2
+	step 1000
+	# c1's next task sees the step; c2 has had no gate in this run yet.
+	req Y2 c1
+	printf '{"card":"X2","carrier":"c2","scene":"order","facts":{"pkg_expires_at":%d}}\n' \
+		"$FUTURE" | sr-enqueue >/dev/null
+	wait "$pid"
+	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+	assert_equal "$(jq -s -c '[.[] | select(.card == "X2") | "\(.kind) \(.http)"]' "$T/gw.log")" '["stop 200","resume 200"]'
+	[ "$(recorded c1)" -ge 1000 ] && [ "$(recorded c2)" -ge 1000 ]
+}
+
 @test "forward steps of Redis's clock in the middle of a drain by two pipelines: no second over the rate at the carrier" {
 	redis_shifted
 	export SRQ_QPS=5 SRQ_MAX_RUNNING=6 # each pipeline gets a share of each backlog
