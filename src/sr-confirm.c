@@ -63,7 +63,7 @@ struct res {
 };
 
 static const char *const classes[] = { "throttled", "too_frequent", "refused", "not_sent", "auth",
-	"unreplicated", NULL };
+	"unreplicated", "clock_step", NULL };
 
 static struct sr_config cfg;
 static struct sr_redis rds;

@@ -52,8 +52,11 @@ static const char usage[] =
 "Result: the task plus \"outcome\" (ok already retry fail unknown superseded blocked),\n"
 "\"http\", \"error\", \"ms\", \"at\" (when the call left, Redis clock), for queries\n"
 "\"observed\" (active|stopped|other); a retry has \"class\" (throttled too_frequent\n"
-"refused not_sent auth unreplicated), a blocked one \"gate\" (interval lost paused breaker\n"
-"replayed), an ok the carrier only accepted \"in_progress\":true and \"txn\".\n"
+"refused not_sent auth unreplicated clock_step), a blocked one \"gate\" (interval lost\n"
+"paused breaker replayed), an ok the carrier only accepted \"in_progress\":true and \"txn\".\n"
+"A forward step of Redis's clock (NTP) over SRQ_RATE_WINDOW_MS - 1000 ms is detected\n"
+"against our monotonic clock and recorded for its accounts (alert clock_step): the\n"
+"calls gated on it before that are not sent (class clock_step) and go again.\n"
 "Environment: SRQ_PROFILES (carrier profiles: how each account's carrier is\n"
 "  called; none: srq's own contract), SRQ_GATEWAY_TOKEN(_FILE) (the default\n"
 "  profile's bearer token, never logged), SRQ_MIN_INTERVAL_MS, SRQ_QPS,\n"
@@ -90,6 +93,7 @@ struct item {
 static struct sr_config cfg;
 static struct sr_redis rds;
 static struct sr_gateway *gw;
+static struct sr_clocks clocks; /* Redis's clock against ours: its steps */
 static struct item *items, **items_tail = &items; /* FIFO: claim order is priority order */
 static int nitems, nheld, redis_up = 1, status = SR_EX_OK;
 static int freed; /* calls finished since the last scheduling step */
@@ -240,10 +244,11 @@ rejudge_append(struct item **batch, int n)
 	}
 }
 
-/* The replies to rejudge_append, and the devices' facts (one more round
- * trip, for cards that have a device). -1 if Redis failed. */
+/* The replies to rejudge_append (sent at mono ms sent), and the devices'
+ * facts (one more round trip, for cards that have a device). -1 if Redis
+ * failed. */
 static int
-rejudge_read(struct item **batch, int n)
+rejudge_read(struct item **batch, int n, int64_t sent)
 {
 	struct sr_card_facts *cf = sr_malloc((size_t)n * sizeof *cf);
 	char (*unread)[200] = sr_malloc((size_t)n * sizeof *unread);
@@ -256,6 +261,15 @@ rejudge_read(struct item **batch, int n)
 	if (!(rep = sr_redis_reply(&rds)))
 		goto out;
 	now = rep->type == REDIS_REPLY_ARRAY ? atoll(rep->element[0]->str) : 0;
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2) {
+		int node;
+		unsigned gen;
+
+		/* A reading of Redis's clock: its steps (sr_clock.c). */
+		sr_redis_reply_from(&rds, &node, &gen);
+		sr_clocks_read(&clocks, node, now * 1000 + atoll(rep->element[1]->str) / 1000, sent,
+		    sr_mono_ms());
+	}
 	freeReplyObject(rep);
 	for (int i = 0; i < n; i++) {
 		if (!(rep = sr_redis_reply(&rds)))
@@ -417,6 +431,8 @@ struct gating {
 	struct item **order; /* the items, grouped by script call */
 	int *group, *node, ngroups, read;
 	unsigned *gen;
+	int *asked;          /* an HGET of the account's saved clock before its call */
+	int64_t sent;        /* mono ms before the round was sent */
 };
 
 static void
@@ -437,6 +453,7 @@ gate_append(struct gating *g, struct item **batch, int n)
 	g->group = sr_malloc((size_t)(n + 1) * sizeof *g->group);
 	g->node = sr_malloc((size_t)(n + 1) * sizeof *g->node);
 	g->gen = sr_malloc((size_t)(n + 1) * sizeof *g->gen);
+	g->asked = sr_malloc((size_t)(n + 1) * sizeof *g->asked);
 	g->ngroups = g->read = 0;
 	snprintf(ahead, sizeof ahead, "%d", SLOT_AHEAD_MS);
 	memset(taken, 0, (size_t)n);
@@ -477,10 +494,55 @@ gate_append(struct gating *g, struct item **batch, int n)
 			a[5] = it->t.action;
 			na += 6;
 		}
+		/* Its first gate here: what an earlier run knew of its clock. */
+		g->asked[g->ngroups] = sr_clocks_ask(&clocks, &rds, &cfg, batch[i]->edge);
 		sr_redis_append_script(&rds, SR_LUA_GATE, nk, nk + na, argv, NULL);
 		g->group[g->ngroups++] = m;
 	}
 	free(taken);
+}
+
+/* The Redis time a gate reply read (a pass's, a pause's or an open
+ * breaker's now), or 0. */
+static long long
+reply_now(const redisReply *rep)
+{
+	for (size_t j = 0; rep->type == REDIS_REPLY_ARRAY && j < rep->elements; j++) {
+		const redisReply *r = rep->element[j];
+
+		if (r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
+		    r->element[0]->type == REDIS_REPLY_STRING &&
+		    r->element[2]->type == REDIS_REPLY_INTEGER &&
+		    (!strcmp(r->element[0]->str, "pass") || !strcmp(r->element[0]->str, "paused") ||
+		    !strcmp(r->element[0]->str, "breaker")))
+			return r->element[2]->integer;
+	}
+	return 0;
+}
+
+/* Passes made on a clock that stepped forward since the account's cards
+ * were last gated, before the step was recorded: each card's interval was
+ * counted from a last call that is behind, and the pace's slots from a tat
+ * that is. They are not sent: answered retry, class clock_step, which gives
+ * the card its interval back (sr-confirm), and gated again once the step is
+ * recorded (sr_clocks_record). */
+static void
+not_sent_stepped(struct item **order, int n)
+{
+	char msg[160];
+
+	for (int j = 0; j < n; j++) {
+		struct item *it = order[j];
+
+		if (it->state != IT_HOLD)
+			continue;
+		it->edge->held--;
+		nheld--;
+		snprintf(msg, sizeof msg, "the Redis server's clock stepped forward by %ld ms or more: "
+		    "gated on it, not sent", it->edge->step_lo);
+		it->call.class = "clock_step";
+		emit_result(it, "retry", msg);
+	}
 }
 
 /* The gate's replies. -1: Redis failed, and the rest of the round's
@@ -489,16 +551,34 @@ static int
 gate_read(struct gating *g)
 {
 	for (int k = 0; g->read < g->ngroups; g->read++) {
-		redisReply *rep = sr_redis_reply(&rds);
+		redisReply *rep = g->asked[g->read] ? sr_redis_reply(&rds) : NULL;
+		int64_t replied;
+		long long now;
+		int stepped = 0;
 
+		if (g->asked[g->read]) {
+			if (!rep) {
+				sr_redis_discard(&rds);
+				return -1;
+			}
+			sr_clocks_asked(&clocks, g->order[k]->edge, rep);
+			freeReplyObject(rep);
+		}
+		rep = sr_redis_reply(&rds);
+		replied = sr_mono_ms();
 		if (!rep) {
 			sr_redis_discard(&rds);
 			return -1;
 		}
 		sr_redis_reply_from(&rds, &g->node[g->read], &g->gen[g->read]);
+		if ((now = reply_now(rep)) > 0)
+			stepped = sr_clocks_gated(&clocks, g->order[k]->edge, g->node[g->read], now,
+			    g->sent, replied);
 		for (int j = 0; j < g->group[g->read]; j++, k++)
 			gated(g->order[k], rep->type == REDIS_REPLY_ARRAY && (size_t)j < rep->elements ?
 			    rep->element[j] : rep);
+		if (stepped)
+			not_sent_stepped(g->order + k - g->group[g->read], g->group[g->read]);
 		freeReplyObject(rep);
 	}
 	return 0;
@@ -515,6 +595,7 @@ gate_end(struct gating *g, int lost)
 	free(g->group);
 	free(g->node);
 	free(g->gen);
+	free(g->asked);
 	memset(g, 0, sizeof *g);
 }
 
@@ -628,6 +709,7 @@ schedule(void)
 		struct gating g = { 0 };
 		int n = gate_candidates(batch, now, round == 0 ? slots + ahead : slots), rc = 0;
 		int nfresh = 0, nstale = 0, m = 0;
+		int64_t sent;
 
 		if (round == 0) {
 			/* Judged long ago: judged again (gated in the next round). */
@@ -649,16 +731,22 @@ schedule(void)
 		}
 		if (n == 0 && nfresh == 0)
 			break;
+		sent = sr_mono_ms();
 		if (n > 0)
 			gate_append(&g, batch, n);
+		g.sent = sent;
 		if (nfresh > 0)
 			rejudge_append(fresh, nfresh);
 		if (n > 0)
 			rc = gate_read(&g);
 		if (rc == 0 && nfresh > 0)
-			rc = rejudge_read(fresh, nfresh);
+			rc = rejudge_read(fresh, nfresh, sent);
 		if (n > 0)
 			gate_end(&g, rc < 0);
+		/* A step of Redis's clock seen this round: recorded before the
+		 * next gate runs on it. */
+		if (rc == 0 && sr_clocks_record(&clocks, &rds, &cfg, gw, sr_prog) < 0)
+			rc = -1;
 		if (rc < 0)
 			sr_redis_lost(&rds, &redis_up, "task");
 		if (nfresh == 0)
@@ -756,6 +844,7 @@ main(int argc, char *argv[])
 	sr_lease_require(&cfg);
 	redis_up = sr_redis_open_filter(&rds, &cfg, "task is answered with status \"error\"");
 	gw = sr_gateway_new(&cfg);
+	sr_clocks_init(&clocks, &cfg, SLOT_AHEAD_MS);
 	sr_reader_init(&rd, STDIN_FILENO);
 	for (;;) {
 		int64_t wait;
@@ -773,8 +862,11 @@ main(int argc, char *argv[])
 	}
 	status = sr_worst(status, sr_reader_failed(&rd));
 	status = sr_worst(status, gateway_verdict());
+	if (redis_up)
+		sr_clocks_save(&clocks, &rds, &cfg, gw);
 	sr_reader_free(&rd);
 	sr_gateway_free(gw);
+	sr_clocks_free(&clocks);
 	sr_redis_close(&rds);
 	return sr_finish(status);
 }

@@ -826,6 +826,24 @@ int sr_answer_field(json_t *j, const char *body, const char *path, char *out, si
 
 /* -------------------------------------------------------------- sr_gateway.c */
 
+/* What a process knows of one Redis server's clock against its monotonic
+ * clock (sr_clock.c): bounds of offset = redis_ms - mono_ms, as of mono ms
+ * at. */
+struct sr_clock {
+	int known;
+	double lo, hi;
+	int64_t at;
+	long long since;      /* Redis ms of the last reading within the bounds */
+	int stepped;          /* a forward step seen, not yet recorded */
+	long step_lo, step_hi;
+	long long step_since;
+	/* every step this process saw, added up, and when the last was seen
+	 * (mono ms): an account first gated since then was not recorded */
+	long seen_lo, seen_hi;
+	long long seen_since;
+	int64_t seen_at;
+};
+
 /* Outcome classes of one gateway call: the "outcome" of a result record. */
 enum sr_outcome {
 	SR_OUT_OK, SR_OUT_ALREADY, SR_OUT_RETRY, SR_OUT_FAIL, SR_OUT_UNKNOWN,
@@ -906,6 +924,13 @@ struct sr_edge {
 	struct sr_call *fetch; /* the token fetch in flight */
 	struct secret *secrets;
 	int nsecrets;
+	/* the Redis server's clock (sr_clock.c) */
+	int clock_node;       /* the node its last gate ran on (-1: none yet) */
+	int step;             /* a forward step of its clock seen, not yet recorded */
+	long step_lo, step_hi;
+	long long step_since;
+	int saved_state;      /* the clock an earlier process saved: 0 not asked, 1 asked */
+	struct sr_clock saved; /* known: for its first reading */
 	struct sr_edge *next;
 };
 
@@ -914,6 +939,9 @@ struct sr_gateway *sr_gateway_new(const struct sr_config *cfg);
 void sr_gateway_free(struct sr_gateway *gw);
 /* The account's side of the client (made on first use). */
 struct sr_edge *sr_gateway_edge(struct sr_gateway *gw, const char *carrier);
+/* Every account's side made so far: the first (e NULL), or the one after e;
+ * NULL after the last. */
+struct sr_edge *sr_gateway_edge_next(struct sr_gateway *gw, struct sr_edge *e);
 /* How much later than its slot the account's next call may leave: 0 when a
  * warm connection is idle for it, else the setup time of a new one. */
 long sr_edge_spread(struct sr_edge *e);
@@ -949,6 +977,58 @@ int sr_digest_hex(int alg, const char *key, size_t keylen, const char *data, siz
     char *out);
 /* Hex of a digest (2n+1 bytes in out). */
 void sr_hex(const unsigned char *md, size_t n, char *out, int upper);
+
+/* ---------------------------------------------------------------- sr_clock.c */
+
+/* One reading of the clock: now (Redis ms), asked at mono ms sent and
+ * answered at mono ms replied. 1 when it is a forward step of more than
+ * thr ms, certainly: *lo and *hi its size at least and at most (and the
+ * bounds start again from the reading); else 0. */
+int sr_clock_sample(struct sr_clock *c, long long now, int64_t sent, int64_t replied, long thr,
+    long *lo, long *hi);
+/* The smallest step acted on: the rate's headroom (SRQ_RATE_WINDOW_MS -
+ * 1000, which absorbs a smaller one), at least SR_CLOCK_MIN_STEP_MS. */
+#define SR_CLOCK_MIN_STEP_MS 10
+long sr_clock_threshold(const struct sr_config *cfg);
+/* A process's readings of every Redis node it gates on (indexes of
+ * sr_redis_reply_from), and the steps seen not yet recorded. */
+struct sr_clocks {
+	struct sr_clock *node;
+	int nnode;
+	long thr;
+	int ahead;            /* how far ahead a gate grants slots, ms */
+	int pending;
+	/* This host and its boot: a clock saved in Redis by an earlier process
+	 * of the same boot is on the same monotonic clock. */
+	char host[80], boot[40];
+};
+void sr_clocks_init(struct sr_clocks *cs, const struct sr_config *cfg, int ahead_ms);
+void sr_clocks_free(struct sr_clocks *cs);
+/* A reading of node's clock for no account in particular (a TIME). */
+void sr_clocks_read(struct sr_clocks *cs, int node, long long now, int64_t sent, int64_t replied);
+/* A gate reply for account e read node's clock: 1 when a step of the clock
+ * its cards' times are on was seen and is not yet recorded. The reply's
+ * passes were made on the stepped clock against the old times: not to be
+ * sent. */
+int sr_clocks_gated(struct sr_clocks *cs, struct sr_edge *e, int node, long long now, int64_t sent,
+    int64_t replied);
+/* Before e's first gate in this process: ask for the clock an earlier
+ * process of this host's boot saved in its edge (sr_clocks_save), an HGET
+ * appended to r before the gate, whose reply goes to sr_clocks_asked. 1 if
+ * it was appended. */
+int sr_clocks_ask(struct sr_clocks *cs, struct sr_redis *r, const struct sr_config *cfg,
+    struct sr_edge *e);
+void sr_clocks_asked(struct sr_clocks *cs, struct sr_edge *e, const redisReply *rep);
+/* At the end: save for every account gated what is known of its node's
+ * clock (its edge's clk:HOST), for the next process of this host's boot to
+ * compare its first reading with: a step between two runs is found. */
+void sr_clocks_save(struct sr_clocks *cs, struct sr_redis *r, const struct sr_config *cfg,
+    struct sr_gateway *gw);
+/* Record the steps seen (clock_step.lua) for every account whose last gate
+ * ran on a node that stepped, or that moved to a node ahead of its old one;
+ * one warning on stderr. who: the tool, for the audit. -1 if Redis failed. */
+int sr_clocks_record(struct sr_clocks *cs, struct sr_redis *r, const struct sr_config *cfg,
+    struct sr_gateway *gw, const char *who);
 
 /* -------------------------------------------------------------- sr_command.c */
 

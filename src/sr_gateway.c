@@ -138,15 +138,23 @@ sr_gateway_free(struct sr_gateway *gw)
 	curl_global_cleanup();
 }
 
-struct sr_edge *
-sr_gateway_edge(struct sr_gateway *gw, const char *carrier)
+static uint32_t
+edge_bucket(const char *carrier)
 {
 	uint32_t h = 2166136261u;
-	struct sr_edge *e;
 
 	for (const unsigned char *c = (const unsigned char *)carrier; *c; c++)
 		h = (h ^ *c) * 16777619u;
-	for (e = gw->edges[h % EDGE_BUCKETS]; e; e = e->next)
+	return h % EDGE_BUCKETS;
+}
+
+struct sr_edge *
+sr_gateway_edge(struct sr_gateway *gw, const char *carrier)
+{
+	uint32_t h = edge_bucket(carrier);
+	struct sr_edge *e;
+
+	for (e = gw->edges[h]; e; e = e->next)
 		if (!strcmp(e->acct->id, carrier))
 			return e;
 	e = sr_malloc(sizeof *e);
@@ -154,9 +162,26 @@ sr_gateway_edge(struct sr_gateway *gw, const char *carrier)
 	e->acct = sr_account(gw->cfg, carrier);
 	e->cold_ms = e->acct->connect_budget_ms;
 	e->warm_ms = -1;
-	e->next = gw->edges[h % EDGE_BUCKETS];
-	gw->edges[h % EDGE_BUCKETS] = e;
+	e->clock_node = -1;
+	e->next = gw->edges[h];
+	gw->edges[h] = e;
 	return e;
+}
+
+struct sr_edge *
+sr_gateway_edge_next(struct sr_gateway *gw, struct sr_edge *e)
+{
+	uint32_t h = 0;
+
+	if (e) {
+		if (e->next)
+			return e->next;
+		h = edge_bucket(e->acct->id) + 1;
+	}
+	for (; h < EDGE_BUCKETS; h++)
+		if (gw->edges[h])
+			return gw->edges[h];
+	return NULL;
 }
 
 /* ------------------------------------------------------------ warm connections */

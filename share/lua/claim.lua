@@ -45,6 +45,7 @@
 local rcall = redis.call
 --- @include "now"
 --- @include "edge"
+--- @include "clock"
 --- @include "later"
 --- @include "version"
 --- @include "idle"
@@ -63,6 +64,7 @@ if #ARGV[4] < 32 then return redis.error_reply('claim: ARGV[4], the secret, is m
 local secret = ARGV[4] .. ':'
 local leaseMs, interval = s.lease, s.interval
 local e = edgeRead(KEYS[8])
+local steps = clockSteps(e)
 local _, maxRunning, _, stopped = edgeLimits(limitsKey, s)
 local held, heldUntil = edgeBlocked(e, now, stopped)
 if held then
@@ -159,7 +161,7 @@ local function take(q, n)
           rcall('SADD', KEYS[7], card)
           confirming = true
         end
-        local lastCall = tonumber(h[4]) or 0
+        local lastCall = clockLast(steps, tonumber(h[4]) or 0)
         if not confirming and lastCall + interval > now then
           later('ZADD', queues[q], digits(lastCall + interval), card)
         else

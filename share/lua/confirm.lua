@@ -86,7 +86,8 @@
       card, token, version, kind (call|query), outcome, http, error, observed,
       retry_after ms, jitter in [0,1000),
       blocked reason (gate: interval|lost|rate|paused|breaker|replayed|frozen),
-      class of a retry (throttled|too_frequent|refused|not_sent|auth|unreplicated) or '',
+      class of a retry (throttled|too_frequent|refused|not_sent|auth|unreplicated|
+        clock_step) or '',
       when the gate granted the call's slot (Redis ms; '' unknown; 0: the
         task never passed its gate),
       in_progress ('1' when the carrier only accepted the change),
@@ -248,9 +249,9 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   if outcome == 'unknown' or (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
     verdict = 'fail'
   end
-  -- A call held back because its gate pass did not reach the replicas says
-  -- nothing of the carrier.
-  if live and class ~= 'unreplicated' then
+  -- A call held back because its gate pass did not reach the replicas, or
+  -- was made on a clock that had just stepped, says nothing of the carrier.
+  if live and class ~= 'unreplicated' and class ~= 'clock_step' then
     -- Why, said only when the breaker may open or reopen: on a failure,
     -- or on a refused authentication, which opens it whatever the outcome.
     local why = (verdict == 'fail' or class == 'auth') and (err ~= '' and err or ('HTTP ' .. http)) or ''
@@ -460,10 +461,11 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     end
   end
 
-  if (outcome == 'retry' and (class == 'throttled' or class == 'auth' or class == 'unreplicated')) or
+  if (outcome == 'retry' and (class == 'throttled' or class == 'auth' or class == 'unreplicated' or
+      class == 'clock_step')) or
       (accountDown and outcome ~= 'fail') then
-    -- The account's rate, the account itself, or Redis's replicas; not the
-    -- card: no failure.
+    -- The account's rate, the account itself, or Redis's replicas or clock;
+    -- not the card: no failure.
     rcall('HSET', key, 'last_error', err ~= '' and err or ('HTTP ' .. http), 'last_http', http)
     local due = now + math.max(retryAfter, 1000 + jitter)
     if accountDown then

@@ -8,12 +8,13 @@
   nothing, so without the direct path's probe the breaker would never
   close; direct_done.lua closes or reopens it on the probe's result),
   at least the interval since the card's last state-change call (stop and
-  resume together), and a slot from the account's pace. On pass, the call
-  time is recorded before the call is made (the previous one kept in
-  prev_call: direct_done.lua gives it back if the carrier refuses the call
-  without applying it). Queries (kind 'query') take a slot only; a 'resend'
-  (the same call again after a re-authentication) skips the interval, which
-  then counts from it.
+  resume together; one made before a step of the Redis clock counted on the
+  clock after it: includes/clock.lua), and a slot from the account's pace.
+  On pass, the call time is recorded before the call is made (the previous
+  one kept in prev_call: direct_done.lua gives it back if the carrier
+  refuses the call without applying it). Queries (kind 'query') take a
+  slot only; a 'resend' (the same call again after a re-authentication)
+  skips the interval, which then counts from it.
 
   Input:
     KEYS[1]  command hash of the card (holds last_call)
@@ -33,6 +34,7 @@
 local rcall = redis.call
 --- @include "now"
 --- @include "edge"
+--- @include "clock"
 --- @include "idle"
 local now = serverNow()
 local key, edgeKey = KEYS[1], KEYS[2]
@@ -41,10 +43,11 @@ local kind, ahead, id, probeLease = ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumbe
 
 cardAwake(key, KEYS[4], KEYS[5]) -- its last call is in its hash
 local lastCall = rcall('HGET', key, 'last_call')
-if kind == 'call' and (tonumber(lastCall) or 0) + s.interval > now then
-  return { 'interval', tonumber(lastCall) + s.interval }
-end
 local e = edgeRead(edgeKey)
+local since = clockLast(clockSteps(e), tonumber(lastCall) or 0)
+if kind == 'call' and since + s.interval > now then
+  return { 'interval', since + s.interval }
+end
 local qps, _, burst, stopped = edgeLimits(KEYS[3], s)
 local why, untilMs = edgeBlocked(e, now, stopped)
 if why then return { why, untilMs, now } end

@@ -9,7 +9,9 @@
       freeze since the claim), and the version is still current;
     for a state-change call: this claim has not called already (a replayed
       task never calls twice), and at least the interval has passed since
-      the card's last call, stop and resume together;
+      the card's last call, stop and resume together (a last call made
+      before a step of the Redis clock counted on the clock after it:
+      includes/clock.lua);
     the account's pace grants a slot (includes/edge.lua: calls leave evenly,
       qps per second at most, at the carrier's wire).
   On pass it records the call before it is made: for a state change the
@@ -69,6 +71,7 @@
 local rcall = redis.call
 --- @include "now"
 --- @include "edge"
+--- @include "clock"
 --- @include "card"
 --- @include "stats"
 --- @include "batch"
@@ -82,6 +85,7 @@ local ahead = tonumber(ARGV[3])
 local maxlen = digits(s.audit_max)
 local count, flushCounts = statsBatch(ARGV[2], now)
 local e = edgeRead(edgeKey)
+local steps = clockSteps(e)
 local qps, _, burst, stopped = edgeLimits(limitsKey, s)
 local held, heldUntil = edgeBlocked(e, now, stopped)
 local paced, restored, seqs = false, false, 0
@@ -109,7 +113,7 @@ local function gateOne(key, bucket, token, ver, kind, card, resendArg, action)
   local resend = resendArg == '1'
   local h = rcall('HMGET', key, 'claim', 'ver', 'last_call', 'prio', 'counted_ver', 'called',
     'lease_until', 'frozen', 'action')
-  local lastCall = tonumber(h[3]) or 0
+  local lastCall = clockLast(steps, tonumber(h[3]) or 0)
   local queue = queues[(tonumber(h[4]) or 1) + 1]
 
   -- A task whose action is not its command's was not made by the claim

@@ -16,6 +16,10 @@
                              brk_until, then half-open (one probe call)
     brk_probe brk_probe_until                       the probe in flight
     win_start win_n win_fail the breaker's window: results and failures
+    steps                    forward steps of the Redis clock (includes/clock.lua,
+                             clock_step.lua)
+    clk:HOST                 what the last sr-exec on HOST knew of that clock
+                             (src/sr_clock.c)
   The settings s (a table decoded from the caller's JSON) carry the account's
   resolved configuration: profile, then environment defaults. The operator's
   per-account limits (P:carrier:{c}:limits: qps, running, burst) override
