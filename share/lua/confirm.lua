@@ -193,7 +193,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   local inProgress = inProgressArg == '1'
   local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'prio', 'reason', 'scene', 'source',
     'called', 'last_dir', 'dir_changes', 'queried', 'confirming', 'last_call', 'seen', 'seen_ms',
-    'frozen', 'out', 'accepted')
+    'frozen', 'out')
   local action, curVer, claim, prio = h[1], h[2], h[3], tonumber(h[4]) or 1
   frozenByHand = h[16] == '1'
   if outcome == 'blocked' or outcome == 'superseded' then
@@ -285,9 +285,14 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   local executed = outcome == 'ok' and kind == 'call' and action or nil
   -- The change that may be at the carrier (out), or, from a release before
   -- it was kept, the command's own (accepted since, or unknown).
-  local out = outRead(h[17])
-  if not out and h[12] == '1' then
-    out = { act = action, ver = curVer, at = tonumber(h[18]) or 0, kind = h[18] and 'accepted' or 'unknown' }
+  -- (Read only where it matters: a call that simply landed needs none.)
+  local out
+  if kind == 'query' or not finished or curVer ~= ver then
+    out = outRead(h[17])
+    if not out and h[12] == '1' then
+      local accepted = tonumber(rcall('HGET', key, 'accepted'))
+      out = { act = action, ver = curVer, at = accepted or 0, kind = accepted and 'accepted' or 'unknown' }
+    end
   end
   -- A query settles the outstanding change first. settled: how it ends
   -- ('landed', 'not landed'), or nil while it may still land.

@@ -53,6 +53,30 @@ local nowS = string.format('%d', now)
 -- share them.
 local lastAsOf, lastSource, lastThis
 
+-- Where a fact's field is in a write's value ("pe,st,du": two-letter
+-- fields, so a match at 1, 4, 7... is one), or nil.
+local function findIn(v, field)
+  local p = string.find(v, field, 1, true)
+  while p and (p - 1) % 3 ~= 0 do p = string.find(v, field, p + 1, true) end
+  return p
+end
+
+-- The value without the field found at p.
+local function dropAt(v, p)
+  if #v == 2 then return '' end
+  if p == 1 then return string.sub(v, 4) end
+  return string.sub(v, 1, p - 2) .. string.sub(v, p + 2)
+end
+
+-- The stored writes of the hash at hand (field, value, time once needed),
+-- and the HSET's arguments: made once for the batch, at a size that holds
+-- the usual write (a table grown a field at a time is rehashed at every
+-- power of two), and reused: this runs for every result sr-confirm applies,
+-- and a table per write cost more than its commands.
+local wf, wv, wt = { false, false, false, false }, { false, false, false, false }, { false, false, false, false }
+local set = { false, false, false, false, false, false, false, false, false, false, false, false }
+local changed = { false, false, false, false }
+
 -- One write: key, its arguments from ARGV[a], up to ARGV[last]. Its reply.
 local function writeOne(key, a, last)
   local asOfS = ARGV[a]
@@ -61,23 +85,17 @@ local function writeOne(key, a, last)
   local source, carrierField, carrier = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
 
   -- What is stored: the account, and each write that holds facts: its
-  -- field, and the facts it holds (as a list, and each fact's write and
-  -- time). (A key damaged by hand, not a hash: its error, as Redis words
-  -- it.)
+  -- field (wf), the facts it holds (wv), its time once needed (wt). (A key
+  -- damaged by hand, not a hash: its error, as Redis words it.)
   local h = redis.pcall('HGETALL', key)
   if h.err then return h end
   local storedCarrier
-  local writeOf, timeOf, holds -- (none for a new card)
+  local nw = 0
   for i = 1, #h, 2 do
     local f = h[i]
     if string.byte(f, 1) == 64 then -- '@'
-      if not holds then writeOf, timeOf, holds = {}, {}, {} end
-      local t, list = tonumber(string.match(f, '^@(%d+)')) or 0, {}
-      for fact in string.gmatch(h[i + 1], '[^,]+') do
-        writeOf[fact], timeOf[fact] = f, t
-        list[#list + 1] = fact
-      end
-      holds[f] = list
+      nw = nw + 1
+      wf[nw], wv[nw], wt[nw] = f, h[i + 1], false
     elseif f == carrierField then
       storedCarrier = h[i + 1]
     end
@@ -90,23 +108,30 @@ local function writeOne(key, a, last)
     lastAsOf, lastSource, lastThis = asOfS, source, '@' .. asOfS .. ':' .. string.sub(source, 1, 48)
   end
   local this = lastThis
+  -- This write's own field may be there already (the same request again).
+  local mine, moved = nil, false
+  for j = 1, nw do
+    if wf[j] == this then mine = wv[j] end
+    changed[j] = false
+  end
   -- (The HSET's arguments in a table made at its usual size: one grown a
-  -- field at a time is rehashed at every power of two, which cost more
-  -- than the rest of a write.)
-  local set = { false, false, false, false, false, false, false, false, false, false }
-  local ns, del, stale, changed = 0, nil, nil, nil
+  -- field at a time is rehashed at every power of two.)
+  local ns, del, stale = 0, nil, nil
   if carrierField ~= '' and not storedCarrier then
     set[1] = carrierField; set[2] = carrier; ns = 2
   end
-  -- Its facts: written unless older; each taken from the write that held
-  -- it. mine: the facts this write holds, as the field's value.
-  local held = holds and holds[this]
-  local mine = held and table.concat(held, ',')
-  local added = false
+  -- Its facts: written unless older; each taken from the write that held it.
   for i = a + 5, last, 2 do
     local field, value = ARGV[i], ARGV[i + 1]
-    local from = writeOf and writeOf[field]
-    if from and asOf < timeOf[field] then
+    local from, at
+    for j = 1, nw do
+      at = findIn(wv[j], field)
+      if at then from = j; break end
+    end
+    if from and not wt[from] then
+      wt[from] = tonumber(string.sub(wf[from], 2, (string.find(wf[from], ':', 2, true) or 0) - 1)) or 0
+    end
+    if from and asOf < wt[from] then
       stale = stale and (stale .. ',' .. field) or field
     else
       if value == '' then
@@ -115,29 +140,26 @@ local function writeOne(key, a, last)
       else
         set[ns + 1] = field; set[ns + 2] = value; ns = ns + 2
       end
-      if from ~= this then
+      if not from or wf[from] ~= this then
         if from then
-          local list, kept = holds[from], {}
-          for _, f in ipairs(list) do
-            if f ~= field then kept[#kept + 1] = f end
-          end
-          holds[from] = kept
-          changed = changed or {}
+          wv[from] = dropAt(wv[from], at)
           changed[from] = true
         end
         mine = mine and (mine .. ',' .. field) or field
-        added = true
+        moved = true
       end
     end
   end
-  if added then set[ns + 1] = this; set[ns + 2] = mine; ns = ns + 2 end
-  if changed then
-    for w in pairs(changed) do
-      if #holds[w] > 0 then
-        set[ns + 1] = w; set[ns + 2] = table.concat(holds[w], ','); ns = ns + 2
-      else
-        del = del or {}
-        del[#del + 1] = w -- it holds no newest fact any more
+  if moved then
+    set[ns + 1] = this; set[ns + 2] = mine; ns = ns + 2
+    for j = 1, nw do
+      if changed[j] and wf[j] ~= this then
+        if wv[j] ~= '' then
+          set[ns + 1] = wf[j]; set[ns + 2] = wv[j]; ns = ns + 2
+        else
+          del = del or {}
+          del[#del + 1] = wf[j] -- it holds no newest fact any more
+        end
       end
     end
   end
