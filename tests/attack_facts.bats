@@ -1,0 +1,51 @@
+#!/usr/bin/env bats
+# attack_facts.bats - defects found by attacking facts with times: odd
+# times, writers at once, facts stored by older releases.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+}
+
+teardown() {
+	srq_teardown
+}
+
+# blocked N: wait until N clients wait on a paused write (CLIENT PAUSE WRITE).
+blocked() {
+	local i
+	for i in $(seq 200); do
+		[ "$(rcli CLIENT LIST | grep -c 'flags=b.* cmd=evalsha')" -ge "$1" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+@test "a card's device stays its member when an older row moving it elsewhere loses to a newer write naming the same device" {
+	# M1 is on DX as of ten minutes ago. At once: a request saying (as of
+	# now) M1 is on DX, and an export row taken five minutes ago moving
+	# it to DY. The export read M1 on DX (old) before the request wrote;
+	# its device fact is older than the request's and is not written: M1
+	# stays on DX, and must stay DX's member (a DX request evaluates it).
+	[ "${SRQ_TEST_REDIS:-}" != cluster ] || skip "CLIENT PAUSE orders the two writers on one server"
+	t0=$(( $(date +%s%3N) - 600000 ))
+	printf '{"card":"M1","carrier":"c1","device":"DX","pkg_expires_at":%d,"status":"active","as_of":%d}\n' \
+		"$FUTURE" "$t0" | sr-asset >/dev/null
+	rcli CLIENT PAUSE 10000 WRITE >/dev/null
+	printf '{"card":"M1","carrier":"c1","scene":"polling","as_of":%d,"facts":{"device":"DX"}}\n' \
+		$((t0 + 600000)) | sr-enqueue >"$T/request.out" &
+	blocked 1
+	printf '{"card":"M1","carrier":"c1","device":"DY","as_of":%d}\n' $((t0 + 300000)) | sr-asset >"$T/row.out" &
+	blocked 2
+	rcli CLIENT UNPAUSE >/dev/null
+	wait
+	assert_equal "$(jq -c .stale_facts "$T/row.out")" '["device"]'
+	assert_equal "$(rcli HGET t:card:M1:facts dv)" DX
+	# DX is disabled: its cards are stopped, M1 among them.
+	run -0 sr-enqueue <<<'{"device":"DX","scene":"device","facts":{"disabled":1}}'
+	assert_equal "$(jq -r .status <<<"$output")" device_queued
+	dev-eval --until-empty --for 10 >/dev/null
+	assert_equal "$(sr-admin show M1 | jq -r '.command.action // "none"')" stop
+}
