@@ -49,3 +49,25 @@ blocked() {
 	dev-eval --until-empty --for 10 >/dev/null
 	assert_equal "$(sr-admin show M1 | jq -r '.command.action // "none"')" stop
 }
+
+@test "a time at or before 1970 is refused with its reason, not taken for now" {
+	# A null timestamp exported as the epoch (1970-01-01T00:00:00Z) is the
+	# oldest time there is: it must not be read as "now" and win over the
+	# renewal sent a minute ago; and one before the epoch says why it is
+	# refused.
+	printf '{"card":"Z1","carrier":"c1","pkg_expires_at":%d,"status":"active"}\n' "$FUTURE" | sr-asset >/dev/null
+	cat >"$T/in" <<-EOF
+	{"card":"Z1","carrier":"c1","scene":"package_expired","as_of":"1970-01-01T00:00:00Z","facts":{"pkg_expires_at":$PAST}}
+	{"card":"Z1","carrier":"c1","scene":"package_expired","as_of":"1970-01-01T00:30:00+01:00","facts":{"pkg_expires_at":$PAST}}
+	EOF
+	run --separate-stderr sr-enqueue <"$T/in"
+	assert_equal "$(rcli HGET t:card:Z1:facts pe)" "$FUTURE"
+	assert_equal "$(jq -r .status <<<"$output" | paste -sd' ')" "rejected rejected"
+	jq -r .error <<<"$output" >"$T/errors"
+	run cat "$T/errors"
+	assert_line --index 0 --partial "'1970-01-01T00:00:00Z'"
+	assert_line --index 1 --partial "'1970-01-01T00:30:00+01:00'"
+	# The same from the flag: 60000 days ago is before the epoch.
+	run -2 sr-asset --as-of 60000d </dev/null
+	assert_output --partial "--as-of"
+}
