@@ -232,7 +232,8 @@ sr_parse_when(const char *s, int64_t now_ms, int dir)
 	return ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL;
 }
 
-/* "2026-12-01T10:00:00.250+08:00": ms, or -1 with err set. The zone is
+/* "2026-12-01T10:00:00.250+08:00": ms, or INT64_MIN with err set (a time
+ * before the epoch is negative, not an error here). The zone is
  * required: a time without one means another clock on every machine. */
 static int64_t
 parse_iso_zoned(const char *s, char *err, size_t errlen)
@@ -276,7 +277,7 @@ parse_iso_zoned(const char *s, char *err, size_t errlen)
 		}
 	} else {
 		snprintf(err, errlen, "'%s' has no zone (Z, +08:00)", s);
-		return -1;
+		return INT64_MIN;
 	}
 	if (*t || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970 ||
 	    zh > 23 || zm > 59)
@@ -286,7 +287,7 @@ parse_iso_zoned(const char *s, char *err, size_t errlen)
 bad:
 	snprintf(err, errlen, "'%s' is not a time (ISO-8601 with a zone, 2026-12-01T10:00:00Z, or "
 	    "epoch ms)", s);
-	return -1;
+	return INT64_MIN;
 }
 
 int64_t
@@ -312,8 +313,15 @@ sr_parse_as_of(const char *s, int64_t now_ms, int flag, char *err, size_t errlen
 		t = sr_parse_when(s, now_ms, -1); /* that long ago */
 	else if (flag && now_ms > 0 && !strcmp(s, "now"))
 		t = now_ms;
-	else if ((t = parse_iso_zoned(s, err, errlen)) < 0)
+	else if ((t = parse_iso_zoned(s, err, errlen)) == INT64_MIN)
 		return -1;
+	/* 0 is "now" to every writer: the epoch itself (a null timestamp
+	 * exported as 1970), a zone before it, or a duration longer than
+	 * the epoch is no time a fact was true. */
+	if (t <= 0) {
+		snprintf(err, errlen, "'%s' is not after 1970-01-01T00:00:00Z", s);
+		return -1;
+	}
 	if (now_ms > 0 && t > now_ms + SR_AS_OF_SKEW_MS) {
 		snprintf(err, errlen, "'%s' is %lld s ahead of Redis's clock (at most %d min is taken)",
 		    s, (long long)(t - now_ms) / 1000, SR_AS_OF_SKEW_MS / 60000);
