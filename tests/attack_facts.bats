@@ -71,3 +71,23 @@ blocked() {
 	run -2 sr-asset --as-of 60000d </dev/null
 	assert_output --partial "--as-of"
 }
+
+@test "a resume clears stopped_by of a card whose facts 0.1 wrote: the old field does not come back" {
+	# L1 was stopped by hand under 0.1 (its facts in the long fields, not
+	# migrated). The stop by hand is handed back to srq (stopped_by auto),
+	# the customer renews, srq resumes the card: it is no one's stop now.
+	rcli HSET t:card:L1:facts carrier c1 status stopped stopped_by manual pkg_expires_at "$PAST" >/dev/null
+	echo '{"card":"L1","status":"stopped"}' >"$T/gw-cards.jsonl"
+	gwsim_start --cards "$T/gw-cards.jsonl"
+	echo '{"card":"L1","carrier":"c1","stopped_by":"auto"}' | sr-asset >/dev/null
+	run -0 sr-enqueue <<<"{\"card\":\"L1\",\"carrier\":\"c1\",\"scene\":\"order\",\"facts\":{\"pkg_expires_at\":$FUTURE}}"
+	assert_equal "$(jq -r '"\(.status) \(.action)"' <<<"$output")" "queued resume"
+	drain_until_empty
+	assert_equal "$(gwcheck states "$T/gw.log" "$T/gw-cards.jsonl" | jq -r .status)" active
+	assert_equal "$(sr-admin show L1 | jq -c '[.facts.status, .facts.stopped_by]')" '["active",null]'
+	# The carrier suspends it (an export taken since says so), then the
+	# customer renews again: srq resumes it; it was not stopped by hand.
+	echo '{"card":"L1","carrier":"c1","status":"stopped"}' | sr-asset >/dev/null
+	run -0 sr-enqueue <<<"{\"card\":\"L1\",\"carrier\":\"c1\",\"scene\":\"order\",\"facts\":{\"pkg_expires_at\":$FUTURE}}"
+	assert_equal "$(jq -r '"\(.status) \(.action)"' <<<"$output")" "queued resume"
+}
