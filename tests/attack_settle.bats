@@ -39,3 +39,23 @@ k1_story() {
 	assert_equal "$(gwcheck states "$T/gw.log" "$T/gw-cards.jsonl" | jq -r .status)" active
 	assert_equal "$(k1_story)" "stop apply:stopped resume apply:active"
 }
+
+@test "a stop srq made at an asynchronous carrier is srq's: the renewal resumes the card" {
+	# A1 was once stopped by hand, then resumed by hand: the export says it
+	# is active (its stopped_by is as it was). Its package expires and srq
+	# stops it; the carrier accepts the stop and lands it later. The stop
+	# is srq's own (it landed before the first query), as it is at a
+	# carrier that answers at once: when the customer renews, the card is
+	# resumed.
+	profiles 'from = default' 'accounts = *' 'poll_ms = 200' 'settle_ms = 5000'
+	echo '{"card":"A1","status":"active"}' >"$T/gw-cards.jsonl"
+	gwsim_start --cards "$T/gw-cards.jsonl" --async-ms 50
+	printf '{"card":"A1","carrier":"c1","pkg_expires_at":%d,"status":"stopped","stopped_by":"manual"}\n' "$FUTURE" | sr-asset >/dev/null
+	echo '{"card":"A1","carrier":"c1","status":"active"}' | sr-asset >/dev/null
+	run -0 sr-enqueue <<<"{\"card\":\"A1\",\"carrier\":\"c1\",\"scene\":\"package_expired\",\"facts\":{\"pkg_expires_at\":$PAST}}"
+	assert_equal "$(jq -r '"\(.status) \(.action)"' <<<"$output")" "queued stop"
+	drain_until_empty
+	assert_equal "$(gwcheck states "$T/gw.log" "$T/gw-cards.jsonl" | jq -r .status)" stopped
+	run -0 sr-enqueue <<<"{\"card\":\"A1\",\"carrier\":\"c1\",\"scene\":\"order\",\"facts\":{\"pkg_expires_at\":$FUTURE}}"
+	assert_equal "$(jq -r '"\(.status) \(.action)"' <<<"$output")" "queued resume"
+}
