@@ -91,3 +91,24 @@ blocked() {
 	run -0 sr-enqueue <<<"{\"card\":\"L1\",\"carrier\":\"c1\",\"scene\":\"order\",\"facts\":{\"pkg_expires_at\":$FUTURE}}"
 	assert_equal "$(jq -r '"\(.status) \(.action)"' <<<"$output")" "queued resume"
 }
+
+@test "after Redis's clock steps back, a renewal is news: it is written and the card resumed" {
+	# Redis runs under the clock shim (tests/clock.bats): its clock steps
+	# back ten minutes (NTP) after the expiry was written. The renewal
+	# that follows is the newest fact there is; the README says a
+	# backward step only makes waits longer.
+	[ "${SRQ_TEST_REDIS:-}" != cluster ] || skip "the clock shim runs one server"
+	SHIM="$PROJECT_ROOT/build/clockshift.so"
+	redis_stop # (setup's, not under the shim)
+	echo 0 >"$T/shift"
+	CLOCKSHIFT_FILE="$T/shift" LD_PRELOAD="$SHIM" redis_start
+	printf '{"card":"R1","carrier":"c1","pkg_expires_at":%d,"status":"active"}\n' "$FUTURE" | sr-asset >/dev/null
+	run -0 sr-enqueue <<<"{\"card\":\"R1\",\"carrier\":\"c1\",\"scene\":\"package_expired\",\"facts\":{\"pkg_expires_at\":$PAST}}"
+	assert_equal "$(jq -r '"\(.status) \(.action)"' <<<"$output")" "queued stop"
+	echo -600000 >"$T/shift.new" && mv "$T/shift.new" "$T/shift"
+	sleep 0.05
+	run -0 sr-enqueue <<<"{\"card\":\"R1\",\"carrier\":\"c1\",\"scene\":\"order\",\"facts\":{\"pkg_expires_at\":$FUTURE}}"
+	assert_equal "$(jq -c '.stale_facts' <<<"$output")" null
+	assert_equal "$(jq -r '"\(.status) \(.action)"' <<<"$output")" "cancelled none"
+	assert_equal "$(rcli HGET t:card:R1:facts pe)" "$FUTURE"
+}
