@@ -112,3 +112,20 @@ blocked() {
 	assert_equal "$(jq -r '"\(.status) \(.action)"' <<<"$output")" "cancelled none"
 	assert_equal "$(rcli HGET t:card:R1:facts pe)" "$FUTURE"
 }
+
+@test "an as_of that is not a calendar time is refused, not read as another time" {
+	# An hour of -1, a minute of -5, the 31st of February, a zone of +-1:
+	# each refused; only the last, a real leap day, is written.
+	printf '{"card":"Q1","carrier":"c1","pkg_expires_at":%d,"status":"active"}\n' "$FUTURE" | sr-asset >/dev/null
+	{
+		echo card,carrier,refunded,as_of
+		for t in 2026-12-03T-1:00Z 2026-12-03T10:-5Z 2026-02-31T00:00:00Z 2025-02-29T00:00:00Z \
+			2026-12-03T10:00+-1:00 '2026-12-03T 1:00Z'; do
+			echo "Q1,c1,1,$t"
+		done
+		echo "Q1,c1,0,2024-02-29T00:00:00Z"
+	} >"$T/in.csv"
+	run -1 --separate-stderr sr-enqueue --csv --scene refund <"$T/in.csv"
+	assert_equal "$(jq -r .status <<<"$output" | paste -sd' ')" "rejected rejected rejected rejected rejected rejected noop"
+	assert_equal "$(rcli HGET t:card:Q1:facts rf)" 0
+}
