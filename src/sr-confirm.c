@@ -56,6 +56,7 @@ struct res {
 	int bad;     /* rejected line */
 	int upstream_error; /* sr-exec could not process it */
 	int genuine;  /* the script applied it: its facts may be learned */
+	int own_stop; /* a query that found srq's own stop landed */
 	int learn;    /* its status write in learned (append_status_update), + 1; 0: none */
 	const char *unlearned; /* why what it proves is not known written */
 	char state[16];
@@ -115,8 +116,11 @@ status_proved(const struct res *r, const char **by_out)
 	int is_query = !strcmp(r->t.kind, "query");
 
 	*by_out = NULL;
-	if (is_query && !strcmp(r->outcome, "ok"))
+	if (is_query && !strcmp(r->outcome, "ok")) {
 		state = sr_jstr(r->obj, "observed");
+		/* The stop srq sent, found landed: srq's, as an ok would say. */
+		by = r->own_stop && state && !strcmp(state, "stopped") ? "auto" : NULL;
+	}
 	else if (json_is_true(json_object_get(r->obj, "in_progress")))
 		return NULL; /* accepted: it has not landed yet */
 	else if (!is_query && (!strcmp(r->outcome, "ok") || !strcmp(r->outcome, "already"))) {
@@ -221,7 +225,8 @@ confirmed(struct res *r, redisReply *rep)
 	    rep->element[0]->type == REDIS_REPLY_STRING) {
 		snprintf(r->state, sizeof r->state, "%s", rep->element[0]->str);
 		r->ver_now = rep->element[1]->integer;
-		r->genuine = rep->element[2]->integer == 1;
+		r->genuine = rep->element[2]->integer >= 1;
+		r->own_stop = rep->element[2]->integer == 2;
 	} else {
 		snprintf(r->error, sizeof r->error, "confirm script failed: %s",
 		    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");

@@ -232,23 +232,38 @@ sr_parse_when(const char *s, int64_t now_ms, int dir)
 	return ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL;
 }
 
-/* "2026-12-01T10:00:00.250+08:00": ms, or -1 with err set. The zone is
+/* "2026-12-01T10:00:00.250+08:00": ms, or INT64_MIN with err set (a time
+ * before the epoch is negative, not an error here). The zone is
  * required: a time without one means another clock on every machine. */
+/* The n characters at p are all digits (sscanf's %d takes a sign or
+ * spaces: "T-1:00" is no time). */
+static int
+digits_at(const char *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+	return 1;
+}
+
 static int64_t
 parse_iso_zoned(const char *s, char *err, size_t errlen)
 {
+	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
 	int y, mo, d, h, mi, sec = 0, n = 0, zh = 0, zm = 0, sign = 0;
 	int64_t ms = 0;
 	const char *t = s;
 
-	if (sscanf(t, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10 || (t[10] != 'T' && t[10] != ' '))
+	if (!digits_at(t, 4) || t[4] != '-' || !digits_at(t + 5, 2) || t[7] != '-' || !digits_at(t + 8, 2) ||
+	    sscanf(t, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10 || (t[10] != 'T' && t[10] != ' '))
 		goto bad;
 	t += 11;
-	if (sscanf(t, "%2d:%2d%n", &h, &mi, &n) != 2 || n != 5)
+	if (!digits_at(t, 2) || t[2] != ':' || !digits_at(t + 3, 2) ||
+	    sscanf(t, "%2d:%2d%n", &h, &mi, &n) != 2 || n != 5)
 		goto bad;
 	t += 5;
 	if (*t == ':') {
-		if (sscanf(t + 1, "%2d%n", &sec, &n) != 1 || n != 2)
+		if (!digits_at(t + 1, 2) || sscanf(t + 1, "%2d%n", &sec, &n) != 1 || n != 2)
 			goto bad;
 		t += 3;
 		if (*t == '.' || *t == ',') {
@@ -264,29 +279,30 @@ parse_iso_zoned(const char *s, char *err, size_t errlen)
 		t++;
 	else if (*t == '+' || *t == '-') {
 		sign = *t == '-' ? -1 : 1;
-		if (sscanf(t + 1, "%2d%n", &zh, &n) != 1 || n != 2)
+		if (!digits_at(t + 1, 2) || sscanf(t + 1, "%2d%n", &zh, &n) != 1 || n != 2)
 			goto bad;
 		t += 3;
 		if (*t == ':')
 			t++;
 		if (*t) {
-			if (sscanf(t, "%2d%n", &zm, &n) != 1 || n != 2)
+			if (!digits_at(t, 2) || sscanf(t, "%2d%n", &zm, &n) != 1 || n != 2)
 				goto bad;
 			t += 2;
 		}
 	} else {
 		snprintf(err, errlen, "'%s' has no zone (Z, +08:00)", s);
-		return -1;
+		return INT64_MIN;
 	}
-	if (*t || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970 ||
-	    zh > 23 || zm > 59)
+	if (*t || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+	    (mo == 2 && d == 29 && (y % 4 || (y % 100 == 0 && y % 400))) || h > 23 || mi > 59 || sec > 60 ||
+	    y < 1970 || zh > 23 || zm > 59)
 		goto bad;
 	return ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL + ms -
 	    sign * (zh * 60 + zm) * 60000LL;
 bad:
 	snprintf(err, errlen, "'%s' is not a time (ISO-8601 with a zone, 2026-12-01T10:00:00Z, or "
 	    "epoch ms)", s);
-	return -1;
+	return INT64_MIN;
 }
 
 int64_t
@@ -312,8 +328,15 @@ sr_parse_as_of(const char *s, int64_t now_ms, int flag, char *err, size_t errlen
 		t = sr_parse_when(s, now_ms, -1); /* that long ago */
 	else if (flag && now_ms > 0 && !strcmp(s, "now"))
 		t = now_ms;
-	else if ((t = parse_iso_zoned(s, err, errlen)) < 0)
+	else if ((t = parse_iso_zoned(s, err, errlen)) == INT64_MIN)
 		return -1;
+	/* 0 is "now" to every writer: the epoch itself (a null timestamp
+	 * exported as 1970), a zone before it, or a duration longer than
+	 * the epoch is no time a fact was true. */
+	if (t <= 0) {
+		snprintf(err, errlen, "'%s' is not after 1970-01-01T00:00:00Z", s);
+		return -1;
+	}
 	if (now_ms > 0 && t > now_ms + SR_AS_OF_SKEW_MS) {
 		snprintf(err, errlen, "'%s' is %lld s ahead of Redis's clock (at most %d min is taken)",
 		    s, (long long)(t - now_ms) / 1000, SR_AS_OF_SKEW_MS / 60000);

@@ -95,7 +95,9 @@
   Output: one reply per result, in order (an error for a result that failed):
     { state, version now, genuine }
     state: done | requeued | confirming | alerted | frozen | stale
-    genuine: 1 when the result was applied (its facts may be learned), else 0
+    genuine: 1 when the result was applied (its facts may be learned), 2 when
+      it is a query that found srq's own stop landed (the card is stopped,
+      by srq: stopped_by auto), else 0
 ]]
 local rcall = redis.call
 --- @include "now"
@@ -296,7 +298,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   end
   -- A query settles the outstanding change first. settled: how it ends
   -- ('landed', 'not landed'), or nil while it may still land.
-  local settled
+  local settled, ownStop = nil, 1
   if kind == 'query' and outcome == 'ok' and (observed == 'active' or observed == 'stopped') then
     if not out or observed == targetOf(out.act) then
       settled = 'landed'
@@ -305,6 +307,9 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
       settled = 'not landed'
     end
     finished = settled ~= nil and observed == target
+    -- A stop srq sent (accepted, or its result unknown) found landed is
+    -- srq's stop, as an 'ok' to the call would have said.
+    if settled == 'landed' and out and out.act == 'stop' then ownStop = 2 end
   elseif kind == 'query' then
     finished = false
   end
@@ -324,7 +329,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
         dir_changes = h[10] })
     trimFlapping = true
     auditResult(card, ver, curVer, kind .. ':' .. outcome, 'done', h, http, err)
-    return { 'done', tonumber(curVer) or 0, 1 }
+    return { 'done', tonumber(curVer) or 0, ownStop }
   end
 
   -- What only a command that is not finished needs.
@@ -450,7 +455,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     rcall('SREM', confirmingKey, card)
     requeue(afterInterval(now))
     audit('requeued')
-    return { 'requeued', tonumber(curVer) or 0, 1 }
+    return { 'requeued', tonumber(curVer) or 0, ownStop }
   end
 
   local notApplied = outcome == 'retry' and class ~= 'too_frequent' and class ~= ''

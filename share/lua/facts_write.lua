@@ -52,6 +52,13 @@ local nowS = string.format('%d', now)
 -- The field of the last write's time and source: a batch's writes mostly
 -- share them.
 local lastAsOf, lastSource, lastThis
+-- A fact's field as releases before the short fields wrote it (src/sr_facts.c's
+-- table): the readers take it when the short one is absent, so a fact
+-- deleted (a resume clears stopped_by) is deleted under both, or the old
+-- value would be read again.
+local legacyOf = { cr = 'carrier', dv = 'device', st = 'status', sb = 'stopped_by',
+  pe = 'pkg_expires_at', du = 'data_used_kb', dq = 'data_quota_kb', rf = 'refunded',
+  pp = 'polling_paused', ds = 'disabled' }
 
 -- Where a fact's field is in a write's value ("pe,st,du": two-letter
 -- fields, so a match at 1, 4, 7... is one), or nil.
@@ -137,6 +144,7 @@ local function writeOne(key, a, last)
       if value == '' then
         del = del or {}
         del[#del + 1] = field
+        if legacyOf[field] then del[#del + 1] = legacyOf[field] end
       else
         set[ns + 1] = field; set[ns + 2] = value; ns = ns + 2
       end

@@ -152,5 +152,19 @@ main(void)
 	    "device\n  status stopped_by pkg_expires_at data_used_kb data_quota_kb refunded\n"
 	    "  polling_paused"), "card facts wrapped before column 80: '%s'",
 	    sr_facts_list(SR_FACTS_CARD, "carrier", 70, "  "));
+	/* facts_write.lua deletes a fact under its old name too: its table
+	 * of old names is this one's. */
+	{
+		const char *argv[64];
+		int n = sr_facts_renames(argv, 64);
+
+		for (int i = 0; i + 1 < n; i += 2) {
+			char pair[64];
+
+			snprintf(pair, sizeof pair, "%s = '%s'", argv[i + 1], argv[i]);
+			CHECK(strstr(sr_lua_source[SR_LUA_FACTS_WRITE], pair) != NULL,
+			    "facts_write.lua's legacyOf has %s", pair);
+		}
+	}
 	return unit_done("test_facts");
 }
