@@ -77,6 +77,7 @@ struct row {
 	char from_device[65]; /* the card's device in Redis before this batch */
 	int moves;       /* it leaves another device: its device fact is written last */
 	int stale_device; /* its device fact is older than the stored one: no move */
+	int joined;      /* its card was added to its device's members */
 	long long as_of; /* when its facts were true, ms ("as_of", else --as-of); 0: now */
 	long long device_as_of; /* the stored device fact's time */
 	json_t *stale;   /* its facts not written: the stored ones are newer */
@@ -281,17 +282,13 @@ process(struct row *rows, int n)
 		memcpy(r->from_device, r->old_device, sizeof r->from_device);
 	}
 	/* A time ahead of the Redis clock by more than the skew is not trusted:
-	 * its facts would outlive every newer one. A row that says not when
-	 * it was true is as of when srq received it, its batch's clock (one
-	 * time for its facts, written in one round or two). */
+	 * its facts would outlive every newer one. */
 	for (int i = 0; i < n; i++) {
 		if (rows[i].st == ST_PENDING && rows[i].as_of > now + SR_AS_OF_SKEW_MS && now > 0) {
 			rows[i].st = ST_REJECTED;
 			snprintf(rows[i].error, sizeof rows[i].error, "\"as_of\" is %lld s ahead of Redis's clock "
 			    "(at most %d min is taken)", (rows[i].as_of - now) / 1000, SR_AS_OF_SKEW_MS / 60000);
 		}
-		if (!rows[i].as_of)
-			rows[i].as_of = now;
 	}
 	/* Rows of one batch that name the same card see each other's effect, as
 	 * if applied one by one: a later row starts from the earlier row's
@@ -323,7 +320,7 @@ process(struct row *rows, int n)
 			continue;
 		}
 		/* A device fact older than the stored one moves nothing. */
-		r->stale_device = r->device && written_as_of(r, now) < r->device_as_of;
+		r->stale_device = r->device && r->as_of && written_as_of(r, now) < r->device_as_of;
 		seen[h] = r;
 	}
 	/* Round 2: the facts, and the card's device membership. Rows of one
@@ -369,6 +366,7 @@ process(struct row *rows, int n)
 
 			sr_redis_append(&rds, 3, add, NULL);
 			r->ncmd++;
+			r->joined = 1;
 		}
 		for (int j = 0; r->moves && j < 2; j++) {
 			const char *rem[] = { "SREM", sr_key_device_cards(key2, cfg.prefix, from[j]), r->card };
@@ -398,7 +396,16 @@ process(struct row *rows, int n)
 		r->moves = 0;
 	}
 	sr_facts_batch_append(&rds, &writes);
-	return take_replies(rows, n);
+	if (take_replies(rows, n) < 0)
+		return -1;
+	/* A device fact that proved older than the stored one (a newer write
+	 * named another device since this batch read it): the membership this
+	 * row wrote follows the stored fact again. */
+	for (int i = 0; i < n; i++)
+		if (rows[i].joined && rows[i].stale && sr_jarray_has(rows[i].stale, "device") &&
+		    sr_device_membership_restore(&rds, cfg.prefix, rows[i].card, rows[i].device) < 0)
+			return -1;
+	return 0;
 }
 
 static int

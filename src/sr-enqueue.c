@@ -96,6 +96,7 @@ struct req {
 	char old_device[65]; /* the card's device in the mirror, before this request */
 	int fw;          /* its facts' write in its batch's (append_facts_writes), + 1; 0: none */
 	int nwrites;     /* its device membership's writes appended (append_memberships) */
+	int restore;     /* its membership written, its device fact older than the stored one */
 	char warning[200]; /* facts, a device membership or the account Redis refused */
 	int facts_refused; /* Redis refused the request's facts */
 	int nrecords;    /* direct path: writes of its outcome appended, not yet answered */
@@ -451,6 +452,7 @@ collect_facts_writes(struct batch *b)
 		if (r->fw)
 			facts_written(r, sr_facts_batch_reply(&b->facts, r->fw - 1));
 		r->fw = 0;
+		r->restore = r->nwrites > 0 && r->stale && sr_jarray_has(r->stale, "device");
 		for (int w = 0; w < r->nwrites; w++) {
 			if (!(rep = sr_redis_reply(&rds)))
 				return -1;
@@ -651,10 +653,6 @@ read_facts(struct batch *b)
 	for (int i = 0; i < n; i++) {
 		if (reqs[i].st == ST_PENDING && reqs[i].is_device)
 			too_far_ahead(&reqs[i], now_ms);
-		/* A request that says not when its facts were true: as of when
-		 * srq received it, its batch's clock (the judgment's too). */
-		if (!reqs[i].as_of)
-			reqs[i].as_of = now_ms;
 	}
 	return now;
 }
@@ -1498,6 +1496,20 @@ process(struct batch *b, struct batch *prev)
 	return status;
 }
 
+/* A request whose membership was written while its device fact proved
+ * older than the stored one: the membership follows the stored fact again
+ * (once every reply of the batch is in). -1 if Redis failed. */
+static int
+restore_memberships(struct batch *b)
+{
+	for (int i = 0; i < b->n; i++)
+		if (b->reqs[i].restore && (b->reqs[i].restore = 0,
+		    sr_device_membership_restore(&rds, cfg.prefix, b->reqs[i].card,
+		    sr_jstr(b->reqs[i].facts, "device")) < 0))
+			return -1;
+	return 0;
+}
+
 /* Answer a batch: collect its scripts' replies and print its acks (after
  * WAIT for the replicas, with SRQ_WAIT_REPLICAS). */
 static int
@@ -1505,7 +1517,7 @@ finish(struct batch *b)
 {
 	int w;
 
-	if (redis_up && (collect_commands(b) < 0 || judge_again(b) < 0)) {
+	if (redis_up && (collect_commands(b) < 0 || restore_memberships(b) < 0 || judge_again(b) < 0)) {
 		sr_redis_discard(&rds);
 		redis_up = 0;
 	}

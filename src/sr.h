@@ -637,6 +637,13 @@ int sr_facts_written(const redisReply *rep, enum sr_fact_kind kind, json_t **sta
  * it), as of as_of (0: now), added to a batch like any fact. */
 void sr_facts_status_add(struct sr_facts_batch *b, const char *key, const char *carrier, const char *status,
     const char *stopped_by, long long as_of, const char *source);
+/* A card whose write moved its device membership to device while its
+ * device fact proved older than the stored one (a newer write named another
+ * device meanwhile): its membership follows the stored fact again, so that
+ * the stored device's evaluations find it. Synchronous (it is rare): 0, or
+ * -1 Redis lost. */
+int sr_device_membership_restore(struct sr_redis *rds, const char *prefix, const char *card,
+    const char *device);
 /* A record's "as_of" (a JSON number, epoch ms, or a string, sr_parse_as_of
  * without flag's words): ms, or -1 with err set. How far ahead of Redis's
  * clock it is is checked where that clock is read. */

@@ -242,3 +242,35 @@ sr_facts_status_add(struct sr_facts_batch *b, const char *key, const char *carri
 		sr_facts_write_add(&w, "stopped_by", stopped_by);
 	sr_facts_batch_add(b, &w);
 }
+
+int
+sr_device_membership_restore(struct sr_redis *rds, const char *prefix, const char *card, const char *device)
+{
+	char key[SR_KEY_MAX], dkey[SR_KEY_MAX];
+	const char *get[] = { "HGET", sr_key_card_facts(key, prefix, card), sr_fact_field("device") };
+	redisReply *rep = sr_redis_cmd(rds, 3, get);
+	char stored[80] = "";
+
+	if (!rep)
+		return -1;
+	if (rep->type == REDIS_REPLY_STRING)
+		snprintf(stored, sizeof stored, "%s", rep->str);
+	freeReplyObject(rep);
+	if (!strcmp(stored, device))
+		return 0;
+	if (stored[0]) {
+		const char *add[] = { "SADD", sr_key_device_cards(dkey, prefix, stored), card };
+
+		if (!(rep = sr_redis_cmd(rds, 3, add)))
+			return -1;
+		freeReplyObject(rep);
+	}
+	if (device[0]) {
+		const char *rem[] = { "SREM", sr_key_device_cards(dkey, prefix, device), card };
+
+		if (!(rep = sr_redis_cmd(rds, 3, rem)))
+			return -1;
+		freeReplyObject(rep);
+	}
+	return 0;
+}

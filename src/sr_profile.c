@@ -927,7 +927,7 @@ sr_account(const struct sr_config *cfg, const char *carrier)
 	a->brk_cool_max_ms = pick(p->brk_cool_max_ms, 300000);
 	if (a->brk_cool_max_ms < a->brk_cool_ms)
 		a->brk_cool_max_ms = a->brk_cool_ms;
-	s = json_pack("{sI sI sI sI sI sI sI sI sI sI sI sI sI sf sf sI sI sf sI sI sI sI}",
+	s = json_pack("{sI sI sI sI sI sI sI sI sI sI sI sI sI sf sf sI sI sf sI sI sI sI sb}",
 	    "interval", (json_int_t)a->interval_ms, "window", (json_int_t)a->window_ms,
 	    "lease", (json_int_t)a->lease_ms, "qps", (json_int_t)a->qps,
 	    "running", (json_int_t)a->running, "burst", (json_int_t)a->burst,
@@ -938,7 +938,8 @@ sr_account(const struct sr_config *cfg, const char *carrier)
 	    "aimd_beta", a->aimd_beta, "brk_failures", (json_int_t)a->brk_failures,
 	    "brk_window", (json_int_t)a->brk_window_ms, "brk_ratio", a->brk_ratio,
 	    "brk_cool", (json_int_t)a->brk_cool_ms, "brk_cool_max", (json_int_t)a->brk_cool_max_ms,
-	    "connect_budget", (json_int_t)a->connect_budget_ms, "call", (json_int_t)a->timeout_ms);
+	    "connect_budget", (json_int_t)a->connect_budget_ms, "call", (json_int_t)a->timeout_ms,
+	    "async", p->async);
 	if (!s || !(a->settings = json_dumps(s, JSON_COMPACT)))
 		sr_die(SR_EX_USAGE, "out of memory");
 	json_decref(s);

@@ -20,13 +20,19 @@ k1_story() {
 }
 
 @test "an asynchronous carrier that took a stop and answered 5xx, then a renewal: the stop lands, and the card is resumed after it" {
-	# The carrier accepts every change, lands it 1.5 s later, and answers
-	# each change call with a 500 (5xx after applying): an unknown result.
-	# The renewal turns the command into a resume while the stop is on its
-	# way; a query that still shows the card active is not the stop having
-	# failed: it is still landing.
+	# The carrier accepts every change and lands it later. It has answered
+	# one "in progress" (202) already, so srq knows it is asynchronous.
+	# Then it takes K1's stop and answers a 500 (5xx after applying): an
+	# unknown result. The renewal turns the command into a resume while the
+	# stop is on its way; a query that still shows the card active is not
+	# the stop having failed: it is still landing.
 	profiles 'from = default' 'accounts = *' 'poll_ms = 200' 'settle_ms = 8000'
-	echo '{"card":"K1","status":"active"}' >"$T/gw-cards.jsonl"
+	printf '{"card":"%s","status":"active"}\n' K0 K1 >"$T/gw-cards.jsonl"
+	gwsim_start --cards "$T/gw-cards.jsonl" --async-ms 100
+	printf '{"card":"K0","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$PAST" | sr-enqueue >/dev/null
+	drain_until_empty
+	assert_equal "$(jq -r 'select(.kind == "stop") | .http' "$T/gw.log")" 202
 	gwsim_start --cards "$T/gw-cards.jsonl" --async-ms 1500 --fault-5xx-after 1
 	printf '{"card":"K1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
 		"$PAST" | sr-enqueue >/dev/null
@@ -36,7 +42,7 @@ k1_story() {
 	assert_equal "$(jq -r '"\(.status) \(.action)"' <<<"$output")" "queued resume"
 	run bash -c 'sr-claim --follow --for 8 | sr-exec | sr-confirm'
 	# The customer renewed: the card ends active at the carrier.
-	assert_equal "$(gwcheck states "$T/gw.log" "$T/gw-cards.jsonl" | jq -r .status)" active
+	assert_equal "$(gwcheck states "$T/gw.log" /dev/null | jq -r 'select(.card == "K1") | .status')" active
 	assert_equal "$(k1_story)" "stop apply:stopped resume apply:active"
 }
 

@@ -184,6 +184,16 @@ local function turned(card, h, act, ver, err, http)
   return act or h[9], table.concat(kept, ' ')
 end
 
+-- Whether a change not seen landed may still land (within s.settle ms of
+-- since when it is outstanding): one the carrier accepted; and at an
+-- asynchronous carrier (its profile says so, or it has answered a change
+-- "in progress" before: the edge's async_at) one whose answer was lost or
+-- unknown too, for it may have been accepted. At a carrier that answers
+-- when it has applied, a query settles an unknown change at once.
+local function mayLand(out)
+  return out.kind == 'accepted' or s.async or e.async_at ~= nil
+end
+
 -- Whether the command of the result being applied was frozen by an
 -- operator while its call was out (set by confirmOne).
 local frozenByHand = false
@@ -232,6 +242,11 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   if unsent and e.brk_until and tonumber(e.brk_until) <= now and
       not (e.brk_probe and (tonumber(e.brk_probe_until) or 0) > now) then
     e.brk_probe = token -- in memory only: edgeResult clears it
+  end
+  if live and inProgress and not e.async_at then
+    -- An asynchronous carrier, from now on (mayLand).
+    rcall('HSET', edgeKey, 'async_at', nowS)
+    e.async_at = nowS
   end
   if live then
     later('ZREM', runningKey, token)
@@ -303,7 +318,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     if not out or observed == targetOf(out.act) then
       settled = 'landed'
       executed = out and out.act
-    elseif not (out.kind == 'accepted' and now < out.at + s.settle) then
+    elseif not (mayLand(out) and now < out.at + s.settle) then
       settled = 'not landed'
     end
     finished = settled ~= nil and observed == target

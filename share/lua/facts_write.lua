@@ -36,7 +36,8 @@
   Input:
     KEYS[i]  write i's facts hash (P:card:ID:facts or P:device:ID:facts)
     ARGV     for each write, in KEYS order:
-      as of, ms ('' : now, the moment srq receives it);
+      as of, ms ('' : the moment srq receives it: now, or the newest
+        time stored for the card if Redis's clock stepped back since);
       source: who says so (a request's source, sr-asset, sr-confirm);
       the carrier field and the card's account ('' '' for a device): written
         when absent, and a hash naming another account is refused;
@@ -68,6 +69,11 @@ local function findIn(v, field)
   return p
 end
 
+-- A write's time, from its field ('@' .. ms .. ':' .. source).
+local function writeTime(f)
+  return tonumber(string.sub(f, 2, (string.find(f, ':', 2, true) or 0) - 1)) or 0
+end
+
 -- The value without the field found at p.
 local function dropAt(v, p)
   if #v == 2 then return '' end
@@ -88,6 +94,7 @@ local changed = { false, false, false, false }
 local function writeOne(key, a, last)
   local asOfS = ARGV[a]
   local asOf = tonumber(asOfS)
+  local received = not asOf
   if not asOf or asOf > now then asOf, asOfS = now, nowS end
   local source, carrierField, carrier = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
 
@@ -109,6 +116,16 @@ local function writeOne(key, a, last)
   end
   if carrierField ~= '' and storedCarrier and storedCarrier ~= carrier then
     return { 'carrier', storedCarrier }
+  end
+  -- A write as of when srq receives it is the newest word there is, even
+  -- when the Redis clock stepped back since a stored fact's time: it is as
+  -- of that time then (and the same write again still wins: equal times).
+  if received then
+    for j = 1, nw do
+      wt[j] = writeTime(wf[j])
+      if wt[j] > asOf then asOf = wt[j] end
+    end
+    if asOf > now then asOfS = string.format('%d', asOf) end
   end
 
   if asOfS ~= lastAsOf or source ~= lastSource then
@@ -135,9 +152,7 @@ local function writeOne(key, a, last)
       at = findIn(wv[j], field)
       if at then from = j; break end
     end
-    if from and not wt[from] then
-      wt[from] = tonumber(string.sub(wf[from], 2, (string.find(wf[from], ':', 2, true) or 0) - 1)) or 0
-    end
+    if from and not wt[from] then wt[from] = writeTime(wf[from]) end
     if from and asOf < wt[from] then
       stale = stale and (stale .. ',' .. field) or field
     else
