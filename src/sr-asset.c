@@ -284,11 +284,9 @@ process(struct row *rows, int n)
 	/* A time ahead of the Redis clock by more than the skew is not trusted:
 	 * its facts would outlive every newer one. */
 	for (int i = 0; i < n; i++) {
-		if (rows[i].st == ST_PENDING && rows[i].as_of > now + SR_AS_OF_SKEW_MS && now > 0) {
+		if (rows[i].st == ST_PENDING &&
+		    sr_as_of_ahead("\"as_of\"", rows[i].as_of, now, rows[i].error, sizeof rows[i].error))
 			rows[i].st = ST_REJECTED;
-			snprintf(rows[i].error, sizeof rows[i].error, "\"as_of\" is %lld s ahead of Redis's clock "
-			    "(at most %d min is taken)", (rows[i].as_of - now) / 1000, SR_AS_OF_SKEW_MS / 60000);
-		}
 	}
 	/* Rows of one batch that name the same card see each other's effect, as
 	 * if applied one by one: a later row starts from the earlier row's

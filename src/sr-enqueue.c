@@ -519,10 +519,8 @@ device_state_read(struct req *r, const redisReply *rep)
 static int
 too_far_ahead(struct req *r, long long now)
 {
-	if (!r->as_of || now <= 0 || r->as_of <= now + SR_AS_OF_SKEW_MS)
+	if (!sr_as_of_ahead("\"as_of\"", r->as_of, now, r->error, sizeof r->error))
 		return 0;
-	snprintf(r->error, sizeof r->error, "\"as_of\" is %lld s ahead of Redis's clock (at most %d min "
-	    "is taken)", (r->as_of - now) / 1000, SR_AS_OF_SKEW_MS / 60000);
 	r->st = ST_REJECTED;
 	return 1;
 }

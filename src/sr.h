@@ -72,6 +72,10 @@ int64_t sr_parse_when(const char *s, int64_t now_ms, int dir);
  * (the Redis clock), a time more than SR_AS_OF_SKEW_MS ahead of it is
  * refused. ms, or -1 with err set. */
 int64_t sr_parse_as_of(const char *s, int64_t now_ms, int flag, char *err, size_t errlen);
+/* Whether a time t is more than SR_AS_OF_SKEW_MS ahead of the Redis clock
+ * (now_ms; not known when <= 0): 1 with err saying so of subject. Trusted,
+ * its facts would outlive every newer one. */
+int sr_as_of_ahead(const char *subject, int64_t t, int64_t now_ms, char *err, size_t errlen);
 /* Who runs this, for the audit: SUDO_USER, else the effective user. */
 const char *sr_who(void);
 /* Epoch ms as ISO-8601 UTC ("2026-12-01T10:00:00.123Z") into buf (>= 32). */
@@ -550,6 +554,9 @@ const char *sr_fact_field(const char *name);
 /* A fact's name from its field ("pe" -> "pkg_expires_at"); field itself
  * when it is no fact's. */
 const char *sr_fact_name(const char *field, enum sr_fact_kind kind);
+/* The facts of a list of their fields ("pe,du"), by name, as a JSON array;
+ * NULL when it names none. */
+json_t *sr_facts_named(const char *list, enum sr_fact_kind kind);
 /* Every fact's old name and field, in pairs, into argv (at most max
  * entries, for migrate_facts.lua). Returns how many. */
 int sr_facts_renames(const char **argv, int max);

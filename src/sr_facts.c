@@ -107,16 +107,11 @@ find_field(const char *field, unsigned on, int *legacy)
 	return NULL;
 }
 
-/* A write's field ('@' + ms + ':' + source) and value (its facts' fields,
- * "pe,du"): fn(fact, ms, source, arg) for each fact of kind on it holds. */
+/* fn(fact, arg) for each fact of kind on in a list of fields ("pe,du"). */
 static void
-each_written(const char *field, const char *value, unsigned on,
-    void (*fn)(const struct fact *, long long, const char *, void *), void *arg)
+each_field(const char *list, unsigned on, void (*fn)(const struct fact *, void *), void *arg)
 {
-	const char *colon = strchr(field, ':');
-	long long ms = atoll(field + 1);
-
-	for (const char *p = value; *p;) {
+	for (const char *p = list; *p;) {
 		size_t n = strcspn(p, ",");
 		char name[8];
 		const struct fact *f;
@@ -126,10 +121,56 @@ each_written(const char *field, const char *value, unsigned on,
 			memcpy(name, p, n);
 			name[n] = '\0';
 			if ((f = find_field(name, on, &legacy)) && !legacy)
-				fn(f, ms, colon ? colon + 1 : "", arg);
+				fn(f, arg);
 		}
 		p += n + (p[n] == ',');
 	}
+}
+
+/* A write's field ('@' + ms + ':' + source) and value (its facts' fields,
+ * "pe,du"): fn(fact, ms, source, arg) for each fact of kind on it holds. */
+struct written {
+	void (*fn)(const struct fact *, long long, const char *, void *);
+	long long ms;
+	const char *source;
+	void *arg;
+};
+
+static void
+written_one(const struct fact *f, void *w)
+{
+	const struct written *x = w;
+
+	x->fn(f, x->ms, x->source, x->arg);
+}
+
+static void
+each_written(const char *field, const char *value, unsigned on,
+    void (*fn)(const struct fact *, long long, const char *, void *), void *arg)
+{
+	const char *colon = strchr(field, ':');
+	struct written w = { fn, atoll(field + 1), colon ? colon + 1 : "", arg };
+
+	each_field(value, on, written_one, &w);
+}
+
+static void
+name_one(const struct fact *f, void *array)
+{
+	json_array_append_new(array, json_string(f->name));
+}
+
+json_t *
+sr_facts_named(const char *list, enum sr_fact_kind kind)
+{
+	json_t *a = json_array();
+
+	each_field(list, 1u << kind, name_one, a);
+	if (json_array_size(a) == 0) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
 }
 
 static void

@@ -179,19 +179,7 @@ sr_facts_written(const redisReply *rep, enum sr_fact_kind kind, json_t **stale, 
 		return -1;
 	}
 	/* The fields not written, "pe,du": by name. */
-	for (const char *p = rep->str; *p;) {
-		size_t n = strcspn(p, ",");
-		char field[8];
-
-		if (n < sizeof field) {
-			memcpy(field, p, n);
-			field[n] = '\0';
-			if (!*stale)
-				*stale = json_array();
-			json_array_append_new(*stale, json_string(sr_fact_name(field, kind)));
-		}
-		p += n + (p[n] == ',');
-	}
+	*stale = sr_facts_named(rep->str, kind);
 	return 0;
 }
 

@@ -337,12 +337,24 @@ sr_parse_as_of(const char *s, int64_t now_ms, int flag, char *err, size_t errlen
 		snprintf(err, errlen, "'%s' is not after 1970-01-01T00:00:00Z", s);
 		return -1;
 	}
-	if (now_ms > 0 && t > now_ms + SR_AS_OF_SKEW_MS) {
-		snprintf(err, errlen, "'%s' is %lld s ahead of Redis's clock (at most %d min is taken)",
-		    s, (long long)(t - now_ms) / 1000, SR_AS_OF_SKEW_MS / 60000);
-		return -1;
+	{
+		char subject[80];
+
+		snprintf(subject, sizeof subject, "'%s'", s);
+		if (sr_as_of_ahead(subject, t, now_ms, err, errlen))
+			return -1;
 	}
 	return t;
+}
+
+int
+sr_as_of_ahead(const char *subject, int64_t t, int64_t now_ms, char *err, size_t errlen)
+{
+	if (now_ms <= 0 || t <= now_ms + SR_AS_OF_SKEW_MS)
+		return 0;
+	snprintf(err, errlen, "%s is %lld s ahead of Redis's clock (at most %d min is taken)", subject,
+	    (long long)(t - now_ms) / 1000, SR_AS_OF_SKEW_MS / 60000);
+	return 1;
 }
 
 const char *
