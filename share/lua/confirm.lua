@@ -33,7 +33,8 @@
   never inherits another call's acceptance: while the change is
   outstanding, a status query settles that change first (landed: the
   first query showing its target; not landed: settle ms passed since it
-  was accepted, or at once for an unknown result), and only then is the
+  was accepted, or for an unknown result at once, but at an asynchronous
+  carrier, where it may have been accepted: mayLand), and only then is the
   command's own target weighed: already there, done; otherwise called, at
   once (the interval permitting), not after settle ms. A result of an
   older version's call still tells how its change stands.

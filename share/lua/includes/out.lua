@@ -7,7 +7,8 @@
     SINCE   when it was sent, or accepted (ms)
     HOW     sent (at the carrier, no answer yet: a crash here is unknown) |
             accepted (in progress at the carrier: it may land until SINCE +
-            settle ms) | unknown (it may or may not have applied)
+            settle ms) | unknown (it may or may not have applied; at an
+            asynchronous carrier it may land until SINCE + settle ms too)
     TXN     the carrier's id of an accepted change, when it gave one
   The gate records it as the call passes (sent); the call's result says how
   it stands (landed or refused: gone; accepted, unknown: kept); a status
