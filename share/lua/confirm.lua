@@ -34,7 +34,7 @@
   outstanding, a status query settles that change first (landed: the
   first query showing its target; not landed: settle ms passed since it
   was accepted, or for an unknown result at once, but at an asynchronous
-  carrier, where it may have been accepted: mayLand), and only then is the
+  carrier, where it may have been accepted: includes/out.lua), and only then is the
   command's own target weighed: already there, done; otherwise called, at
   once (the interval permitting), not after settle ms. A result of an
   older version's call still tells how its change stands.
@@ -185,16 +185,6 @@ local function turned(card, h, act, ver, err, http)
   return act or h[9], table.concat(kept, ' ')
 end
 
--- Whether a change not seen landed may still land (within s.settle ms of
--- since when it is outstanding): one the carrier accepted; and at an
--- asynchronous carrier (its profile says so, or it has answered a change
--- "in progress" before: the edge's async_at) one whose answer was lost or
--- unknown too, for it may have been accepted. At a carrier that answers
--- when it has applied, a query settles an unknown change at once.
-local function mayLand(out)
-  return out.kind == 'accepted' or s.async or e.async_at ~= nil
-end
-
 -- Whether the command of the result being applied was frozen by an
 -- operator while its call was out (set by confirmOne).
 local frozenByHand = false
@@ -245,7 +235,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     e.brk_probe = token -- in memory only: edgeResult clears it
   end
   if live and inProgress and not e.async_at then
-    -- An asynchronous carrier, from now on (mayLand).
+    -- An asynchronous carrier, from now on (outSettled).
     rcall('HSET', edgeKey, 'async_at', nowS)
     e.async_at = nowS
   end
@@ -316,12 +306,8 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   -- ('landed', 'not landed'), or nil while it may still land.
   local settled, ownStop = nil, 1
   if kind == 'query' and outcome == 'ok' and (observed == 'active' or observed == 'stopped') then
-    if not out or observed == targetOf(out.act) then
-      settled = 'landed'
-      executed = out and out.act
-    elseif not (mayLand(out) and now < out.at + s.settle) then
-      settled = 'not landed'
-    end
+    settled = outSettled(out, observed, now, s.settle, s.async or e.async_at ~= nil)
+    if settled == 'landed' then executed = out and out.act end
     finished = settled ~= nil and observed == target
     -- A stop srq sent (accepted, or its result unknown) found landed is
     -- srq's stop, as an 'ok' to the call would have said.
@@ -375,28 +361,12 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     rcall('SADD', confirmingKey, card)
     requeue(due)
   end
-  -- A call's result says how its change stands, whatever the command's
-  -- version is now: accepted or unknown, it stays outstanding (returned);
-  -- landed, or not applied (refused, failed), it is gone.
+  -- A call's result says how its change stands (includes/out.lua),
+  -- whatever the command's version is now: 'accepted' or 'unknown' when it
+  -- stays outstanding.
   local function callStands()
-    local o = out
     if kind ~= 'call' then return nil end
-    if not o or o.ver ~= ver then
-      if curVer ~= ver then return nil end -- (an older call's, its change long settled)
-      o = { act = action, ver = ver, at = tonumber(gatedAtArg) or now, txn = '' }
-    end
-    if outcome == 'ok' and inProgress then
-      rcall('HSET', key, 'out', outValue(o.act, ver, nowS, 'accepted', txn))
-      return 'accepted'
-    elseif outcome == 'unknown' then
-      rcall('HSET', key, 'out', outValue(o.act, ver, digits(o.at), 'unknown', o.txn))
-      return 'unknown'
-    end
-    if outcome == 'ok' or outcome == 'already' then
-      rcall('HSET', key, 'seen', targetOf(o.act), 'seen_ms', nowS)
-    end
-    rcall('HDEL', key, 'out')
-    return nil
+    return outAnswered(key, out, action, ver, curVer, gatedAtArg, outcome, inProgress, txn, now)
   end
 
   if not versionWhole(curVer) then

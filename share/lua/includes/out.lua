@@ -32,3 +32,43 @@ end
 local function outValue(act, ver, at, how, txn)
   return act .. ' ' .. ver .. ' ' .. at .. ' ' .. how .. ((txn and txn ~= '') and (' ' .. txn) or '')
 end
+
+-- How the change out stands by a status query that observed the card
+-- active or stopped: 'landed' (the query shows its target; also when there
+-- is none to wait for), 'not landed' (it does not, and the change cannot
+-- land any more), or nil while it may still land: one the carrier accepted,
+-- within settle ms of it; and at an asynchronous carrier (async: its profile
+-- says so, or it has answered "in progress" before) one whose answer was
+-- lost or unknown too, for it may have been accepted. At a carrier that
+-- answers when it has applied, a query settles an unknown change at once.
+local function outSettled(out, observed, now, settle, async)
+  if not out or observed == targetOf(out.act) then return 'landed' end
+  if (out.kind == 'accepted' or async) and now < out.at + settle then return nil end
+  return 'not landed'
+end
+
+-- A call's answer to the change out (the gate's record of it; nil: none
+-- kept, a call from before it was), in the command hash key: the call was
+-- for action, version ver (the command's is curVer now), its slot at
+-- gatedAt. Accepted (in progress) or unknown, it stays outstanding, and
+-- that is returned; landed (ok, already: its target is what srq saw), or
+-- not applied (refused, failed), it is gone.
+local function outAnswered(key, out, action, ver, curVer, gatedAt, outcome, inProgress, txn, now)
+  local o = out
+  if not o or o.ver ~= ver then
+    if curVer ~= ver then return nil end -- (an older call's, its change long settled)
+    o = { act = action, ver = ver, at = tonumber(gatedAt) or now, txn = '' }
+  end
+  if outcome == 'ok' and inProgress then
+    redis.call('HSET', key, 'out', outValue(o.act, ver, string.format('%d', now), 'accepted', txn))
+    return 'accepted'
+  elseif outcome == 'unknown' then
+    redis.call('HSET', key, 'out', outValue(o.act, ver, string.format('%d', o.at), 'unknown', o.txn))
+    return 'unknown'
+  end
+  if outcome == 'ok' or outcome == 'already' then
+    redis.call('HSET', key, 'seen', targetOf(o.act), 'seen_ms', string.format('%d', now))
+  end
+  redis.call('HDEL', key, 'out')
+  return nil
+end
