@@ -1343,7 +1343,7 @@ run_direct(struct batch *b, long long now)
 		}
 	if (n > 0 && sr_direct_run(&rds, gw, &cfg, v, n) < 0)
 		return run_lost(b);
-	/* Outcomes: the card's status fact and an audit entry; failures queued. */
+	/* Outcomes: an audit entry; failures queued. */
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
 		struct sr_direct *d = r->direct;
@@ -1379,15 +1379,10 @@ run_direct(struct batch *b, long long now)
 			sr_redis_append(&rds, 24, audit, NULL);
 			r->nrecords++;
 		}
-		if (d->ok) {
-			/* What the call did is the card's status, as of now. */
-			sr_facts_status_add(&b->facts, sr_key_card_facts(key, cfg.prefix, r->card), r->carrier,
-			    !strcmp(d->action, "stop") ? "stopped" : "active", !strcmp(d->action, "stop") ? "auto" : "",
-			    0, "sr-enqueue:direct");
-			r->fw = b->facts.n;
-		}
+		/* (its status fact: written by the run, under its device lock) */
+		if (d->unrecorded[0])
+			snprintf(r->warning, sizeof r->warning, "outcome not recorded: %s", d->unrecorded);
 	}
-	sr_facts_batch_append(&rds, &b->facts);
 	/* What was done at the carrier is done: a record of it Redis refused
 	 * (its audit entry, the card's status fact) is said on its line, and
 	 * the exit is 3: the next judgment would read stale facts. */
@@ -1416,20 +1411,6 @@ run_direct(struct batch *b, long long now)
 			freeReplyObject(rep);
 		}
 	}
-	if (b->facts.calls && sr_facts_batch_read(&rds, &b->facts) < 0)
-		return records_lost(b);
-	for (int i = 0; i < b->n; i++) {
-		struct req *r = &b->reqs[i];
-		json_t *stale = NULL;
-		char why[sizeof r->warning];
-
-		if (r->fw && sr_facts_written(sr_facts_batch_reply(&b->facts, r->fw - 1), SR_FACTS_CARD, &stale,
-		    why, sizeof why) < 0)
-			snprintf(r->warning, sizeof r->warning, "outcome not recorded: %s", why);
-		json_decref(stale);
-		r->fw = 0;
-	}
-	sr_facts_batch_reset(&b->facts);
 	/* Frozen, or failed at the carrier: queued for when the switch is on.
 	 * One that Redis refused to queue is lost unless its line says so. */
 	for (int i = 0; i < b->n; i++) {

@@ -1092,8 +1092,10 @@ struct sr_direct {
 	int ok;             /* the card is in the target state */
 	int tries;          /* state-change calls made */
 	char outcome[16], error[160];
+	char unrecorded[200]; /* ok, but its status fact not written: why ('' written) */
 	/* private */
 	int state, queries, query_next, reauthed, resend;
+	int landed, to_record; /* the answer says the card is there; its status is to write */
 	struct sr_dlock *lk; /* the run's lock of its device, or NULL */
 	const char *kind;   /* of the call in flight: call, query, resend */
 	long long gated;    /* when its slot was granted (Redis ms) */

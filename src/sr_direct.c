@@ -7,7 +7,10 @@
  * inside its interval nor an account over its rate. An unknown result is
  * settled by a status query before any further try. A device-level reason
  * takes the device lock first, the one dev-eval takes: once per device for
- * the run's cards of that device, kept until the last of them is done.
+ * the run's cards of that device, kept until the last of them is done and
+ * what its call did is written as the card's status (dev-eval, which may
+ * take the device next, judges the card on it). A change the carrier
+ * accepted but has not applied (asynchronous) is on its way: not written.
  * Tries, gaps and queries together can take longer than any fixed hold (3
  * calls and 3 queries at a 10 s gateway timeout, with the gaps, are over a
  * minute), so the hold is extended every LOCK_RENEW_MS while it works. Should
@@ -55,26 +58,81 @@ struct sr_dlock {
 	int64_t renewed;    /* when its hold was last extended */
 };
 
+/* d is over: ok, the card is in its target state. Its device lock is let
+ * go with the run's next pass (release_idle), once what the call did is
+ * recorded (record_status): never before. */
 static void
-finish(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d, int ok,
-    const char *error)
+finish(struct sr_direct *d, int ok, const char *error)
 {
-	struct sr_dlock *lk = d->lk;
-
 	d->state = D_DONE;
 	d->ok = ok;
+	d->to_record = ok && d->landed;
 	if (error)
 		snprintf(d->error, sizeof d->error, "%s", error);
-	if (lk && --lk->users == 0 && lk->held) {
-		int u = sr_device_unlock(r, cfg, lk->device, lk->token);
+	if (d->lk)
+		d->lk->users--;
+	d->lk = NULL;
+}
 
-		if (u == -1)
+/* What the calls finished in this pass did is each card's status, as of
+ * now; written while the device lock is still held, so that dev-eval, which
+ * takes the device next, judges the card on it. A write Redis refused is
+ * said on the request's line (d->unrecorded). -1 if Redis failed. */
+static int
+record_status(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct **v, int n)
+{
+	struct sr_facts_batch fb = { 0 };
+	char key[SR_KEY_MAX], source[64];
+	int k = 0, rc = 0;
+
+	snprintf(source, sizeof source, "%s:direct", sr_prog);
+	for (int i = 0; i < n; i++) {
+		int stop = !strcmp(v[i]->action, "stop");
+
+		if (!v[i]->to_record)
+			continue;
+		sr_facts_status_add(&fb, sr_key_card_facts(key, cfg->prefix, v[i]->card), v[i]->carrier,
+		    stop ? "stopped" : "active", stop ? "auto" : "", 0, source);
+	}
+	if (fb.n == 0)
+		return 0;
+	sr_facts_batch_append(r, &fb);
+	if (sr_facts_batch_read(r, &fb) < 0) {
+		rc = -1;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		json_t *stale = NULL;
+
+		if (!v[i]->to_record)
+			continue;
+		v[i]->to_record = 0;
+		if (sr_facts_written(sr_facts_batch_reply(&fb, k++), SR_FACTS_CARD, &stale,
+		    v[i]->unrecorded, sizeof v[i]->unrecorded) >= 0)
+			v[i]->unrecorded[0] = '\0';
+		json_decref(stale);
+	}
+out:
+	sr_facts_batch_free(&fb);
+	return rc;
+}
+
+/* Locks whose requests are all done (and recorded) are let go. */
+static void
+release_idle(struct sr_redis *r, const struct sr_config *cfg, struct sr_dlock *locks, int nlocks)
+{
+	for (int k = 0; k < nlocks; k++) {
+		struct sr_dlock *lk = &locks[k];
+		int u;
+
+		if (lk->users > 0 || !lk->held)
+			continue;
+		lk->held = 0;
+		if ((u = sr_device_unlock(r, cfg, lk->device, lk->token)) == -1)
 			sr_warn("device '%s': device lock not released: %s", lk->device, r->errstr);
 		else if (u < -1) /* refused, or no longer ours: the message says what */
 			sr_warn("device '%s': %s", lk->device, r->errstr);
-		lk->held = 0;
 	}
-	d->lk = NULL;
 }
 
 /* Take lk for its requests waiting in D_LOCK, or extend its hold while they
@@ -125,9 +183,9 @@ lock_step(struct sr_redis *r, const struct sr_config *cfg, struct sr_dlock *lk,
 			d->state = D_GATE;
 			d->wake = 0;
 		} else if (got == -2)
-			finish(r, cfg, d, 0, r->errstr);
+			finish(d, 0, r->errstr);
 		else if (now - lk->busy_since > LOCK_WAIT_MS)
-			finish(r, cfg, d, 0, "device lock busy");
+			finish(d, 0, "device lock busy");
 	}
 	lk->wake = now + 20;
 	return 0;
@@ -158,7 +216,7 @@ gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, str
 		return 0;
 	}
 	if (ready < 0) {
-		finish(r, cfg, d, 0, e->auth_error);
+		finish(d, 0, e->auth_error);
 		return 0;
 	}
 	argv[0] = sr_key_card(keys[0], cfg->prefix, d->carrier, d->card);
@@ -181,7 +239,7 @@ gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, str
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1) {
-		finish(r, cfg, d, 0, rep->type == REDIS_REPLY_ERROR ? rep->str : "gate failed");
+		finish(d, 0, rep->type == REDIS_REPLY_ERROR ? rep->str : "gate failed");
 	} else if (!strcmp(rep->element[0]->str, "pass")) {
 		memset(&d->call, 0, sizeof d->call);
 		snprintf(d->call.card, sizeof d->call.card, "%s", d->card);
@@ -210,13 +268,13 @@ gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, str
 
 		snprintf(msg, sizeof msg, "card called too recently; next call allowed at %lld ms",
 		    rep->element[1]->integer);
-		finish(r, cfg, d, 0, msg);
+		finish(d, 0, msg);
 	} else {
 		char msg[96];
 
 		snprintf(msg, sizeof msg, "the account %s until %lld ms", !strcmp(rep->element[0]->str,
 		    "paused") ? "is paused" : "breaker is open", rep->element[1]->integer);
-		finish(r, cfg, d, 0, msg);
+		finish(d, 0, msg);
 	}
 	freeReplyObject(rep);
 	return 0;
@@ -276,7 +334,7 @@ done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 /* Another try (or a query) follows d's call: not before the carrier's
  * Retry-After. One due past the run's bound fails d now instead. */
 static void
-again(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
+again(struct sr_direct *d)
 {
 	long long ra = d->call.retry_after_ms;
 	char msg[160];
@@ -286,7 +344,7 @@ again(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 	if (sr_mono_ms() + ra > d->started + RUN_BOUND_MS) {
 		snprintf(msg, sizeof msg, "the carrier asked to retry after %lld s, later than the direct "
 		    "path waits", ra / 1000);
-		finish(r, cfg, d, 0, msg);
+		finish(d, 0, msg);
 		return;
 	}
 	d->wake = sr_mono_ms() + ra;
@@ -294,7 +352,7 @@ again(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 
 /* A finished call: decide done, another try, or a query first. */
 static void
-settle(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
+settle(struct sr_direct *d)
 {
 	struct sr_call *c = &d->call;
 
@@ -314,30 +372,33 @@ settle(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 	if (!strcmp(c->action, "status")) {
 		d->queries++;
 		if (c->outcome == SR_OUT_OK && target_reached(d, c->observed)) {
-			finish(r, cfg, d, 1, NULL);
+			d->landed = 1;
+			finish(d, 1, NULL);
 			return;
 		}
 		if (c->outcome == SR_OUT_OK)
 			d->query_next = 0; /* the unknown call did not apply */
 		else if (d->queries >= TRIES) {
-			finish(r, cfg, d, 0, "unknown result, not settled by a status query");
+			finish(d, 0, "unknown result, not settled by a status query");
 			return;
 		}
 	} else if (c->outcome == SR_OUT_OK || c->outcome == SR_OUT_ALREADY) {
-		finish(r, cfg, d, 1, NULL);
+		/* Accepted, in progress: on its way, not the card's status yet. */
+		d->landed = c->outcome == SR_OUT_ALREADY || !c->in_progress;
+		finish(d, 1, NULL);
 		return;
 	} else if (c->outcome == SR_OUT_FAIL) {
-		finish(r, cfg, d, 0, NULL);
+		finish(d, 0, NULL);
 		return;
 	} else if (c->outcome == SR_OUT_UNKNOWN) {
 		d->query_next = 1; /* it may have applied: never re-call before knowing */
-		again(r, cfg, d);
+		again(d);
 		return;
 	}
 	if (d->tries >= TRIES)
-		finish(r, cfg, d, 0, NULL);
+		finish(d, 0, NULL);
 	else
-		again(r, cfg, d);
+		again(d);
 }
 
 int
@@ -355,6 +416,8 @@ sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config 
 		d->wake = 0;
 		d->started = sr_mono_ms();
 		d->lk = NULL;
+		d->landed = d->to_record = 0;
+		d->unrecorded[0] = '\0';
 		if (!d->device)
 			continue;
 		for (int k = 0; k < nlocks && !d->lk; k++)
@@ -382,7 +445,7 @@ sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config 
 			if (d->lk && d->lk->lost && (d->state == D_GATE || d->state == D_HOLD)) {
 				if (d->state == D_HOLD)
 					sr_gateway_edge(gw, d->carrier)->held--;
-				finish(r, cfg, d, 0, "device lock lost");
+				finish(d, 0, "device lock lost");
 			}
 			if (d->state == D_GATE && d->wake <= now && gate(r, gw, cfg, d) < 0)
 				goto out;
@@ -408,8 +471,11 @@ sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config 
 			/* (a refusal for authentication goes again first, unreported) */
 			if ((c->verdict != SR_V_REAUTH || d->reauthed) && done(r, cfg, d) < 0)
 				goto out;
-			settle(r, cfg, d);
+			settle(d);
 		}
+		if (record_status(r, cfg, v, n) < 0)
+			goto out;
+		release_idle(r, cfg, locks, nlocks);
 		left = 0;
 		for (int i = 0; i < n; i++)
 			left += v[i]->state != D_DONE;

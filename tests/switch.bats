@@ -244,6 +244,52 @@ oom_during_call() {
 	assert_equal "$(jq -r .state "$T/deveval" | sort -u)" done
 }
 
+@test "switch off: the direct path records the card's new status before it lets the device go" {
+	# dev-eval takes the device the moment the direct path lets it go, and
+	# judges its cards on their facts: a status written after that still
+	# says active, and dev-eval queues a stop of a card just stopped. Redis's
+	# own order (MONITOR) says which came first; on a cluster the device is
+	# one whose lock lives on the card's facts' server, for one MONITOR to
+	# see both.
+	local device k
+	for k in $(seq 64); do
+		[ "$(server_of "t:device:D$k:lock")" = "$(server_of t:card:L1:facts)" ] && break
+	done
+	device=D$k
+	printf '{"card":"L1","carrier":"c1","device":"%s","pkg_expires_at":%d,"status":"active"}\n' \
+		"$device" "$FUTURE" | sr-asset >/dev/null
+	printf '{"device":"%s","disabled":1}\n' "$device" | sr-asset >/dev/null
+	gwsim_start
+	sr-admin switch off --reason test >/dev/null
+	# shellcheck disable=SC2046 # (its address: an option and its value)
+	redis-cli $(server_of t:card:L1:facts) MONITOR >"$T/mon" 3>&- &
+	mon=$!
+	for _ in $(seq 100); do [ -s "$T/mon" ] && break; sleep 0.02; done # MONITOR is on
+	run -0 sr-enqueue <<<'{"card":"L1","carrier":"c1","scene":"device"}'
+	assert_equal "$(echo "$output" | jq -r .status)" direct_ok
+	for _ in $(seq 100); do grep -q "\"DEL\" \"t:device:$device:lock\"" "$T/mon" && break; sleep 0.02; done
+	kill "$mon"
+	written=$(grep -n '"HSET" "t:card:L1:facts".*"stopped"' "$T/mon" | head -1 | cut -d: -f1)
+	released=$(grep -n "\"DEL\" \"t:device:$device:lock\"" "$T/mon" | head -1 | cut -d: -f1)
+	[ -n "$written" ] && [ -n "$released" ]
+	[ "$written" -lt "$released" ] || { echo "the lock was let go (MONITOR line $released) before the status was written (line $written)"; false; }
+	assert_equal "$(sr-admin show L1 | jq -r .facts.status)" stopped
+}
+
+@test "switch off: a stop the carrier accepted but has not applied is not written as the card's status" {
+	# An asynchronous carrier: the change lands 3 s after it is accepted.
+	gwsim_start --async-ms 3000
+	sr-admin switch off --reason test >/dev/null
+	run -0 sr-enqueue < <(req A1 "$PAST")
+	assert_equal "$(echo "$output" | jq -r .status)" direct_ok
+	assert_equal "$(sr-admin show A1 | jq -r .facts.status)" active
+	# Once it has landed, the next request finds it there, and says so.
+	for _ in $(seq 100); do grep -q '"kind":"apply"' "$T/gw.log" && break; sleep 0.1; done
+	run -0 sr-enqueue < <(req A1 "$PAST")
+	assert_equal "$(sr-admin show A1 | jq -r .facts.status)" stopped
+	assert_equal "$(jq -r .code "$T/gw.log" | paste -sd,)" ACCEPTED,APPLIED,ALREADY
+}
+
 @test "switch off: a call refused for rate gives the card's interval back and is tried again" {
 	# The carrier allows one call a second; srq's pace allows more, so the
 	# second card's first call is refused (429), not applied.

@@ -344,20 +344,28 @@ hashed() {
 	done
 }
 
+# server_of KEY: the server holding KEY, as redis-cli's address arguments
+# (one server: its socket).
+server_of() {
+	local slot
+	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
+		slot=$(redis-cli -p "${CLUSTER_PORTS[0]}" CLUSTER KEYSLOT "$1")
+		redis-cli -p "${CLUSTER_PORTS[0]}" CLUSTER SHARDS | tr -d '\r' |
+			awk -v s="$slot" '/^slots$/ { getline a; getline b; inslot = (s >= a && s <= b); next }
+				inslot && /^port$/ { getline p } inslot && /^role$/ { getline r; if (r == "master") { print "-p " p; exit } }'
+		return
+	fi
+	echo "-s $T/redis.sock"
+}
+
 # rcli_at KEY ARGS...: redis-cli on the server holding KEY (one server: the
 # server), for what must run there itself (MONITOR).
 rcli_at() {
-	local key=$1 slot port
+	local at
+	at=$(server_of "$1")
 	shift
-	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
-		slot=$(redis-cli -p "${CLUSTER_PORTS[0]}" CLUSTER KEYSLOT "$key")
-		port=$(redis-cli -p "${CLUSTER_PORTS[0]}" CLUSTER SHARDS | tr -d '\r' |
-			awk -v s="$slot" '/^slots$/ { getline a; getline b; inslot = (s >= a && s <= b); next }
-				inslot && /^port$/ { getline p } inslot && /^role$/ { getline r; if (r == "master") { print p; exit } }')
-		redis-cli -p "$port" ${REDISCLI_AUTH:+--no-auth-warning} "$@"
-		return
-	fi
-	redis-cli -s "$T/redis.sock" ${REDISCLI_AUTH:+--no-auth-warning} "$@"
+	# shellcheck disable=SC2086 # (two words: the option and its value)
+	redis-cli $at ${REDISCLI_AUTH:+--no-auth-warning} "$@"
 }
 
 # The command line of redis-cli for this test's Redis (for recipes run by sh).
