@@ -59,10 +59,13 @@ backlog() {
 		'[.[] | select(.carrier == "down" and .t > $o + 1000 and .t < $b)] | length' "$T/gw.log")
 	# (a probe every 3 s for 30 s)
 	[ "$after" -le 11 ] || { echo "$after calls after the breaker opened"; false; }
-	# No card frozen, no card alert: exactly one alert, the account's.
+	# No card frozen, no card alert: exactly one alert, the account's. (A
+	# step of the machine's own clock during these 35 s, a virtual machine
+	# paused and its clock set again, is detected and alerted as such,
+	# rightly: clock_step is not this test's subject.)
 	assert_equal "$(rcli ZCARD 't:carrier:{down}:frozen')" 0
 	run -0 sr-admin alerts
-	assert_equal "$(echo "$output" | jq -r '"\(.alert) \(.carrier // .card)"')" "breaker down"
+	assert_equal "$(echo "$output" | jq -r 'select(.alert != "clock_step") | "\(.alert) \(.carrier // .card)"')" "breaker down"
 	# The other account was not slowed: its 120 calls went at its pace.
 	jq -s -e '[.[] | select(.carrier == "up") | .t] | (max - min) < 120 / 20 * 1000 * 1.5' "$T/gw.log"
 	# After the recovery, the drain completed: every card stopped, once.
