@@ -110,6 +110,7 @@ local rcall = redis.call
 --- @include "later"
 --- @include "version"
 --- @include "out"
+--- @include "lanes"
 -- A finish's writes (the card's hash gone, its queue entry, its claim in
 -- the running set) are gathered and sent once per key at the batch's end.
 cardWrite = later
@@ -240,6 +241,8 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     e.async_at = nowS
   end
   if live then
+    local gatedAt = tonumber(gatedAtArg) or 0
+    if gatedAt > 0 then edgeLatency(e, now - gatedAt) end
     later('ZREM', runningKey, token)
     count(kind == 'query' and queryCounter[outcome] or outCounter[outcome])
     count('finishes')
@@ -356,10 +359,16 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     if lastCall + interval > due then return lastCall + interval end
     return due
   end
+  -- A confirming command's next query, at due: it goes before the
+  -- account's queues (includes/lanes.lua).
+  local function queryAt(due)
+    requeue(due)
+    if not frozenByHand then later('ZADD', laneQueryKey(queues[2]), digits(due), card) end
+  end
   local function confirming(due)
     rcall('HSET', key, 'confirming', '1')
     rcall('SADD', confirmingKey, card)
-    requeue(due)
+    queryAt(due)
   end
   -- A call's result says how its change stands (includes/out.lua),
   -- whatever the command's version is now: 'accepted' or 'unknown' when it
@@ -388,7 +397,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     elseif open == 'unknown' then
       confirming(now + s.confirm_delay)
     elseif h[12] == '1' then
-      requeue(now + s.poll)
+      queryAt(now + s.poll)
     else
       requeue(afterInterval(now))
     end
@@ -406,6 +415,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     rcall('HDEL', key, 'accepted', 'seen', 'seen_ms')
     if not frozenByHand then rcall('HDEL', key, 'frozen_who', 'frozen_why') end
     for q = 1, 3 do rcall('ZREM', queues[q], card) end
+    laneDrop(queues[2], card, later)
     rcall('ZADD', frozenKey, 'NX', nowS, card)
     -- A confirming command stays confirming (listed) while frozen, as a
     -- freeze by hand leaves it: a retry or a new request then queries first.
@@ -427,7 +437,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
       return freeze('state', fails) -- never changed automatically
     end
     if not settled then
-      requeue(now + s.poll) -- accepted, still landing: ask again
+      queryAt(now + s.poll) -- accepted, still landing: ask again
       audit('confirming')
       return { 'confirming', tonumber(curVer) or 0, 1 }
     end
@@ -474,6 +484,11 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     end
     if not notApplied and kind == 'call' then due = afterInterval(due) end
     requeue(due)
+    -- Not applied: no change was made, and its retry goes before the
+    -- account's queues (includes/lanes.lua).
+    if notApplied and kind == 'call' and not frozenByHand then
+      later('ZADD', laneRetryKey(queues[2]), digits(due), card)
+    end
     audit('requeued')
     return { 'requeued', tonumber(curVer) or 0, 1 }
   end
@@ -520,6 +535,7 @@ end
 local replies = batchEach(12, 3, 15, confirmItem, laterFlush)
 laterFlush()
 edgeWindowSave(edgeKey, e)
+edgeLatencySave(edgeKey, e)
 if trimFlapping then rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', digits(now - 3600000)) end
 flushCounts()
 return replies
