@@ -7,8 +7,8 @@
  *      no longer wanted ends as "superseded" without touching the gateway;
  *   2. pass the atomic gate (gate.lua): the account not paused nor behind its
  *      breaker, claim and version current, the card's interval respected, and
- *      a slot from the account's pace, up to SLOT_AHEAD_MS ahead. The gate
- *      records the call before it is made, so a crash from here on is an
+ *      a slot from the account's pace, up to one of its slots ahead
+ *      (slot_ahead). The gate records the call before it is made, so a crash from here on is an
  *      unknown result that the next claim turns into a status query, never a
  *      blind re-call; an account whose pace has no slot yet makes the task
  *      wait here, in memory (that is how the rate is used fully under a
@@ -30,8 +30,12 @@
 
 #include "sr.h"
 
-/* How far ahead the gate may grant a slot: the call is held until then. */
+/* How far ahead the gate may grant a slot: the call is held until then.
+ * An account's is one of its slots (1000 / qps ms), within these bounds: a
+ * slot granted ahead hides the gate's round trip, and one more is a call a
+ * task of a higher lane arriving now waits behind. */
 #define SLOT_AHEAD_MS 200
+#define SLOT_AHEAD_MIN_MS 20
 /* How old a judgment may be when its item is gated: one older is made again
  * first (the facts may have changed while the item waited for a slot). */
 #define JUDGED_MAX_MS 100
@@ -435,6 +439,18 @@ struct gating {
 	int64_t sent;        /* mono ms before the round was sent */
 };
 
+
+/* How far ahead acct's gate may grant a slot (ms, as text in buf). */
+static const char *
+slot_ahead(const struct sr_account *acct, char *buf, size_t len)
+{
+	long ms = acct->qps > 0 ? 1000 / acct->qps : SLOT_AHEAD_MS;
+
+	snprintf(buf, len, "%ld", ms < SLOT_AHEAD_MIN_MS ? SLOT_AHEAD_MIN_MS :
+	    ms > SLOT_AHEAD_MS ? SLOT_AHEAD_MS : ms);
+	return buf;
+}
+
 static void
 gate_append(struct gating *g, struct item **batch, int n)
 {
@@ -455,7 +471,6 @@ gate_append(struct gating *g, struct item **batch, int n)
 	g->gen = sr_malloc((size_t)(n + 1) * sizeof *g->gen);
 	g->asked = sr_malloc((size_t)(n + 1) * sizeof *g->asked);
 	g->ngroups = g->read = 0;
-	snprintf(ahead, sizeof ahead, "%d", SLOT_AHEAD_MS);
 	memset(taken, 0, (size_t)n);
 	for (int i = 0; i < n; i++) {
 		struct sr_task *t = &batch[i]->t;
@@ -480,7 +495,7 @@ gate_append(struct gating *g, struct item **batch, int n)
 		}
 		argv[nk + 0] = batch[i]->edge->acct->settings;
 		argv[nk + 1] = sr_key_account(keys[9 + 2 * m], cfg.prefix, t->carrier, "stats:");
-		argv[nk + 2] = ahead;
+		argv[nk + 2] = slot_ahead(batch[i]->edge->acct, ahead, sizeof ahead);
 		for (int k = norder - m; k < norder; k++) {
 			struct item *it = g->order[k];
 			const char **a = argv + nk + na;

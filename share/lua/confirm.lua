@@ -426,8 +426,9 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   end
 
   if kind == 'call' and outcome == 'ok' and inProgress then
-    -- Accepted, not yet done: the change lands later; status queries decide.
-    confirming(now + s.poll)
+    -- Accepted, not yet done: the change lands later; status queries decide,
+    -- the first a poll after the call went (not after its result came).
+    confirming(math.max(now, (tonumber(gatedAtArg) or now) + s.poll))
     audit('confirming')
     return { 'confirming', tonumber(curVer) or 0, 1 }
   end
@@ -473,7 +474,10 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     -- The account's rate, the account itself, or Redis's replicas or clock;
     -- not the card: no failure.
     rcall('HSET', key, 'last_error', err ~= '' and err or ('HTTP ' .. http), 'last_http', http)
-    local due = now + math.max(retryAfter, 1000 + jitter)
+    -- The carrier's Retry-After, when it gave one: the account's pace
+    -- spreads the retries that come due together. Else a second and a
+    -- jitter.
+    local due = now + (retryAfter > 0 and retryAfter or 1000 + jitter)
     if accountDown then
       due = math.max(due, tonumber(e.brk_until) or 0)
     end
