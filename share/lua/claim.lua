@@ -181,8 +181,10 @@ local function claimOne(q, card, lane, want)
       rcall('HDEL', key, 'called')
       rcall('SADD', KEYS[7], card)
       confirming = true
-      if not lane then lane = laneQueryKey(queues[2]) end
-      want = 'query'
+      -- Its query is due now: in the query lane, whatever brought it.
+      local queryLane = laneQueryKey(queues[2])
+      if lane and lane ~= queryLane then later('ZREM', lane, card) end
+      lane, want = queryLane, 'query'
     end
     local lastCall = clockLast(steps, tonumber(h[4]) or 0)
     if not confirming and lastCall + interval > now then
