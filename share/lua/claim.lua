@@ -204,7 +204,7 @@ local function claimOne(q, card, lane, want)
         rcall('HSET', key, unpack(claimed))
       end
       later('ZADD', queues[q], leaseS, card)
-      if lane then later('ZADD', lane, leaseS, card) end
+      if lane then laneAdd(lane, leaseS, card, later) end
       if ok then
         later('ZADD', runningKey, leaseS, token)
         local t = #tasks

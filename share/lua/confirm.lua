@@ -363,7 +363,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   -- account's queues (includes/lanes.lua).
   local function queryAt(due)
     requeue(due)
-    if not frozenByHand then later('ZADD', laneQueryKey(queues[2]), digits(due), card) end
+    if not frozenByHand then laneAdd(laneQueryKey(queues[2]), digits(due), card, later) end
   end
   local function confirming(due)
     rcall('HSET', key, 'confirming', '1')
@@ -491,7 +491,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     -- Not applied: no change was made, and its retry goes before the
     -- account's queues (includes/lanes.lua).
     if notApplied and kind == 'call' and not frozenByHand then
-      later('ZADD', laneRetryKey(queues[2]), digits(due), card)
+      laneAdd(laneRetryKey(queues[2]), digits(due), card, later)
     end
     audit('requeued')
     return { 'requeued', tonumber(curVer) or 0, 1 }

@@ -23,9 +23,36 @@
 local function laneQueryKey(normalQueue) return normalQueue .. ':query' end
 local function laneRetryKey(normalQueue) return normalQueue .. ':retry' end
 
+-- Whether a lane holds anything, asked once per script call (and known
+-- from the entries this call adds, laneAdd): most finishes meet empty
+-- lanes, and then drop nothing from them. An entry left all the same is
+-- dropped when it comes due.
+local laneLive = {}
+local function laneHas(key)
+  local live = laneLive[key]
+  if live == nil then
+    live = redis.call('EXISTS', key) == 1
+    laneLive[key] = live
+  end
+  return live
+end
+
+-- card's entry in lane, due at dueS, through write (redis.call, or a
+-- batch's later).
+local function laneAdd(lane, dueS, card, write)
+  write('ZADD', lane, dueS, card)
+  laneLive[lane] = true
+end
+
 -- card's command leaves the queues (finished, cancelled, frozen): it
--- leaves the lanes too, through write (redis.call, or a batch's later).
+-- leaves the lanes too, through write.
+local laneKeysOf = {}
 local function laneDrop(normalQueue, card, write)
-  write('ZREM', normalQueue .. ':query', card)
-  write('ZREM', normalQueue .. ':retry', card)
+  local k = laneKeysOf[normalQueue]
+  if not k then
+    k = { laneQueryKey(normalQueue), laneRetryKey(normalQueue) }
+    laneKeysOf[normalQueue] = k
+  end
+  if laneHas(k[1]) then write('ZREM', k[1], card) end
+  if laneHas(k[2]) then write('ZREM', k[2], card) end
 end
