@@ -226,6 +226,7 @@ bench: all
 	./bench/asset.sh
 	./bench/rate.sh
 	SRQ_RATE_WINDOW_MS=1000 ./bench/rate.sh
+	./bench/latency.sh
 
 clean:
 	rm -rf build bin src/sr_lua_gen.c src/sr_lua_gen.h src/sr_profile_gen.c

@@ -38,9 +38,14 @@ static const char usage[] =
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "\n"
 "Task: {\"task\":\"call\",\"card\":\"...\",\"carrier\":\"c17\",\"action\":\"stop\",\"ver\":7,\n"
-"       \"token\":\"7-9c1f0e5a7d2b4e83\",\"attempt\":1,\"reason\":\"...\",\"scene\":\"...\"}\n"
+"       \"token\":\"7-9c1f0e5a7d2b4e83\",\"attempt\":1,\"reason\":\"...\",\"scene\":\"...\",\n"
+"       \"lane\":\"normal\"}\n"
 "task is \"query\" when an unknown result is being confirmed. token is the claim's:\n"
 "the version and 16 hex digits no one can guess; only its results count.\n"
+"lane, the order in which an account's work is claimed and sent: query (a status\n"
+"query due), retry (a call the carrier did not apply), high, normal, bulk (a tenth\n"
+"kept for bulk). An account's claims in flight are at most what its rate sends in\n"
+"a second plus what its calls keep out: claimed ahead, a task only waits.\n"
 "Environment: SRQ_LEASE_MS (default 60000; at least 1000 more than every call's\n"
 "  timeout, SRQ_GATEWAY_TIMEOUT_MS or a profile's timeout_ms), SRQ_MAX_RUNNING,\n"
 "  SRQ_MIN_INTERVAL_MS, SRQ_PROFILES.\n"
@@ -83,9 +88,9 @@ load_accounts(void)
 }
 
 /* claim.lua's tasks come as one flat array, this many values to a task. */
-#define CLAIM_TASK_VALUES 8
+#define CLAIM_TASK_VALUES 9
 
-/* One task: the 8 values claim.lua gives it, at t[0..7]. */
+/* One task: the 9 values claim.lua gives it, at t[0..8]. */
 static void
 emit_task(const char *carrier, redisReply **t)
 {
@@ -100,6 +105,7 @@ emit_task(const char *carrier, redisReply **t)
 	json_object_set_new(o, "attempt", json_integer(t[5]->integer));
 	json_object_set_new(o, "reason", json_string(t[6]->str));
 	json_object_set_new(o, "scene", json_string(t[7]->str));
+	json_object_set_new(o, "lane", json_string(t[8]->str));
 	sr_emit(o);
 }
 

@@ -7,8 +7,8 @@
  *      no longer wanted ends as "superseded" without touching the gateway;
  *   2. pass the atomic gate (gate.lua): the account not paused nor behind its
  *      breaker, claim and version current, the card's interval respected, and
- *      a slot from the account's pace, up to SLOT_AHEAD_MS ahead. The gate
- *      records the call before it is made, so a crash from here on is an
+ *      a slot from the account's pace, up to one of its slots ahead
+ *      (slot_ahead). The gate records the call before it is made, so a crash from here on is an
  *      unknown result that the next claim turns into a status query, never a
  *      blind re-call; an account whose pace has no slot yet makes the task
  *      wait here, in memory (that is how the rate is used fully under a
@@ -30,8 +30,12 @@
 
 #include "sr.h"
 
-/* How far ahead the gate may grant a slot: the call is held until then. */
+/* How far ahead the gate may grant a slot: the call is held until then.
+ * An account's is one of its slots (1000 / qps ms), within these bounds: a
+ * slot granted ahead hides the gate's round trip, and one more is a call a
+ * task of a higher lane arriving now waits behind. */
 #define SLOT_AHEAD_MS 200
+#define SLOT_AHEAD_MIN_MS 20
 /* How old a judgment may be when its item is gated: one older is made again
  * first (the facts may have changed while the item waited for a slot). */
 #define JUDGED_MAX_MS 100
@@ -94,7 +98,7 @@ static struct sr_config cfg;
 static struct sr_redis rds;
 static struct sr_gateway *gw;
 static struct sr_clocks clocks; /* Redis's clock against ours: its steps */
-static struct item *items, **items_tail = &items; /* FIFO: claim order is priority order */
+static struct item *items; /* lane order, then claim order (queue_item) */
 static int nitems, nheld, redis_up = 1, status = SR_EX_OK;
 static int freed; /* calls finished since the last scheduling step */
 
@@ -435,6 +439,18 @@ struct gating {
 	int64_t sent;        /* mono ms before the round was sent */
 };
 
+
+/* How far ahead acct's gate may grant a slot (ms, as text in buf). */
+static const char *
+slot_ahead(const struct sr_account *acct, char *buf, size_t len)
+{
+	long ms = acct->qps > 0 ? 1000 / acct->qps : SLOT_AHEAD_MS;
+
+	snprintf(buf, len, "%ld", ms < SLOT_AHEAD_MIN_MS ? SLOT_AHEAD_MIN_MS :
+	    ms > SLOT_AHEAD_MS ? SLOT_AHEAD_MS : ms);
+	return buf;
+}
+
 static void
 gate_append(struct gating *g, struct item **batch, int n)
 {
@@ -455,7 +471,6 @@ gate_append(struct gating *g, struct item **batch, int n)
 	g->gen = sr_malloc((size_t)(n + 1) * sizeof *g->gen);
 	g->asked = sr_malloc((size_t)(n + 1) * sizeof *g->asked);
 	g->ngroups = g->read = 0;
-	snprintf(ahead, sizeof ahead, "%d", SLOT_AHEAD_MS);
 	memset(taken, 0, (size_t)n);
 	for (int i = 0; i < n; i++) {
 		struct sr_task *t = &batch[i]->t;
@@ -480,7 +495,7 @@ gate_append(struct gating *g, struct item **batch, int n)
 		}
 		argv[nk + 0] = batch[i]->edge->acct->settings;
 		argv[nk + 1] = sr_key_account(keys[9 + 2 * m], cfg.prefix, t->carrier, "stats:");
-		argv[nk + 2] = ahead;
+		argv[nk + 2] = slot_ahead(batch[i]->edge->acct, ahead, sizeof ahead);
 		for (int k = norder - m; k < norder; k++) {
 			struct item *it = g->order[k];
 			const char **a = argv + nk + na;
@@ -599,6 +614,21 @@ gate_end(struct gating *g, int lost)
 	memset(g, 0, sizeof *g);
 }
 
+/* it joins the items in lane order (a task claimed later in a higher lane
+ * goes ahead of the lower ones not yet sent), claim order within a lane. */
+static void
+queue_item(struct item *it)
+{
+	struct item **pp = &items;
+
+	/* (at most 4 x concurrency items: a walk costs nothing next to a call) */
+	while (*pp && (*pp)->t.lane <= it->t.lane)
+		pp = &(*pp)->next;
+	it->next = *pp;
+	*pp = it;
+	nitems++;
+}
+
 static void
 read_tasks(struct sr_reader *rd, int block)
 {
@@ -638,10 +668,7 @@ read_tasks(struct sr_reader *rd, int block)
 		it->call.ver = it->t.ver;
 		it->edge = sr_gateway_edge(gw, it->t.carrier);
 		it->state = IT_NEW;
-		it->next = NULL;
-		*items_tail = it;
-		items_tail = &it->next;
-		nitems++;
+		queue_item(it);
 	}
 }
 
@@ -814,7 +841,6 @@ reap(void)
 		} else
 			pp = &(*pp)->next;
 	}
-	items_tail = pp;
 	sr_flush();
 }
 

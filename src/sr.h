@@ -1114,10 +1114,15 @@ int sr_direct_in_flight(const struct sr_direct *d);
 /* ----------------------------------------------------------------- sr_task.c */
 
 /* Task and result records travel between sr-claim, sr-exec and sr-confirm. */
+/* The lanes of an account's work, in the order it is claimed and sent: a
+ * status query due, the retry of a call the carrier did not apply, then the
+ * priorities (share/lua/includes/lanes.lua). A task's "lane". */
+enum sr_lane { SR_LANE_QUERY, SR_LANE_RETRY, SR_LANE_HIGH, SR_LANE_NORMAL, SR_LANE_BULK };
 struct sr_task {
 	char kind[8]; /* call or query */
 	char card[65], carrier[65], action[8], token[64];
 	long long ver, attempt;
+	enum sr_lane lane; /* its "lane"; without one, its kind's or its scene's */
 };
 /* Parse and validate a task line: 0, or -1 with err filled. "ver" and
  * "attempt" must be whole numbers (1.5 is not rounded). */

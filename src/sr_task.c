@@ -16,6 +16,35 @@ copy_id(json_t *obj, const char *key, char *dst, size_t n, char *err, size_t err
 	return 0;
 }
 
+/* A task's lane: its "lane" (sr-claim's), else a query's, else its scene's
+ * priority (a task line written by hand or an older sr-claim). */
+static int
+task_lane(json_t *obj, struct sr_task *t, char *err, size_t errlen)
+{
+	static const char *const names[] = { [SR_LANE_QUERY] = "query", [SR_LANE_RETRY] = "retry",
+		[SR_LANE_HIGH] = "high", [SR_LANE_NORMAL] = "normal", [SR_LANE_BULK] = "bulk" };
+	const char *lane = sr_jstr(obj, "lane");
+	int prio;
+
+	if (lane) {
+		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+			if (!strcmp(lane, names[i])) {
+				t->lane = (enum sr_lane)i;
+				return 0;
+			}
+		snprintf(err, errlen, "bad \"lane\": query, retry, high, normal or bulk");
+		return -1;
+	}
+	if (json_object_get(obj, "lane")) {
+		snprintf(err, errlen, "bad \"lane\": query, retry, high, normal or bulk");
+		return -1;
+	}
+	prio = sr_scene_prio(sr_jstr(obj, "scene"));
+	t->lane = !strcmp(t->kind, "query") ? SR_LANE_QUERY :
+	    prio == 0 ? SR_LANE_HIGH : prio == 2 ? SR_LANE_BULK : SR_LANE_NORMAL;
+	return 0;
+}
+
 int
 sr_task_parse(json_t *obj, struct sr_task *t, char *err, size_t errlen)
 {
@@ -52,6 +81,8 @@ sr_task_parse(json_t *obj, struct sr_task *t, char *err, size_t errlen)
 		snprintf(err, errlen, "missing or bad \"ver\"");
 		return -1;
 	}
+	if (task_lane(obj, t, err, errlen) < 0)
+		return -1;
 	t->attempt = sr_jint(obj, "attempt", 0);
 	if ((json_object_get(obj, "attempt") && !json_is_integer(json_object_get(obj, "attempt"))) ||
 	    t->attempt < 0) {

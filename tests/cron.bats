@@ -26,7 +26,7 @@ teardown() {
 	assert_equal "$(jq -r .code "$T/gw.log")" OK
 	# One timestamped summary line, per account too.
 	run cat "$T/first.log"
-	assert_output --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z srq-drain: claimed=1 cards=1 done=1 requeued=0 confirming=0 alerted=0 frozen=0 failed=0 errors=0 \| c1: claimed=1 cards=1 done=1'
+	assert_output --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z srq-drain: claimed=1 cards=1 done=1 requeued=0 confirming=0 alerted=0 frozen=0 failed=0 errors=0 accepted=0 \| c1: claimed=1 cards=1 done=1'
 	# Redis gone: the failure is reported, not swallowed.
 	redis_stop
 	run -3 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
@@ -88,6 +88,19 @@ teardown() {
 	[[ $stderr == *"no progress for: c2"* ]]
 	# Nothing was left leased: every claim ended (requeued for later).
 	assert_equal "$(rcli ZCARD 't:carrier:{c2}:sr_running')" 0
+}
+
+@test "srq-drain does not page for a run whose calls the carrier accepted, throttled ones beside them" {
+	# An asynchronous carrier: every change accepted, applied long after
+	# the run; a third of the calls refused for rate first.
+	gwsim_start --async-ms 600000 --fault-429 0.3 --retry-after 1 --seed 7
+	for i in 1 2 3 4 5 6; do
+		printf '{"card":"A%d","carrier":"c1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' "$i"
+	done | sr-enqueue >/dev/null
+	run -0 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
+	[[ $stderr == *"c1: claimed="*" done=0 "* ]]
+	[[ $stderr =~ c1:\ .*accepted=[1-6] ]]
+	[[ $stderr != *"no progress"* ]]
 }
 
 # The command of a crontab.example entry, as cron would run it.

@@ -138,3 +138,27 @@ k1_story() {
 		| [range(1; length) as $i | {card: .[$i].card, gap: (.[$i].t - .[$i-1].t)} | select(.gap < 450)] | .[]' "$T/gw.log"
 	assert_output ''
 }
+
+@test "a resume held by the card's interval behind its landed stop: one query a poll at most, none while it waits, the resume at the interval's end" {
+	# The carrier's window is 5 s (srq waits 6); the stop lands 1 s after
+	# it is accepted, the renewal comes meanwhile; polls every 500 ms.
+	GW_INTERVAL_MS=5000
+	export SRQ_MIN_INTERVAL_MS=6000
+	profiles 'from = default' 'accounts = *' 'poll_ms = 500'
+	accepted_stop --async-ms 1000
+	sr-claim --until-empty --for 15 | sr-exec | sr-confirm >/dev/null
+	assert_equal "$(k1_story)" "stop apply:stopped resume apply:active"
+	# Its queries: a poll apart at least, and none after the stop was
+	# found landed (the resume then only waits for its interval).
+	run -0 jq -s -r '[.[] | select(.card == "K1" and .kind == "status") | .t] |
+		[range(1; length) as $i | .[$i] - .[$i - 1] | select(. < 450)] | length' "$T/gw.log"
+	assert_output 0
+	landed=$(jq -s '[.[] | select(.card == "K1" and .kind == "status" and .state == "stopped")][0].t' "$T/gw.log")
+	resumed=$(jq -s '[.[] | select(.card == "K1" and .kind == "resume")][0].t' "$T/gw.log")
+	assert_equal "$(jq -s --argjson l "$landed" --argjson r "$resumed" \
+		'[.[] | select(.card == "K1" and .kind == "status" and .t > $l and .t < $r)] | length' "$T/gw.log")" 0
+	stopped=$(jq -s '[.[] | select(.card == "K1" and .kind == "stop")][0].t' "$T/gw.log")
+	[ $((resumed - stopped)) -ge 5000 ]
+	run gwcheck interval "$T/gw.log" 5000
+	assert_output ''
+}

@@ -53,6 +53,7 @@ if op == 'retry' then
 elseif op == 'freeze' then
   rcall('HSET', key, 'frozen', 1, 'frozen_who', who, 'frozen_why', why)
   for q = 1, 3 do rcall('ZREM', queues[q], card) end
+  laneDrop(queues[2], card, rcall)
   rcall('ZADD', frozenKey, now, card)
 elseif op == 'drop' then
   after = cardCancel(key, bucket, queues, card, frozenKey, confirmingKey, openKey)

@@ -2,9 +2,15 @@
 --[[
   claim - lease due commands of ONE account to a pipeline, within its limits.
 
-  Takes up to min(ARGV max, max_running - running) due commands, high
-  priority first, then normal, then bulk; when bulk work is due, a tenth of
-  the batch (at least one) is kept for it so a monthly reset is never starved.
+  Takes up to min(ARGV max, max_running - running) due commands, in lanes:
+  status queries due (includes/lanes.lua), then retries of calls the
+  carrier did not apply, then high priority, then normal, then bulk; when
+  bulk work is due, a tenth of what the priorities get (at least one) is
+  kept for it so a monthly reset is never starved. And no further ahead
+  than the account sends: claims in flight at most what its effective rate
+  sends in a second plus its calls' time at the carrier (the edge's 'lat',
+  confirm.lua): a task claimed ahead of its slot only waits in sr-exec, and
+  whatever comes meanwhile (a paying user's resume) waits behind it.
   Each claimed command gets a token and a lease: its queue score becomes the
   lease expiry, so a pipeline that dies leaves it claimable again once the
   lease runs out, with no one's help. A command whose previous claim passed
@@ -31,9 +37,10 @@
                 claim's token and forge its result (a forged line is 'stale')
   Output:
     { tasks, next_due_ms, queued, now_ms, held }
-    tasks: one flat array, 8 values per task: kind (call|query), card, action,
-           ver, token, attempt, reason, scene (a table per task cost Redis
-           more to turn into its reply than the task's own redis.calls)
+    tasks: one flat array, 9 values per task: kind (call|query), card, action,
+           ver, token, attempt, reason, scene, lane (query|retry|high|normal|
+           bulk) (a table per task cost Redis more to turn into its reply
+           than the task's own redis.calls)
     next_due_ms: earliest score left in the queues (-1 when empty)
     queued: commands in the queues, claimed ones included (frozen excluded)
     held: 'paused' or 'breaker' when the account takes no call now, else ''
@@ -49,6 +56,7 @@ local rcall = redis.call
 --- @include "later"
 --- @include "version"
 --- @include "idle"
+--- @include "lanes"
 local now = serverNow()
 local nowS = digits(now)
 local queues = { KEYS[1], KEYS[2], KEYS[3] }
@@ -65,7 +73,7 @@ local secret = ARGV[4] .. ':'
 local leaseMs, interval = s.lease, s.interval
 local e = edgeRead(KEYS[8])
 local steps = clockSteps(e)
-local _, maxRunning, _, stopped = edgeLimits(limitsKey, s)
+local qps, maxRunning, _, stopped = edgeLimits(limitsKey, s)
 local held, heldUntil = edgeBlocked(e, now, stopped)
 if held then
   max = 0
@@ -76,12 +84,18 @@ elseif e.brk_until then
 end
 
 rcall('ZREMRANGEBYSCORE', runningKey, '-inf', nowS)
-if maxRunning > 0 then
-  local room = maxRunning - rcall('ZCARD', runningKey)
-  if room < max then max = room end
+local running = rcall('ZCARD', runningKey)
+if maxRunning > 0 and maxRunning - running < max then max = maxRunning - running end
+if qps > 0 then
+  -- What the account sends in a second, and while its calls are out.
+  local ahead = math.ceil(edgeRate(e, qps, now, s) * (1000 + (tonumber(e.lat) or 0)) / 1000)
+  if ahead - running < max then max = ahead - running end
 end
+if max < 0 then max = 0 end
 
 local tasks = {}
+-- The lane of a task taken from queue q.
+local LANE_OF_QUEUE = { 'high', 'normal', 'bulk' }
 -- Every claim of this call gets the same lease.
 local leaseS = digits(now + leaseMs)
 
@@ -110,6 +124,101 @@ local function bucketsOf(head)
   return b[1], b[2]
 end
 
+-- Claim card's command from queue q, now due there; lane: the lane it came
+-- from, moved to the lease's end with the queue entry, or nil. want: what a
+-- lane's entry must still be ('query': confirming; 'retry': claimed before
+-- and not confirming), else it is dropped (the command is not that any
+-- more) and nothing is claimed. Returns true when claimed.
+local function claimOne(q, card, lane, want)
+  local key = prefix .. card
+  -- Its card's hash, or with none, its command waiting packed (idle.lua).
+  -- Protected calls: while the account's slot moves to another master,
+  -- a card key already there is refused here ("non local key"), and
+  -- that must cost this entry, not the whole claim.
+  local f = string.sub(card, -2)
+  local head = string.sub(card, 1, #card - #f)
+  local bucket, wait = bucketsOf(head)
+  local iv, wv -- a packed command's idle and waiting values, as read
+  local h = {}
+  local exists = redis.pcall('EXISTS', key)
+  if exists == 1 then
+    h = redis.pcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'frozen',
+      'called', 'reason', 'scene', 'attempt')
+    if h.err then h = {} end
+  elseif exists == 0 and not lane then
+    local w = redis.pcall('HGET', wait, f)
+    local t = type(w) == 'string' and redis.pcall('HGET', bucket, f)
+    if type(t) == 'string' then
+      iv, wv = { idleValues(t) }, { waitValues(w) }
+      h = { wv[1], iv[1], nil, iv[2] ~= '' and iv[2] or nil, nil, nil, wv[2], wv[3] }
+    end
+  end
+  local action = h[1]
+  if lane then
+    local confirming = h[3] == '1' or (h[6] ~= nil and h[6] ~= false) -- (HMGET: false when not set)
+    if not action or h[5] == '1' or (want == 'query') ~= confirming or
+        (want == 'retry' and not h[9]) then
+      later('ZREM', lane, card)
+      return false
+    end
+  end
+  if h[5] == '1' then
+    rcall('ZREM', queues[q], card) -- frozen: the frozen set holds it
+  elseif not action or not versionWhole(h[2]) then
+    -- No command behind this entry here. While the account's slot moves
+    -- to another cluster master, its card hashes may be there already
+    -- and this queue not yet: the entry is put a lease ahead, not
+    -- removed, and moves with the queue. sr-sweep removes a true orphan.
+    -- A command without a version (a damaged hash) waits the same way,
+    -- not claimed, and holds back no other card; sr-sweep gives it one.
+    later('ZADD', queues[q], leaseS, card)
+    if lane then later('ZREM', lane, card) end
+  else
+    local confirming = h[3] == '1'
+    if h[6] then
+      -- The previous holder passed the gate and vanished: unknown result.
+      rcall('HSET', key, 'confirming', '1')
+      rcall('HDEL', key, 'called')
+      rcall('SADD', KEYS[7], card)
+      confirming = true
+      -- Its query is due now: in the query lane, whatever brought it.
+      local queryLane = laneQueryKey(queues[2])
+      if lane and lane ~= queryLane then later('ZREM', lane, card) end
+      lane, want = queryLane, 'query'
+    end
+    local lastCall = clockLast(steps, tonumber(h[4]) or 0)
+    if not confirming and lastCall + interval > now then
+      later('ZADD', queues[q], digits(lastCall + interval), card)
+      if lane then later('ZREM', lane, card) end
+    else
+      local token = h[2] .. '-' .. string.sub(redis.sha1hex(secret .. digits(nextSeq())), 1, 16)
+      local attempt = (tonumber(h[9]) or 0) + 1
+      local claimed = { 'claim', token, 'lease_until', leaseS, 'attempt', digits(attempt) }
+      local ok = true
+      if wv then
+        -- Its first claim: into the card's hash, with the claim. While
+        -- the slot moves, a key not yet there is refused: it waits a
+        -- lease, as above.
+        ok = pcall(cardUnpackValues, key, bucket, wait, iv, wv, claimed, later, f)
+      else
+        rcall('HSET', key, unpack(claimed))
+      end
+      later('ZADD', queues[q], leaseS, card)
+      if lane then laneAdd(lane, leaseS, card, later) end
+      if ok then
+        later('ZADD', runningKey, leaseS, token)
+        local t = #tasks
+        tasks[t + 1], tasks[t + 2], tasks[t + 3], tasks[t + 4] = confirming and 'query' or 'call',
+          card, action, tonumber(h[2])
+        tasks[t + 5], tasks[t + 6], tasks[t + 7], tasks[t + 8] = token, attempt, h[7] or '', h[8] or ''
+        tasks[t + 9] = want or LANE_OF_QUEUE[q]
+        return true
+      end
+    end
+  end
+  return false
+end
+
 -- Claim up to n from queue q; returns how many were claimed.
 local function take(q, n)
   local got = 0
@@ -117,77 +226,7 @@ local function take(q, n)
     local due = rcall('ZRANGEBYSCORE', queues[q], '-inf', nowS, 'LIMIT', 0, digits(n - got))
     if #due == 0 then break end
     for j = 1, #due do
-      local card = due[j]
-      local key = prefix .. card
-      -- Its card's hash, or with none, its command waiting packed (idle.lua).
-      -- Protected calls: while the account's slot moves to another master,
-      -- a card key already there is refused here ("non local key"), and
-      -- that must cost this entry, not the whole claim.
-      local f = string.sub(card, -2)
-      local head = string.sub(card, 1, #card - #f)
-      local bucket, wait = bucketsOf(head)
-      local iv, wv -- a packed command's idle and waiting values, as read
-      local h = {}
-      local exists = redis.pcall('EXISTS', key)
-      if exists == 1 then
-        h = redis.pcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'frozen',
-          'called', 'reason', 'scene', 'attempt')
-        if h.err then h = {} end
-      elseif exists == 0 then
-        local w = redis.pcall('HGET', wait, f)
-        local t = type(w) == 'string' and redis.pcall('HGET', bucket, f)
-        if type(t) == 'string' then
-          iv, wv = { idleValues(t) }, { waitValues(w) }
-          h = { wv[1], iv[1], nil, iv[2] ~= '' and iv[2] or nil, nil, nil, wv[2], wv[3] }
-        end
-      end
-      local action = h[1]
-      if h[5] == '1' then
-        rcall('ZREM', queues[q], card) -- frozen: the frozen set holds it
-      elseif not action or not versionWhole(h[2]) then
-        -- No command behind this entry here. While the account's slot moves
-        -- to another cluster master, its card hashes may be there already
-        -- and this queue not yet: the entry is put a lease ahead, not
-        -- removed, and moves with the queue. sr-sweep removes a true orphan.
-        -- A command without a version (a damaged hash) waits the same way,
-        -- not claimed, and holds back no other card; sr-sweep gives it one.
-        later('ZADD', queues[q], leaseS, card)
-      else
-        local confirming = h[3] == '1'
-        if h[6] then
-          -- The previous holder passed the gate and vanished: unknown result.
-          rcall('HSET', key, 'confirming', '1')
-          rcall('HDEL', key, 'called')
-          rcall('SADD', KEYS[7], card)
-          confirming = true
-        end
-        local lastCall = clockLast(steps, tonumber(h[4]) or 0)
-        if not confirming and lastCall + interval > now then
-          later('ZADD', queues[q], digits(lastCall + interval), card)
-        else
-          local token = h[2] .. '-' .. string.sub(redis.sha1hex(secret .. digits(nextSeq())), 1, 16)
-          local attempt = (tonumber(h[9]) or 0) + 1
-          local claimed = { 'claim', token, 'lease_until', leaseS, 'attempt', digits(attempt) }
-          local ok = true
-          if wv then
-            -- Its first claim: into the card's hash, with the claim. While
-            -- the slot moves, a key not yet there is refused: it waits a
-            -- lease, as above.
-            ok = pcall(cardUnpackValues, key, bucket, wait, iv, wv, claimed, later, f)
-          else
-            rcall('HSET', key, unpack(claimed))
-          end
-          later('ZADD', queues[q], leaseS, card)
-          if ok then
-            later('ZADD', runningKey, leaseS, token)
-            local t = #tasks
-            tasks[t + 1], tasks[t + 2], tasks[t + 3], tasks[t + 4] = confirming and 'query' or 'call',
-              card, action, tonumber(h[2])
-            tasks[t + 5], tasks[t + 6], tasks[t + 7], tasks[t + 8] = token, attempt, h[7] or '', h[8] or ''
-            got = got + 1
-          end
-        end
-      end
+      if claimOne(q, due[j]) then got = got + 1 end
     end
     -- The new scores, one ZADD per key, before the queue is read again.
     laterFlush()
@@ -195,6 +234,37 @@ local function take(q, n)
   return got
 end
 
+-- Claim up to n from lane (want: 'query' or 'retry'), each entry only when
+-- its command is due in its queue; returns how many were claimed.
+local function takeLane(lane, want, n)
+  local got = 0
+  while got < n do
+    local due = rcall('ZRANGEBYSCORE', lane, '-inf', nowS, 'LIMIT', 0, digits(n - got))
+    if #due == 0 then break end
+    for j = 1, #due do
+      local card, where = due[j], nil
+      for q = 1, 3 do
+        local score = rcall('ZSCORE', queues[q], card)
+        if score then where = { q, tonumber(score) }; break end
+      end
+      if not where then
+        later('ZREM', lane, card) -- finished, frozen, or cancelled
+      elseif where[2] > now then
+        later('ZADD', lane, digits(where[2]), card) -- its queue says when
+      elseif claimOne(where[1], card, lane, want) then
+        got = got + 1
+      end
+    end
+    laterFlush()
+  end
+  return got
+end
+
+if max > 0 then
+  local normal = queues[2]
+  max = max - takeLane(laneQueryKey(normal), 'query', max)
+  max = max - takeLane(laneRetryKey(normal), 'retry', max)
+end
 if max > 0 then
   local reserve = 0
   if max > 1 and #rcall('ZRANGEBYSCORE', queues[3], '-inf', nowS, 'LIMIT', 0, 1) > 0 then

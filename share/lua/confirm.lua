@@ -110,6 +110,7 @@ local rcall = redis.call
 --- @include "later"
 --- @include "version"
 --- @include "out"
+--- @include "lanes"
 -- A finish's writes (the card's hash gone, its queue entry, its claim in
 -- the running set) are gathered and sent once per key at the batch's end.
 cardWrite = later
@@ -240,6 +241,8 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     e.async_at = nowS
   end
   if live then
+    local gatedAt = tonumber(gatedAtArg) or 0
+    if gatedAt > 0 then edgeLatency(e, now - gatedAt) end
     later('ZREM', runningKey, token)
     count(kind == 'query' and queryCounter[outcome] or outCounter[outcome])
     count('finishes')
@@ -356,10 +359,16 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     if lastCall + interval > due then return lastCall + interval end
     return due
   end
+  -- A confirming command's next query, at due: it goes before the
+  -- account's queues (includes/lanes.lua).
+  local function queryAt(due)
+    requeue(due)
+    if not frozenByHand then laneAdd(laneQueryKey(queues[2]), digits(due), card, later) end
+  end
   local function confirming(due)
     rcall('HSET', key, 'confirming', '1')
     rcall('SADD', confirmingKey, card)
-    requeue(due)
+    queryAt(due)
   end
   -- A call's result says how its change stands (includes/out.lua),
   -- whatever the command's version is now: 'accepted' or 'unknown' when it
@@ -388,7 +397,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     elseif open == 'unknown' then
       confirming(now + s.confirm_delay)
     elseif h[12] == '1' then
-      requeue(now + s.poll)
+      queryAt(now + s.poll)
     else
       requeue(afterInterval(now))
     end
@@ -406,6 +415,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     rcall('HDEL', key, 'accepted', 'seen', 'seen_ms')
     if not frozenByHand then rcall('HDEL', key, 'frozen_who', 'frozen_why') end
     for q = 1, 3 do rcall('ZREM', queues[q], card) end
+    laneDrop(queues[2], card, later)
     rcall('ZADD', frozenKey, 'NX', nowS, card)
     -- A confirming command stays confirming (listed) while frozen, as a
     -- freeze by hand leaves it: a retry or a new request then queries first.
@@ -416,8 +426,9 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   end
 
   if kind == 'call' and outcome == 'ok' and inProgress then
-    -- Accepted, not yet done: the change lands later; status queries decide.
-    confirming(now + s.poll)
+    -- Accepted, not yet done: the change lands later; status queries decide,
+    -- the first a poll after the call went (not after its result came).
+    confirming(math.max(now, (tonumber(gatedAtArg) or now) + s.poll))
     audit('confirming')
     return { 'confirming', tonumber(curVer) or 0, 1 }
   end
@@ -427,7 +438,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
       return freeze('state', fails) -- never changed automatically
     end
     if not settled then
-      requeue(now + s.poll) -- accepted, still landing: ask again
+      queryAt(now + s.poll) -- accepted, still landing: ask again
       audit('confirming')
       return { 'confirming', tonumber(curVer) or 0, 1 }
     end
@@ -463,7 +474,10 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     -- The account's rate, the account itself, or Redis's replicas or clock;
     -- not the card: no failure.
     rcall('HSET', key, 'last_error', err ~= '' and err or ('HTTP ' .. http), 'last_http', http)
-    local due = now + math.max(retryAfter, 1000 + jitter)
+    -- The carrier's Retry-After, when it gave one: the account's pace
+    -- spreads the retries that come due together. Else a second and a
+    -- jitter.
+    local due = now + (retryAfter > 0 and retryAfter or 1000 + jitter)
     if accountDown then
       due = math.max(due, tonumber(e.brk_until) or 0)
     end
@@ -474,6 +488,11 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     end
     if not notApplied and kind == 'call' then due = afterInterval(due) end
     requeue(due)
+    -- Not applied: no change was made, and its retry goes before the
+    -- account's queues (includes/lanes.lua).
+    if notApplied and kind == 'call' and not frozenByHand then
+      laneAdd(laneRetryKey(queues[2]), digits(due), card, later)
+    end
     audit('requeued')
     return { 'requeued', tonumber(curVer) or 0, 1 }
   end
@@ -520,6 +539,7 @@ end
 local replies = batchEach(12, 3, 15, confirmItem, laterFlush)
 laterFlush()
 edgeWindowSave(edgeKey, e)
+edgeLatencySave(edgeKey, e)
 if trimFlapping then rcall('ZREMRANGEBYSCORE', flappingKey, '-inf', digits(now - 3600000)) end
 flushCounts()
 return replies

@@ -5,6 +5,7 @@
   account's hash tag.
 ]]
 --- @include "idle"
+--- @include "lanes"
 
 -- Drop the claim `token` holds; keep 'called' only if another claim's call
 -- is pending (its result decides).
@@ -43,6 +44,7 @@ local function cardFinish(key, bucket, queues, card, confirmingKey, openKey, pri
     for q = 1, 3 do cardWrite('ZREM', queues[q], card) end
   end
   if confirming ~= '0' and confirming ~= false then cardWrite('SREM', confirmingKey, card) end
+  laneDrop(queues[2], card, cardWrite)
   if openKey then
     cardWrite('HDEL', openKey, 'failures:' .. card, 'frozen:' .. card, 'permanent:' .. card,
       'state:' .. card)

@@ -212,3 +212,20 @@ local function edgeWindowSave(key, e)
     'win_fail', digits(e.win_fail))
   e.win_dirty = nil
 end
+
+-- How long a call is out, from its gate to its result (ms, 'lat'): a
+-- moving average over results (a tenth each), kept in e; edgeLatencySave
+-- writes it once per batch. The claim counts it: claims in flight at the
+-- carrier are not claims waiting for a slot.
+local function edgeLatency(e, ms)
+  if ms < 0 then return end
+  local lat = tonumber(e.lat)
+  e.lat = lat and lat + (ms - lat) / 10 or ms
+  e.lat_dirty = true
+end
+
+local function edgeLatencySave(key, e)
+  if not e.lat_dirty then return end
+  redis.call('HSET', key, 'lat', digits(e.lat))
+  e.lat_dirty = nil
+end
