@@ -88,7 +88,7 @@ local e = edgeRead(edgeKey)
 local steps = clockSteps(e)
 local qps, _, burst, stopped = edgeLimits(limitsKey, s)
 local held, heldUntil = edgeBlocked(e, now, stopped)
-local paced, restored, seqs = false, false, 0
+local paced, restored, seqs, asked = false, false, 0, false
 
 -- The audit entry of a refusal or a judged finish, the command's own
 -- fields read then (a pass writes no audit and needs none of them).
@@ -161,6 +161,7 @@ local function gateOne(key, bucket, token, ver, kind, card, resendArg, action)
     giveBack(key, card, ver, token, h[6], queue, why, now + 1000)
     return { why, untilMs, now }
   end
+  asked = true
   local at, extra = edgePace(nil, e, qps, burst, now, ahead, s)
   if not at then return { 'rate', extra } end
   paced = paced or qps > 0
@@ -205,7 +206,11 @@ local function gateOne(key, bucket, token, ver, kind, card, resendArg, action)
 end
 
 local replies = batchEach(9, 3, 6, gateOne)
-if paced then edgePaceSave(edgeKey, e, restored) end
+if paced then
+  edgePaceSave(edgeKey, e, restored, digits(now))
+elseif asked then
+  edgeSrqAsked(edgeKey, now)
+end
 if seqs > 0 then
   -- Sequence numbers, one per call that passed, taken in one step.
   local last = rcall('HINCRBY', edgeKey, 'seq', seqs)
