@@ -9,16 +9,18 @@
  * refusal said on stderr too.
  */
 #include <getopt.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/evp.h>
 
 #include "sr.h"
 
 static const char usage[] =
 "usage: sr-rate take ACCOUNT [--class NAME] [--n N] [--wait MS] [--late MS]\n"
 "       sr-rate show ACCOUNT\n"
+"       sr-rate contract ACCOUNT | sr-rate script\n"
 "\n"
 "A carrier's rate limit (qps) belongs to the API account: a usage or status\n"
 "poller that calls the same account counts against it as srq's stops and\n"
@@ -48,6 +50,11 @@ static const char usage[] =
 "show     one JSON line: the rate, the reserve and whether srq is active, srq's\n"
 "         calls (this minute and the last), and per class its slots of the\n"
 "         last minute, their weight (lateness included), max_share and cap.\n"
+"contract one JSON line for a caller that runs the script itself (README: Sharing\n"
+"         the account's rate): {\"script\":\"rate_take\",\"sha1\":..,\"keys\":[3 keys],\n"
+"         \"settings\":ARGV[1]}; then ARGV[2..5] are class, n, ahead ms, late ms\n"
+"script   the text of rate_take.lua as Redis runs it (its header documents\n"
+"         KEYS, ARGV and the reply), for SCRIPT LOAD\n"
 "\n"
 "Limits (the account's carrier profile, see README: Carrier profiles):\n"
 "  reserve_qps = R     srq's own calls keep R of the account's calls a second\n"
@@ -212,7 +219,7 @@ take(const char *set, long wait_ms, long late)
 		 * further); with it, within what is left of the wait. */
 		int64_t left = deadline - sr_mono_ms();
 		redisReply *rep;
-		const char *why;
+		char why[16];
 		long long at, now, again;
 		json_t *o;
 
@@ -222,7 +229,7 @@ take(const char *set, long wait_ms, long late)
 		if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2 ||
 		    rep->element[0]->type != REDIS_REPLY_STRING)
 			fail(SR_EX_BACKEND, NULL, "rate_take: an answer that is not one");
-		why = rep->element[0]->str;
+		snprintf(why, sizeof why, "%s", rep->element[0]->str);
 		if (!strcmp(why, "ok")) {
 			const redisReply *sl = rep->element[2];
 			json_t *slots = json_array();
@@ -276,6 +283,32 @@ take(const char *set, long wait_ms, long late)
 		json_decref(o);
 		sr_sleep_ms(again - now > 1 ? again - now : 1);
 	}
+}
+
+/* What a caller in another language needs to run rate_take.lua itself. */
+static int
+contract(const char *set)
+{
+	const char *src = sr_lua_source[SR_LUA_RATE_TAKE];
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char hex[2 * EVP_MAX_MD_SIZE + 1], k[SR_KEY_MAX];
+	json_t *o = json_object(), *keys = json_array();
+
+	if (!EVP_Digest(src, strlen(src), md, &mdlen, EVP_sha1(), NULL))
+		fail(SR_EX_USAGE, NULL, "%s", "SHA-1 not available");
+	for (unsigned int i = 0; i < mdlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	json_object_set_new(o, "account", json_string(account));
+	json_object_set_new(o, "script", json_string("rate_take"));
+	json_object_set_new(o, "sha1", json_string(hex));
+	json_array_append_new(keys, json_string(sr_key_account(k, cfg.prefix, account, "edge")));
+	json_array_append_new(keys, json_string(sr_key_account(k, cfg.prefix, account, "limits")));
+	json_array_append_new(keys, json_string(sr_key_account(k, cfg.prefix, account, "rate:slots")));
+	json_object_set_new(o, "keys", keys);
+	json_object_set_new(o, "settings", json_string(set));
+	sr_emit(o);
+	return SR_EX_OK;
 }
 
 static int
@@ -344,9 +377,14 @@ main(int argc, char *argv[])
 				sr_usage(SR_EX_USAGE, usage);
 		}
 	}
-	if (argc - optind != 2 || (strcmp(argv[optind], "take") && strcmp(argv[optind], "show"))) {
-		fprintf(stderr, "%s: %s\n", sr_prog, argc - optind < 1 ? "take or show?" :
-		    argc - optind == 1 ? "which account?" : "expected: take|show ACCOUNT");
+	if (argc - optind == 1 && !strcmp(argv[optind], "script")) {
+		fputs(sr_lua_source[SR_LUA_RATE_TAKE], stdout);
+		return sr_finish(SR_EX_OK);
+	}
+	if (argc - optind != 2 || (strcmp(argv[optind], "take") && strcmp(argv[optind], "show") &&
+	    strcmp(argv[optind], "contract"))) {
+		fprintf(stderr, "%s: %s\n", sr_prog, argc - optind < 1 ? "take, show, contract or script?" :
+		    argc - optind == 1 ? "which account?" : "expected: take|show|contract ACCOUNT, or script");
 		sr_usage(SR_EX_USAGE, usage);
 	}
 	cmd = argv[optind];
@@ -372,7 +410,8 @@ main(int argc, char *argv[])
 		freeReplyObject(rep);
 	}
 	set = settings(sr_account(&cfg, account));
-	rc = !strcmp(cmd, "take") ? take(set, wait_ms, late) : show(set);
+	rc = !strcmp(cmd, "take") ? take(set, wait_ms, late) : !strcmp(cmd, "show") ? show(set) :
+	    contract(set);
 	free(set);
 	sr_accounts_free();
 	sr_redis_close(&rds);
