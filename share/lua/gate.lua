@@ -13,7 +13,10 @@
       before a step of the Redis clock counted on the clock after it:
       includes/clock.lua);
     the account's pace grants a slot (includes/edge.lua: calls leave evenly,
-      qps per second at most, at the carrier's wire).
+      qps per second at most, at the carrier's wire; the account's other
+      callers take theirs from the same pace, rate_take.lua).
+  A batch that asked the pace for a slot, granted or not, records when
+  (srq_at): while srq asks, the other callers leave its reserve free.
   On pass it records the call before it is made: for a state change the
   card's last call time (the previous one is kept in prev_call, so a call the
   carrier refuses without applying it gives the interval back), 'called'
