@@ -249,8 +249,10 @@ end
 local function takeLane(lane, want, n)
   local got = 0
   while got < n do
-    local due = rcall('ZRANGEBYSCORE', lane, '-inf', nowS, 'LIMIT', 0, digits(n - got))
-    if #due == 0 then break end
+    -- (Protected: while the account's slot moves to another master, a lane
+    -- not here yet is refused; its work waits in its queue meanwhile.)
+    local due = redis.pcall('ZRANGEBYSCORE', lane, '-inf', nowS, 'LIMIT', 0, digits(n - got))
+    if due.err or #due == 0 then break end
     for j = 1, #due do
       local card, where = due[j], nil
       for q = 1, 3 do
