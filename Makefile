@@ -51,7 +51,7 @@ ifeq ($(FUZZING),1)
   OUT = build/fuzz/obj
 endif
 
-TOOLS = sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-gwsim
+TOOLS = sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-rate sr-gwsim
 # The production tools, and the cron wrappers (shell scripts in cron/).
 PROD_TOOLS = $(filter-out sr-gwsim,$(TOOLS))
 SCRIPTS = srq-drain srq-expiry-scan

@@ -329,6 +329,16 @@ admin_profile(int argc, char **argv)
 	    "breaker_cooldown_ms", (json_int_t)a->brk_cool_ms);
 	json_object_set_new(lim, "aimd_increase", json_real(a->aimd_inc));
 	json_object_set_new(lim, "aimd_decrease", json_real(a->aimd_beta));
+	json_object_set_new(lim, "reserve_qps", json_integer(a->reserve_qps));
+	{
+		/* Every other caller's class (sr-rate): "*" for those the profile does not name. */
+		json_t *sh = json_object();
+
+		json_object_set_new(sh, "*", json_real(1));
+		for (int i = 0; i < p->nshares; i++)
+			json_object_set_new(sh, p->shares[i].cls, json_real(p->shares[i].share));
+		json_object_set_new(lim, "max_share", sh);
+	}
 	json_object_set_new(o, "limits", lim);
 	json_object_set_new(o, "base", json_string(p->base ? p->base : "{gateway}"));
 	for (int r = 0; r < 4; r++)

@@ -752,6 +752,9 @@ struct sr_profile {
 	long connect_budget_ms, keepalive_ms, poll_ms, settle_ms, aimd_memory_ms;
 	long brk_failures, brk_window_ms, brk_cool_ms, brk_cool_max_ms, token_ttl_s;
 	double aimd_inc, aimd_beta, brk_ratio;
+	long reserve_qps; /* the account's calls a second kept for srq's own (sr-rate) */
+	struct sr_share { char *cls; double share; } *shares; /* max_share ("*") and max_share.CLASS */
+	int nshares;
 	int async;
 	char *base, *reqid, *basic;
 	struct sr_request_tmpl req[4]; /* SR_REQ_* */
@@ -787,6 +790,7 @@ struct sr_account {
 	long alert_after, freeze_after, audit_max, aimd_memory_ms;
 	long brk_failures, brk_window_ms, brk_cool_ms, brk_cool_max_ms;
 	double aimd_inc, aimd_beta, brk_ratio;
+	long reserve_qps; /* 0: none */
 	char *settings; /* the same, as the JSON the scripts take */
 	struct sr_account *next;
 };

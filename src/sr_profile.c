@@ -349,6 +349,31 @@ parse_from(struct parse *ps, const char *name)
 	return 0;
 }
 
+/* max_share = F (every class of sr-rate's callers) or max_share.CLASS = F
+ * (that class): the fraction of the account's rate one class may take. A
+ * profile's overrides its base's, class by class. */
+static int
+parse_share(struct parse *ps, const char *key, const char *v)
+{
+	struct sr_profile *p = ps->p;
+	const char *cls = key[9] ? key + 10 : "*";
+	double share;
+	int i;
+
+	if (key[9] && (!valid_name(cls) || !strcmp(cls, "srq")))
+		return perr(ps, "'%s': a class is [a-z0-9_]{1,32}, and not srq (srq's own calls)", key);
+	if (preal(ps, key, v, 0.01, 1, &share) < 0)
+		return -1;
+	for (i = 0; i < p->nshares && strcmp(p->shares[i].cls, cls); i++)
+		;
+	if (i == p->nshares) {
+		p->shares = sr_realloc(p->shares, (size_t)(p->nshares + 1) * sizeof *p->shares);
+		p->shares[p->nshares++].cls = sr_strdup(cls);
+	}
+	p->shares[i].share = share;
+	return 0;
+}
+
 static int
 parse_line(struct parse *ps, char *key, char *v)
 {
@@ -363,6 +388,7 @@ parse_line(struct parse *ps, char *key, char *v)
 		{ "qps", &p->qps, 1, 100000 },
 		{ "burst", &p->burst, 1, 1000 },
 		{ "max_inflight", &p->running, 1, 100000 },
+		{ "reserve_qps", &p->reserve_qps, 0, 100000 },
 		{ "interval_ms", &p->interval_ms, 0, 86400000L * 7 },
 		{ "timeout_ms", &p->timeout_ms, 100, 600000 },
 		{ "connect_timeout_ms", &p->connect_timeout_ms, 100, 600000 },
@@ -417,6 +443,8 @@ parse_line(struct parse *ps, char *key, char *v)
 		return preal(ps, key, v, 0.1, 0.99, &p->aimd_beta);
 	if (!strcmp(key, "breaker_ratio"))
 		return preal(ps, key, v, 0.01, 1, &p->brk_ratio);
+	if (!strcmp(key, "max_share") || !strncmp(key, "max_share.", 10))
+		return parse_share(ps, key, v);
 	if (!strcmp(key, "accounts")) {
 		char *tok, *save;
 
@@ -518,7 +546,7 @@ profile_init(struct sr_profile *p)
 	p->connect_timeout_ms = p->connect_budget_ms = p->keepalive_ms = -1;
 	p->poll_ms = p->settle_ms = p->aimd_memory_ms = -1;
 	p->brk_failures = p->brk_window_ms = p->brk_cool_ms = p->brk_cool_max_ms = -1;
-	p->token_ttl_s = -1;
+	p->token_ttl_s = p->reserve_qps = -1;
 	p->aimd_inc = p->aimd_beta = p->brk_ratio = -1;
 	for (int r = 0; r < 4; r++)
 		p->req[r].type = -1;
@@ -771,6 +799,9 @@ sr_profile_free(struct sr_profile *p)
 		free(p->vars[i].value);
 	}
 	free(p->vars);
+	for (int i = 0; i < p->nshares; i++)
+		free(p->shares[i].cls);
+	free(p->shares);
 	rules_free(p->rules, p->nrules);
 	rules_free(p->qrules, p->nqrules);
 	for (int r = 0; r < 4; r++) {
@@ -920,6 +951,7 @@ sr_account(const struct sr_config *cfg, const char *carrier)
 	a->aimd_inc = pickd(p->aimd_inc, a->qps > 0 ? (a->qps / 20.0 > 0.1 ? a->qps / 20.0 : 0.1) : 1);
 	a->aimd_beta = pickd(p->aimd_beta, 0.7);
 	a->aimd_memory_ms = pick(p->aimd_memory_ms, 20000);
+	a->reserve_qps = pick(p->reserve_qps, 0);
 	a->brk_failures = pick(p->brk_failures, 5);
 	a->brk_ratio = pickd(p->brk_ratio, 0.5);
 	a->brk_window_ms = pick(p->brk_window_ms, 10000);

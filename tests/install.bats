@@ -10,7 +10,7 @@ bats_require_minimum_version 1.5.0
 setup() {
 	load helpers/common
 	T="$BATS_TEST_TMPDIR"
-	TOOLS="sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep"
+	TOOLS="sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-rate"
 	SCRIPTS="srq-drain srq-expiry-scan"
 }
 

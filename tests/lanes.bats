@@ -155,3 +155,16 @@ in_flight() {
 	assert_equal "$(echo "$output" | jq -r .error | sort -u)" 'bad "lane": query, retry, high, normal or bulk'
 	[[ $stderr == *'bad "lane"'* ]]
 }
+
+@test "normal and bulk work leave a room free: a paying user's stop is claimed while the backlog fills the rest" {
+	gwsim_start
+	stops reset B 30
+	# At 5 a second, five in flight at most; the backlog takes four.
+	run -0 sr-claim --batch 64
+	assert_equal "$(echo "$output" | wc -l)" 4
+	run -0 sr-claim
+	assert_output ''
+	stops order H 1
+	run -0 sr-claim
+	assert_equal "$(echo "$output" | jq -r '"\(.card) \(.lane)"')" "H001 high"
+}

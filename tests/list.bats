@@ -104,7 +104,8 @@ frozen_by() {
 }
 
 @test "a list taken while a claim runs shows every command once, waiting or claimed" {
-	export SRQ_MAX_RUNNING=100000
+	# (one claim of all of them: a rate that lets 10,000 be in flight)
+	export SRQ_MAX_RUNNING=100000 SRQ_QPS=100000
 	awk -v p="$PAST" 'BEGIN { for (i = 0; i < 10000; i++)
 		printf "{\"card\":\"89860%05d\",\"carrier\":\"c1\",\"scene\":\"package_expired\",\"facts\":{\"pkg_expires_at\":%d}}\n", i, p }' |
 		sr-enqueue >/dev/null

@@ -10,7 +10,9 @@
   than the account sends: claims in flight at most what its effective rate
   sends in a second plus its calls' time at the carrier (the edge's 'lat',
   confirm.lua): a task claimed ahead of its slot only waits in sr-exec, and
-  whatever comes meanwhile (a paying user's resume) waits behind it.
+  whatever comes meanwhile (a paying user's resume) waits behind it. Of
+  those, normal and bulk work leave a tenth of a second's calls free (one
+  at least), for the lanes above them to need no call to end first.
   Each claimed command gets a token and a lease: its queue score becomes the
   lease expiry, so a pipeline that dies leaves it claimable again once the
   lease runs out, with no one's help. A command whose previous claim passed
@@ -86,10 +88,18 @@ end
 rcall('ZREMRANGEBYSCORE', runningKey, '-inf', nowS)
 local running = rcall('ZCARD', runningKey)
 if maxRunning > 0 and maxRunning - running < max then max = maxRunning - running end
+-- What normal and bulk work may take: they leave rooms free, so that a due
+-- query or retry, or a paying user's command, claimed next, waits for no
+-- call to end first.
+local normalMax = max
 if qps > 0 then
   -- What the account sends in a second, and while its calls are out.
-  local ahead = math.ceil(edgeRate(e, qps, now, s) * (1000 + (tonumber(e.lat) or 0)) / 1000)
+  local rate = edgeRate(e, qps, now, s)
+  local ahead = math.ceil(rate * (1000 + (tonumber(e.lat) or 0)) / 1000)
   if ahead - running < max then max = ahead - running end
+  -- (a tenth of a second's calls, one at least, never all of them)
+  local keep = math.min(math.max(1, math.floor(rate / 10)), ahead - 1)
+  normalMax = math.min(max, ahead - running - keep)
 end
 if max < 0 then max = 0 end
 
@@ -239,8 +249,10 @@ end
 local function takeLane(lane, want, n)
   local got = 0
   while got < n do
-    local due = rcall('ZRANGEBYSCORE', lane, '-inf', nowS, 'LIMIT', 0, digits(n - got))
-    if #due == 0 then break end
+    -- (Protected: while the account's slot moves to another master, a lane
+    -- not here yet is refused; its work waits in its queue meanwhile.)
+    local due = redis.pcall('ZRANGEBYSCORE', lane, '-inf', nowS, 'LIMIT', 0, digits(n - got))
+    if due.err or #due == 0 then break end
     for j = 1, #due do
       local card, where = due[j], nil
       for q = 1, 3 do
@@ -260,20 +272,27 @@ local function takeLane(lane, want, n)
   return got
 end
 
+-- Taken: what this call claimed so far (all of it uses rooms).
+local taken = 0
 if max > 0 then
   local normal = queues[2]
-  max = max - takeLane(laneQueryKey(normal), 'query', max)
-  max = max - takeLane(laneRetryKey(normal), 'retry', max)
+  taken = takeLane(laneQueryKey(normal), 'query', max)
+  taken = taken + takeLane(laneRetryKey(normal), 'retry', max - taken)
 end
-if max > 0 then
+if max - taken > 0 then
+  local budget = max - taken
   local reserve = 0
-  if max > 1 and #rcall('ZRANGEBYSCORE', queues[3], '-inf', nowS, 'LIMIT', 0, 1) > 0 then
-    reserve = math.max(1, math.floor(max / 10))
+  if budget > 1 and #rcall('ZRANGEBYSCORE', queues[3], '-inf', nowS, 'LIMIT', 0, 1) > 0 then
+    reserve = math.max(1, math.floor(budget / 10))
   end
-  local left = max - reserve
-  left = left - take(1, left)
-  left = left - take(2, left)
-  take(3, left + reserve)
+  local left = budget - reserve
+  local high = take(1, left)
+  taken = taken + high
+  -- Normal and bulk within theirs (bulk's tenth included).
+  local room = math.max(0, normalMax - taken)
+  left = math.min(left - high, room)
+  local normal = take(2, left)
+  take(3, math.min(left - normal + reserve, room - normal))
 end
 
 local nextDue, queued = -1, 0

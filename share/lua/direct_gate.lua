@@ -52,6 +52,7 @@ local qps, _, burst, stopped = edgeLimits(KEYS[3], s)
 local why, untilMs = edgeBlocked(e, now, stopped)
 if why then return { why, untilMs, now } end
 if not edgeProbe(edgeKey, e, id, now, probeLease) then return { 'breaker', now + 1000, now } end
+edgeSrqAsked(edgeKey, now)
 local at, wait = edgePace(edgeKey, e, qps, burst, now, ahead, s)
 if not at then return { 'rate', wait } end
 if kind == 'call' then

@@ -13,7 +13,10 @@
       before a step of the Redis clock counted on the clock after it:
       includes/clock.lua);
     the account's pace grants a slot (includes/edge.lua: calls leave evenly,
-      qps per second at most, at the carrier's wire).
+      qps per second at most, at the carrier's wire; the account's other
+      callers take theirs from the same pace, rate_take.lua).
+  A batch that asked the pace for a slot, granted or not, records when
+  (srq_at): while srq asks, the other callers leave its reserve free.
   On pass it records the call before it is made: for a state change the
   card's last call time (the previous one is kept in prev_call, so a call the
   carrier refuses without applying it gives the interval back), 'called'
@@ -88,7 +91,7 @@ local e = edgeRead(edgeKey)
 local steps = clockSteps(e)
 local qps, _, burst, stopped = edgeLimits(limitsKey, s)
 local held, heldUntil = edgeBlocked(e, now, stopped)
-local paced, restored, seqs = false, false, 0
+local paced, restored, seqs, asked = false, false, 0, false
 
 -- The audit entry of a refusal or a judged finish, the command's own
 -- fields read then (a pass writes no audit and needs none of them).
@@ -161,6 +164,7 @@ local function gateOne(key, bucket, token, ver, kind, card, resendArg, action)
     giveBack(key, card, ver, token, h[6], queue, why, now + 1000)
     return { why, untilMs, now }
   end
+  asked = true
   local at, extra = edgePace(nil, e, qps, burst, now, ahead, s)
   if not at then return { 'rate', extra } end
   paced = paced or qps > 0
@@ -205,7 +209,11 @@ local function gateOne(key, bucket, token, ver, kind, card, resendArg, action)
 end
 
 local replies = batchEach(9, 3, 6, gateOne)
-if paced then edgePaceSave(edgeKey, e, restored) end
+if paced then
+  edgePaceSave(edgeKey, e, restored, digits(now))
+elseif asked then
+  edgeSrqAsked(edgeKey, now)
+end
 if seqs > 0 then
   -- Sequence numbers, one per call that passed, taken in one step.
   local last = rcall('HINCRBY', edgeKey, 'seq', seqs)

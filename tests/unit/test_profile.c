@@ -86,6 +86,24 @@ main(void)
 	bad("token.method = DELETE\n", "token.method: the value is not GET, POST, PUT or PATCH");
 	bad("header = X-Key sk_1\n", "header: the value is not 'Name: value'");
 	bad("X-Key: sk_1==\n", "unknown key (not shown: it is not a key name)");
+	bad("max_share.srq = 0.5\n", "not srq");
+	bad("max_share.Usage = 0.5\n", "a class is [a-z0-9_]{1,32}");
+	bad("max_share = 1.5\n", "max_share:");
+	bad("max_share.usage = 0.2\nmax_share.usage = 0.3\n", "'max_share.usage' is set twice");
+	bad("reserve_qps = -1\n", "reserve_qps:");
+
+	/* The account's rate shared (sr-rate): srq's reserve, each class's share;
+	 * a profile's shares override its base's, class by class. */
+	p = sr_profile_parse("from = default\naccounts = c9\nreserve_qps = 6\nmax_share = 0.5\n"
+	    "max_share.usage = 0.2\nmax_share = 0.4\n", "d", "d.profile", NULL, err, sizeof err);
+	CHECK(!p && strstr(err, "'max_share' is set twice"), "max_share twice: %s", err);
+	sr_profile_free(p);
+	p = sr_profile_parse("from = default\naccounts = c9\nreserve_qps = 6\nmax_share = 0.5\n"
+	    "max_share.usage = 0.2\n", "d", "d.profile", NULL, err, sizeof err);
+	CHECK(p && p->reserve_qps == 6 && p->nshares == 2 && !strcmp(p->shares[0].cls, "*") &&
+	    p->shares[0].share == 0.5 && !strcmp(p->shares[1].cls, "usage") && p->shares[1].share == 0.2,
+	    "reserve_qps and max_share[.CLASS] parse: %s", p ? "" : err);
+	sr_profile_free(p);
 
 	/* from: start from the built-in default, override some keys. */
 	p = sr_profile_parse("from = default\naccounts = c9\nqps = 7\nrule = * => fail\n", "d",

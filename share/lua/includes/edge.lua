@@ -16,6 +16,11 @@
                              brk_until, then half-open (one probe call)
     brk_probe brk_probe_until                       the probe in flight
     win_start win_n win_fail the breaker's window: results and failures
+    srq_at                   when srq's own calls last asked for a slot (gate,
+                             direct_gate): while they asked within two windows, the
+                             other callers of the account (rate_take.lua) leave
+                             srq's reserve free
+    rate_seq                 the other callers' slots, numbered (rate_take.lua)
     steps                    forward steps of the Redis clock (includes/clock.lua,
                              clock_step.lua)
     clk:HOST                 what the last sr-exec on HOST knew of that clock
@@ -129,14 +134,25 @@ local function edgePace(key, e, qps, burst, now, ahead, s)
 end
 
 -- What edgePace(nil, e, ...) changed in memory, written once for a batch:
--- the pace, and the effective rate (gone once restored).
-local function edgePaceSave(key, e, restored)
+-- the pace, and the effective rate (gone once restored); with srqAt (srq's
+-- own calls: the gate), when srq last asked for a slot, in the same write.
+local function edgePaceSave(key, e, restored, srqAt)
   if restored then redis.call('HDEL', key, 'eff', 'eff_at', 'low_at') end
+  local set = { 'tat', e.tat }
   if e.eff then
-    redis.call('HSET', key, 'tat', e.tat, 'eff', e.eff, 'eff_at', e.eff_at)
-  else
-    redis.call('HSET', key, 'tat', e.tat)
+    set[3], set[4], set[5], set[6] = 'eff', e.eff, 'eff_at', e.eff_at
   end
+  if srqAt then
+    set[#set + 1] = 'srq_at'; set[#set + 1] = srqAt
+  end
+  redis.call('HSET', key, unpack(set))
+end
+
+-- srq's own calls asked for a slot now (granted or not): for two windows
+-- the account's other callers leave srq's reserve free (rate_take.lua).
+-- Recorded on a refusal too: calls held back by the pace are work waiting.
+local function edgeSrqAsked(key, now)
+  redis.call('HSET', key, 'srq_at', string.format('%d', now))
 end
 
 -- The carrier refused a call for rate (429, a throttle code, too frequent):

@@ -31,7 +31,8 @@ local laneLive = {}
 local function laneHas(key)
   local live = laneLive[key]
   if live == nil then
-    live = redis.call('EXISTS', key) == 1
+    -- (an error: the account's slot is moving, the lane not here yet)
+    live = redis.pcall('EXISTS', key) == 1
     laneLive[key] = live
   end
   return live
