@@ -33,6 +33,18 @@ ahead_of() {
 		"$T/gw.log"
 }
 
+# retry_and_query SECONDS: T001's stop refused for rate (not applied: it
+# goes again after the carrier's Retry-After of SECONDS), Q001's accepted
+# (its status query goes a poll later): both bulk, both due again soon.
+retry_and_query() {
+	gwsim_start --fault-429 1 --retry-after "$1"
+	stops reset T 1
+	sr-claim --max 1 | sr-exec | sr-confirm >/dev/null
+	gwsim_start --async-ms 600000
+	stops reset Q 1
+	sr-claim --max 1 | sr-exec | sr-confirm >/dev/null
+}
+
 # in_flight: what the account may have claimed at once (claim.lua): a
 # second's worth of calls at its rate, and those its calls keep out (the
 # edge's measured time from gate to result). A task due, or of a higher
@@ -45,12 +57,7 @@ in_flight() {
 
 @test "the claim takes a status query due, then a retry due, then high priority, then the backlog" {
 	profiles 'from = default' 'accounts = *' 'poll_ms = 500'
-	gwsim_start --fault-429 1 --retry-after 1
-	stops reset T 1
-	sr-claim --max 1 | sr-exec | sr-confirm >/dev/null
-	gwsim_start --async-ms 600000
-	stops reset Q 1
-	sr-claim --max 1 | sr-exec | sr-confirm >/dev/null
+	retry_and_query 1
 	stops reset B 30
 	stops order H 1
 	# Both due again (the retry after the carrier's Retry-After, the query
@@ -87,12 +94,7 @@ in_flight() {
 	# (Q's stop is then not landed at the carrier: its query shows that,
 	# and after settle_ms it is called again.)
 	profiles 'from = default' 'accounts = *' 'settle_ms = 1000'
-	gwsim_start --fault-429 1 --retry-after 2
-	stops reset T 1
-	sr-claim --max 1 | sr-exec | sr-confirm >/dev/null
-	gwsim_start --async-ms 600000
-	stops reset Q 1
-	sr-claim --max 1 | sr-exec | sr-confirm >/dev/null
+	retry_and_query 2
 	gwsim_start
 	stops reset B 60
 	t_due=$(rcli ZSCORE 't:carrier:{c1}:stop_resume:bulk' T001)
