@@ -124,8 +124,8 @@ in_flight() {
 	pipeline=$!
 	# The backlog under way: calls at the carrier, more claimed and waiting.
 	for _ in $(seq 100); do [ "$(wc -l <"$T/gw.log")" -ge 5 ] && break; sleep 0.1; done
-	since=$(date +%s%3N)
 	stops order H 1
+	since=$(date +%s%3N) # its ack
 	wait "$pipeline"
 	n=$(ahead_of H001 stop "$since")
 	most=$(in_flight)
