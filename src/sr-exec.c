@@ -706,6 +706,26 @@ gate_candidates(struct item **batch, int64_t now, int cap)
 	return n;
 }
 
+/* The judged candidates batch[0..m-1] less those a new task of the same
+ * account in a higher lane is to go before: gated now, they would take the
+ * account's next slot while it is judged; gated in the next round, after
+ * it. Returns how many are left, in order. */
+static int
+behind_fresh(struct item **batch, int m, struct item **fresh, int nfresh)
+{
+	int k = 0;
+
+	for (int i = 0; i < m; i++) {
+		int behind = 0;
+
+		for (int j = 0; j < nfresh && !behind; j++)
+			behind = fresh[j]->edge == batch[i]->edge && fresh[j]->t.lane < batch[i]->t.lane;
+		if (!behind)
+			batch[k++] = batch[i];
+	}
+	return k;
+}
+
 /* One scheduling step: ask the gate for tasks judged before, and judge the
  * tasks the next step will want, in one round trip; then, if slots are
  * still free, ask the gate for the newly judged at once (a second round
@@ -754,6 +774,7 @@ schedule(void)
 				stale[i]->state = IT_NEW;
 				fresh[nfresh++] = stale[i];
 			}
+			m = behind_fresh(batch, m, fresh, nfresh);
 			n = m < slots ? m : slots; /* the rest: the next step's */
 		}
 		if (n == 0 && nfresh == 0)
