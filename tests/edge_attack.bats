@@ -181,7 +181,7 @@ echoed_error() {
 }
 
 @test "JSON after white space or a byte order mark is read: an ok is ok, a query's state is seen" {
-	bad_start main raw 'HTTP/1.1 200 OK\r\nContent-Length: 19\r\n\r\n\xef\xbb\xbf\r\n {"code":"OK"}\n'
+	bad_start main raw 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 19\r\n\r\n\xef\xbb\xbf\r\n {"code":"OK"}\n'
 	stop_request B1
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(jq -r .outcome "$T/results")" ok
@@ -200,7 +200,7 @@ echoed_error() {
 	# Every request, the token fetch too, answered with a BOM and the JSON:
 	# a token, and an ok for the change.
 	body='\xef\xbb\xbf{"status":"0","result":[{"token":"t-bom-1","ttl":"3600"}]}'
-	bad_start main raw "HTTP/1.1 200 OK\\r\\nContent-Length: 61\\r\\n\\r\\n$body"
+	bad_start main raw "HTTP/1.1 200 OK\\r\\nConnection: close\\r\\nContent-Length: 61\\r\\n\\r\\n$body"
 	example_profile onelink
 	echo pw >"$T/secrets/cmcc-1.password"
 	printf '{"card":"%s","carrier":"cmcc-1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
@@ -246,7 +246,7 @@ echoed_error() {
 
 @test "Retry-After as an HTTP date is honoured" {
 	when=$(date -u -d '+30 seconds' '+%a, %d %b %Y %H:%M:%S GMT')
-	bad_start main raw "HTTP/1.1 429 Too Many Requests\r\nRetry-After: $when\r\nContent-Length: 2\r\n\r\n{}"
+	bad_start main raw "HTTP/1.1 429 Too Many Requests\r\nRetry-After: $when\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"
 	stop_request A1
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	ra=$(jq -r .retry_after_ms "$T/results")
