@@ -72,29 +72,6 @@ in_flight() {
 		"Q001 query query,T001 retry call,H001 high call,B001 bulk call"
 }
 
-@test "a change's first status query is claimed before another's query asked again" {
-	profiles 'from = default' 'accounts = *' 'poll_ms = 500'
-	gwsim_start --async-ms 600000
-	# Q001's stop accepted, then queried once (still landing: asked again
-	# a poll later); then R001's stop accepted (its first query a poll after).
-	stops reset Q 1
-	sr-claim --max 1 | sr-exec | sr-confirm >/dev/null
-	sleep 0.6
-	run -0 bash -c 'sr-claim --max 1 | sr-exec | sr-confirm'
-	assert_equal "$(jq -r '"\(.card) \(.task) \(.state)"' <<<"$output")" "Q001 query confirming"
-	stops reset R 1
-	sr-claim --max 1 | sr-exec | sr-confirm >/dev/null
-	# Both due, Q001's first.
-	for _ in $(seq 50); do
-		now=$(rcli TIME | head -1)000
-		[ "$(rcli ZCOUNT 't:carrier:{c1}:stop_resume:bulk' -inf "$now")" -ge 2 ] && break
-		sleep 0.1
-	done
-	[ "$(rcli ZSCORE 't:carrier:{c1}:stop_resume:bulk' Q001)" \< "$(rcli ZSCORE 't:carrier:{c1}:stop_resume:bulk' R001)" ]
-	run -0 sr-claim --max 2
-	assert_equal "$(echo "$output" | jq -r '"\(.card) \(.lane)"' | paste -sd,)" "R001 query,Q001 query"
-}
-
 @test "sr-exec sends a task of a higher lane before the lower ones it holds" {
 	gwsim_start
 	stops reset B 5

@@ -3,9 +3,9 @@
   claim - lease due commands of ONE account to a pipeline, within its limits.
 
   Takes up to min(ARGV max, max_running - running) due commands, in lanes:
-  status queries due (includes/lanes.lua: a change's first, then those
-  asked again), then retries of calls the carrier did not apply, then high
-  priority, then normal, then bulk; when bulk work is due, a tenth of what the priorities get (at least one) is
+  status queries due (includes/lanes.lua), then retries of calls the
+  carrier did not apply, then high priority, then normal, then bulk; when
+  bulk work is due, a tenth of what the priorities get (at least one) is
   kept for it so a monthly reset is never starved. And no further ahead
   than the account sends: claims in flight at most what its effective rate
   sends in a second plus its calls' time at the carrier (the edge's 'lat',
@@ -277,7 +277,6 @@ local taken = 0
 if max > 0 then
   local normal = queues[2]
   taken = takeLane(laneQueryKey(normal), 'query', max)
-  taken = taken + takeLane(laneRequeryKey(normal), 'query', max - taken)
   taken = taken + takeLane(laneRetryKey(normal), 'retry', max - taken)
 end
 if max - taken > 0 then

@@ -360,13 +360,10 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     return due
   end
   -- A confirming command's next query, at due: it goes before the
-  -- account's queues (includes/lanes.lua); one asked again goes after
-  -- the first queries of other changes.
-  local function queryAt(due, again)
+  -- account's queues (includes/lanes.lua).
+  local function queryAt(due)
     requeue(due)
-    if not frozenByHand then
-      laneAdd((again and laneRequeryKey or laneQueryKey)(queues[2]), digits(due), card, later)
-    end
+    if not frozenByHand then laneAdd(laneQueryKey(queues[2]), digits(due), card, later) end
   end
   local function confirming(due)
     rcall('HSET', key, 'confirming', '1')
@@ -400,7 +397,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     elseif open == 'unknown' then
       confirming(now + s.confirm_delay)
     elseif h[12] == '1' then
-      queryAt(now + s.poll, true)
+      queryAt(now + s.poll)
     else
       requeue(afterInterval(now))
     end
@@ -441,7 +438,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
       return freeze('state', fails) -- never changed automatically
     end
     if not settled then
-      queryAt(now + s.poll, true) -- accepted, still landing: ask again
+      queryAt(now + s.poll) -- accepted, still landing: ask again
       audit('confirming')
       return { 'confirming', tonumber(curVer) or 0, 1 }
     end

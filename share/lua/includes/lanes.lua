@@ -7,7 +7,7 @@
   20,000 bulk stops put a query a quarter of an hour behind its poll.
 
   A lane is a ZSET beside the queues (card -> due ms), named from the
-  normal queue's key ("...:stop_resume:query", "...:requery", "...:retry"),
+  normal queue's key ("...:stop_resume:query", "...:stop_resume:retry"),
   so it carries the account's hash tag and every script still touches one
   slot. It is an index, not the truth: the command hash and its queue entry
   are. confirm.lua adds an entry when it puts a command back for a query or
@@ -15,18 +15,12 @@
   only when its command is still that (a query: confirming; a retry: claimed
   before, not confirming) and due in its queue, and drops the others. A
   finish, a cancel and a freeze drop its entries (card.lua, confirm.lua);
-  one left behind all the same is dropped when it comes due. A claimed
-  entry moves to the lease's end with its queue entry: a pipeline that
-  dies leaves it first in line again.
+  one left behind all the same is dropped when it comes due. A claimed entry moves to the lease's end with
+  its queue entry: a pipeline that dies leaves it first in line again.
 ]]
 
--- The lanes of an account, named from its normal queue's key: a change's
--- first status query, then a query asked again (the change still landing:
--- at an asynchronous carrier every change is asked a poll apart until it
--- lands, and such queries can be most of an account's calls; a first
--- query waits for none of them), then a retry.
+-- The lanes of an account, named from its normal queue's key.
 local function laneQueryKey(normalQueue) return normalQueue .. ':query' end
-local function laneRequeryKey(normalQueue) return normalQueue .. ':requery' end
 local function laneRetryKey(normalQueue) return normalQueue .. ':retry' end
 
 -- Whether a lane holds anything, asked once per script call (and known
@@ -57,10 +51,9 @@ local laneKeysOf = {}
 local function laneDrop(normalQueue, card, write)
   local k = laneKeysOf[normalQueue]
   if not k then
-    k = { laneQueryKey(normalQueue), laneRequeryKey(normalQueue), laneRetryKey(normalQueue) }
+    k = { laneQueryKey(normalQueue), laneRetryKey(normalQueue) }
     laneKeysOf[normalQueue] = k
   end
-  for i = 1, 3 do
-    if laneHas(k[i]) then write('ZREM', k[i], card) end
-  end
+  if laneHas(k[1]) then write('ZREM', k[1], card) end
+  if laneHas(k[2]) then write('ZREM', k[2], card) end
 end
