@@ -8,11 +8,11 @@
  *   2. pass the atomic gate (gate.lua): the account not paused nor behind its
  *      breaker, claim and version current, the card's interval respected, and
  *      a slot from the account's pace, up to one of its slots ahead
- *      (slot_ahead). The gate records the call before it is made, so a crash from here on is an
- *      unknown result that the next claim turns into a status query, never a
- *      blind re-call; an account whose pace has no slot yet makes the task
- *      wait here, in memory (that is how the rate is used fully under a
- *      backlog);
+ *      (slot_ahead). The gate records the call before it is made, so a
+ *      crash from here on is an unknown result that the next claim turns
+ *      into a status query, never a blind re-call; an account whose pace
+ *      has no slot yet makes the task wait here, in memory (that is how the
+ *      rate is used fully under a backlog);
  *   3. hold the call until its slot, then call the gateway once (or query the
  *      status) as the account's profile says, and classify the answer; a
  *      refusal for authentication re-authenticates once and goes again;
@@ -438,7 +438,6 @@ struct gating {
 	int *asked;          /* an HGET of the account's saved clock before its call */
 	int64_t sent;        /* mono ms before the round was sent */
 };
-
 
 /* How far ahead acct's gate may grant a slot (ms, as text in buf). */
 static const char *

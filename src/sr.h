@@ -1099,7 +1099,7 @@ struct sr_direct {
 	char unrecorded[200]; /* ok, but its status fact not written: why ('' written) */
 	/* private */
 	int state, queries, query_next, reauthed, resend;
-	int landed, to_record; /* the answer says the card is there; its status is to write */
+	int to_record;      /* the answer says the card is there: its status is to write */
 	struct sr_dlock *lk; /* the run's lock of its device, or NULL */
 	const char *kind;   /* of the call in flight: call, query, resend */
 	long long gated;    /* when its slot was granted (Redis ms) */

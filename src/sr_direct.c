@@ -58,15 +58,15 @@ struct sr_dlock {
 	int64_t renewed;    /* when its hold was last extended */
 };
 
-/* d is over: ok, the card is in its target state. Its device lock is let
- * go with the run's next pass (release_idle), once what the call did is
- * recorded (record_status): never before. */
+/* d is over: ok, the card is in its target state (to_record: the answer
+ * says it is there, not only on its way). Its device lock is let go with
+ * the run's pass (release_idle), once what the call did is recorded
+ * (record_status): never before. */
 static void
 finish(struct sr_direct *d, int ok, const char *error)
 {
 	d->state = D_DONE;
 	d->ok = ok;
-	d->to_record = ok && d->landed;
 	if (error)
 		snprintf(d->error, sizeof d->error, "%s", error);
 	if (d->lk)
@@ -372,7 +372,7 @@ settle(struct sr_direct *d)
 	if (!strcmp(c->action, "status")) {
 		d->queries++;
 		if (c->outcome == SR_OUT_OK && target_reached(d, c->observed)) {
-			d->landed = 1;
+			d->to_record = 1;
 			finish(d, 1, NULL);
 			return;
 		}
@@ -384,7 +384,7 @@ settle(struct sr_direct *d)
 		}
 	} else if (c->outcome == SR_OUT_OK || c->outcome == SR_OUT_ALREADY) {
 		/* Accepted, in progress: on its way, not the card's status yet. */
-		d->landed = c->outcome == SR_OUT_ALREADY || !c->in_progress;
+		d->to_record = c->outcome == SR_OUT_ALREADY || !c->in_progress;
 		finish(d, 1, NULL);
 		return;
 	} else if (c->outcome == SR_OUT_FAIL) {
@@ -416,7 +416,7 @@ sr_direct_run(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config 
 		d->wake = 0;
 		d->started = sr_mono_ms();
 		d->lk = NULL;
-		d->landed = d->to_record = 0;
+		d->to_record = 0;
 		d->unrecorded[0] = '\0';
 		if (!d->device)
 			continue;
