@@ -58,7 +58,7 @@ local rcall = redis.call
 --- @include "later"
 --- @include "version"
 --- @include "idle"
---- @include "lanes"
+--- @include "lane_take"
 local now = serverNow()
 local nowS = digits(now)
 local queues = { KEYS[1], KEYS[2], KEYS[3] }
@@ -244,38 +244,13 @@ local function take(q, n)
   return got
 end
 
--- Claim up to n from lane (want: 'query' or 'retry'), each entry only when
--- its command is due in its queue; returns how many were claimed.
-local function takeLane(lane, want, n)
-  local got = 0
-  while got < n do
-    -- (Protected: while the account's slot moves to another master, a lane
-    -- not here yet is refused; its work waits in its queue meanwhile.)
-    local due = redis.pcall('ZRANGEBYSCORE', lane, '-inf', nowS, 'LIMIT', 0, digits(n - got))
-    if due.err or #due == 0 then break end
-    for j = 1, #due do
-      local card, where = due[j], nil
-      for q = 1, 3 do
-        local score = rcall('ZSCORE', queues[q], card)
-        if score then where = { q, tonumber(score) }; break end
-      end
-      if not where then
-        later('ZREM', lane, card) -- finished, frozen, or cancelled
-      elseif where[2] > now then
-        later('ZADD', lane, digits(where[2]), card) -- its queue says when
-      elseif claimOne(where[1], card, lane, want) then
-        got = got + 1
-      end
-    end
-    laterFlush()
-  end
-  return got
-end
-
 -- Taken: what this call claimed so far (all of it uses rooms).
 local taken = 0
 if max > 0 then
   local normal = queues[2]
+  local function takeLane(lane, want, n)
+    return laneTake(lane, want, n, queues, now, claimOne, later, laterFlush)
+  end
   taken = takeLane(laneQueryKey(normal), 'query', max)
   taken = taken + takeLane(laneRetryKey(normal), 'retry', max - taken)
 end

@@ -195,6 +195,7 @@ local frozenByHand = false
 local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, err, observed,
     retryAfterArg, jitterArg, _, class, gatedAtArg, inProgressArg, txn)
   local inProgress = inProgressArg == '1'
+  local gatedAt = tonumber(gatedAtArg) -- nil: unknown; 0: never passed its gate
   local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'prio', 'reason', 'scene', 'source',
     'called', 'last_dir', 'dir_changes', 'queried', 'confirming', 'last_call', 'seen', 'seen_ms',
     'frozen', 'out')
@@ -223,7 +224,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   -- "stale", the claim would be held to the end of its lease, and a login
   -- that always fails would reach neither the breaker nor an alert.
   local unsent = claim == token and outcome == 'retry' and (class == 'auth' or class == 'not_sent')
-    and (tonumber(gatedAtArg) or 0) == 0 and h[8] ~= token and h[11] ~= token
+    and (gatedAt or 0) == 0 and h[8] ~= token and h[11] ~= token
   local mine = (claim == token and ((kind == 'call' and h[8] == token) or
     (kind == 'query' and h[11] == token))) or unsent
   local live = mine
@@ -241,8 +242,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     e.async_at = nowS
   end
   if live then
-    local gatedAt = tonumber(gatedAtArg) or 0
-    if gatedAt > 0 then edgeLatency(e, now - gatedAt) end
+    if (gatedAt or 0) > 0 then edgeLatency(e, now - gatedAt) end
     later('ZREM', runningKey, token)
     count(kind == 'query' and queryCounter[outcome] or outCounter[outcome])
     count('finishes')
@@ -250,7 +250,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
 
   -- The account's side: the effective rate and the breaker.
   if live and outcome == 'retry' and (class == 'throttled' or class == 'too_frequent') then
-    local from, to = edgeLower(edgeKey, e, qps, now, tonumber(gatedAtArg) or (now - s.window), s)
+    local from, to = edgeLower(edgeKey, e, qps, now, gatedAt or (now - s.window), s)
     if from then
       auditAccount('rate:lowered', 'qps_from', string.format('%.2f', from), 'qps_to',
         string.format('%.2f', to), 'http', http, 'error', err)
@@ -428,7 +428,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   if kind == 'call' and outcome == 'ok' and inProgress then
     -- Accepted, not yet done: the change lands later; status queries decide,
     -- the first a poll after the call went (not after its result came).
-    confirming(math.max(now, (tonumber(gatedAtArg) or now) + s.poll))
+    confirming(math.max(now, (gatedAt or now) + s.poll))
     audit('confirming')
     return { 'confirming', tonumber(curVer) or 0, 1 }
   end

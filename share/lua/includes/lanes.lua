@@ -57,3 +57,4 @@ local function laneDrop(normalQueue, card, write)
   if laneHas(k[1]) then write('ZREM', k[1], card) end
   if laneHas(k[2]) then write('ZREM', k[2], card) end
 end
+
