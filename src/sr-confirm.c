@@ -158,7 +158,7 @@ append_status_update(struct res *r)
 
 /* The numbers of one result, as the script's arguments. */
 struct res_args {
-	char ver[24], http[24], ra[24], jitter[24], at[24];
+	char ver[24], http[24], ra[24], jitter[24], at[24], went[24];
 };
 
 /* One script call for the results rs[idx[0..m-1]], all of one account. */
@@ -190,13 +190,14 @@ append_confirm(struct res *rs, const int *idx, int m, struct res_args *ra,
 		const char **v = argv + nk + na;
 		const char *observed = sr_jstr(r->obj, "observed"), *gate = sr_jstr(r->obj, "gate");
 		const char *error = sr_jstr(r->obj, "error");
-		long long sent = sr_jint(r->obj, "gated", 0);
+		long long sent = sr_jint(r->obj, "gated", 0), went = sr_jint(r->obj, "at", 0);
 
 		snprintf(a->ver, sizeof a->ver, "%lld", r->t.ver);
 		snprintf(a->http, sizeof a->http, "%lld", sr_jint(r->obj, "http", 0));
 		snprintf(a->ra, sizeof a->ra, "%lld", sr_jint(r->obj, "retry_after_ms", 0));
 		snprintf(a->jitter, sizeof a->jitter, "%d", rand() % 1000);
 		snprintf(a->at, sizeof a->at, "%lld", sent > 0 ? sent : 0);
+		snprintf(a->went, sizeof a->went, "%lld", went > 0 ? went : 0);
 		v[0] = r->t.card;
 		v[1] = r->t.token;
 		v[2] = a->ver;
@@ -212,7 +213,8 @@ append_confirm(struct res *rs, const int *idx, int m, struct res_args *ra,
 		v[12] = sent > 0 ? a->at : "";
 		v[13] = json_is_true(json_object_get(r->obj, "in_progress")) ? "1" : "";
 		v[14] = sr_jstr(r->obj, "txn") ? sr_jstr(r->obj, "txn") : "";
-		na += 15;
+		v[15] = went > 0 ? a->went : "";
+		na += 16;
 	}
 	sr_redis_append_script(&rds, SR_LUA_CONFIRM, nk, nk + na, argv, NULL);
 }
@@ -301,7 +303,7 @@ process(struct res *rs, int n)
 	static int idx[BATCH], group[BATCH + 1];
 	static struct res_args ra[BATCH];
 	static char keys[13 + 2 * BATCH][SR_KEY_MAX];
-	static const char *argv[15 + 17 * BATCH];
+	static const char *argv[15 + 18 * BATCH];
 	char taken[BATCH] = { 0 };
 	int ngroups = 0, nidx = 0, status;
 	const char *by;

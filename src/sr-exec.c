@@ -31,9 +31,12 @@
 #include "sr.h"
 
 /* How far ahead the gate may grant a slot: the call is held until then.
- * An account's is one of its slots (1000 / qps ms), within these bounds: a
- * slot granted ahead hides the gate's round trip, and one more is a call a
- * task of a higher lane arriving now waits behind. */
+ * A slot granted ahead hides the gate's round trip; but a task of a higher
+ * lane arriving meanwhile waits behind the call that holds it. So a status
+ * query, a retry and a paying user's call take theirs up to one of the
+ * account's slots ahead (1000 / qps ms, within these bounds), and normal
+ * and bulk work only SLOT_AHEAD_MIN_MS ahead: under a stream of due queries
+ * a bulk call slipping into a gap would put every later query a slot late. */
 #define SLOT_AHEAD_MS 200
 #define SLOT_AHEAD_MIN_MS 20
 /* How old a judgment may be when its item is gated: one older is made again
@@ -439,12 +442,15 @@ struct gating {
 	int64_t sent;        /* mono ms before the round was sent */
 };
 
-/* How far ahead acct's gate may grant a slot (ms, as text in buf). */
+/* How far ahead acct's gate may grant a slot to a task of lane (ms, as
+ * text in buf). */
 static const char *
-slot_ahead(const struct sr_account *acct, char *buf, size_t len)
+slot_ahead(const struct sr_account *acct, enum sr_lane lane, char *buf, size_t len)
 {
 	long ms = acct->qps > 0 ? 1000 / acct->qps : SLOT_AHEAD_MS;
 
+	if (lane > SR_LANE_HIGH)
+		ms = SLOT_AHEAD_MIN_MS;
 	snprintf(buf, len, "%ld", ms < SLOT_AHEAD_MIN_MS ? SLOT_AHEAD_MIN_MS :
 	    ms > SLOT_AHEAD_MS ? SLOT_AHEAD_MS : ms);
 	return buf;
@@ -494,7 +500,8 @@ gate_append(struct gating *g, struct item **batch, int n)
 		}
 		argv[nk + 0] = batch[i]->edge->acct->settings;
 		argv[nk + 1] = sr_key_account(keys[9 + 2 * m], cfg.prefix, t->carrier, "stats:");
-		argv[nk + 2] = slot_ahead(batch[i]->edge->acct, ahead, sizeof ahead);
+		/* (the account's first item is its highest lane's) */
+		argv[nk + 2] = slot_ahead(batch[i]->edge->acct, t->lane, ahead, sizeof ahead);
 		for (int k = norder - m; k < norder; k++) {
 			struct item *it = g->order[k];
 			const char **a = argv + nk + na;
@@ -677,18 +684,29 @@ read_tasks(struct sr_reader *rd, int block)
 static int
 gate_candidates(struct item **batch, int64_t now, int cap)
 {
-	int n = 0;
+	/* Accounts with an item waiting for the pace's next slot: the items
+	 * behind it in lane order do not ask for that slot meanwhile. Asking
+	 * the moment they are judged, they would win it from the item that
+	 * waits on a timer (a bulk call from a due status query). */
+	struct sr_edge **waiting = sr_malloc((size_t)(nitems + 1) * sizeof *waiting);
+	int n = 0, nwaiting = 0;
 
 	for (struct item *it = items; it && n < cap; it = it->next) {
 		struct sr_edge *e = it->edge;
-		int ready;
+		int ready, behind = 0;
 
-		if (it->state == IT_WAIT && it->wake > now)
-			continue;
 		if (it->state != IT_READY && it->state != IT_WAIT)
 			continue;
 		if (it->judged) { /* no call: nothing of the account's to wait for */
 			batch[n++] = it;
+			continue;
+		}
+		for (int i = 0; i < nwaiting && !behind; i++)
+			behind = waiting[i] == e;
+		if (behind)
+			continue;
+		if (it->state == IT_WAIT && it->wake > now) {
+			waiting[nwaiting++] = e;
 			continue;
 		}
 		if (e->acct->running > 0 && e->held + e->running >= e->acct->running)
@@ -702,6 +720,7 @@ gate_candidates(struct item **batch, int64_t now, int cap)
 		}
 		batch[n++] = it;
 	}
+	free(waiting);
 	return n;
 }
 

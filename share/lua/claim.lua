@@ -99,7 +99,20 @@ if qps > 0 then
   if ahead - running < max then max = ahead - running end
   -- (a tenth of a second's calls, one at least, never all of them)
   local keep = math.min(math.max(1, math.floor(rate / 10)), ahead - 1)
-  normalMax = math.min(max, ahead - running - keep)
+  -- And the rooms of the lanes' work coming due within that horizon: a
+  -- call claimed now is sent within it, in the slot a query due then will
+  -- want. At an asynchronous carrier every call brings a query a poll
+  -- later, so queries come due at the rate the calls went; calls claimed
+  -- beside them would push each one slots past its poll.
+  local soon = 0
+  if laneHas(laneQueryKey(queues[2])) or laneHas(laneRetryKey(queues[2])) then
+    local till = '(' .. digits(now + 1000 + (tonumber(e.lat) or 0))
+    for _, lane in ipairs({ laneQueryKey(queues[2]), laneRetryKey(queues[2]) }) do
+      local n = redis.pcall('ZCOUNT', lane, '(' .. nowS, till)
+      if type(n) == 'number' then soon = soon + n end
+    end
+  end
+  normalMax = math.min(max, ahead - running - keep - soon)
 end
 if max < 0 then max = 0 end
 

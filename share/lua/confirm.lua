@@ -83,7 +83,7 @@
     ARGV[2]  stats prefix (includes/stats.lua: out_<outcome> of calls,
              query_<outcome> of queries, finishes, conflicts)
     ARGV[3]  the account id (for account-level alerts and audit)
-    ARGV[4+15(i-1)..18+15(i-1)]  result i:
+    ARGV[4+16(i-1)..19+16(i-1)]  result i:
       card, token, version, kind (call|query), outcome, http, error, observed,
       retry_after ms, jitter in [0,1000),
       blocked reason (gate: interval|lost|rate|paused|breaker|replayed|frozen),
@@ -92,7 +92,8 @@
       when the gate granted the call's slot (Redis ms; '' unknown; 0: the
         task never passed its gate),
       in_progress ('1' when the carrier only accepted the change),
-      txn (the carrier's id of an accepted change, or '')
+      txn (the carrier's id of an accepted change, or ''),
+      the slot the call went at (Redis ms, the result's 'at'; '' unknown)
   Output: one reply per result, in order (an error for a result that failed):
     { state, version now, genuine }
     state: done | requeued | confirming | alerted | frozen | stale
@@ -193,9 +194,12 @@ local frozenByHand = false
 -- One result. Its helpers are made only after the finish, the common case,
 -- has returned: eight closures per result cost about 0.4 us of Redis CPU.
 local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, err, observed,
-    retryAfterArg, jitterArg, _, class, gatedAtArg, inProgressArg, txn)
+    retryAfterArg, jitterArg, _, class, gatedAtArg, inProgressArg, txn, sentAtArg)
   local inProgress = inProgressArg == '1'
   local gatedAt = tonumber(gatedAtArg) -- nil: unknown; 0: never passed its gate
+  -- When the call went: a poll after it, the card's next query (the
+  -- carrier sees them a poll apart at least; a slot may be granted ahead).
+  local sentAt = tonumber(sentAtArg) or gatedAt
   local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'prio', 'reason', 'scene', 'source',
     'called', 'last_dir', 'dir_changes', 'queried', 'confirming', 'last_call', 'seen', 'seen_ms',
     'frozen', 'out')
@@ -428,7 +432,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   if kind == 'call' and outcome == 'ok' and inProgress then
     -- Accepted, not yet done: the change lands later; status queries decide,
     -- the first a poll after the call went (not after its result came).
-    confirming(math.max(now, (gatedAt or now) + s.poll))
+    confirming(math.max(now, (sentAt or now) + s.poll))
     audit('confirming')
     return { 'confirming', tonumber(curVer) or 0, 1 }
   end
@@ -438,7 +442,11 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
       return freeze('state', fails) -- never changed automatically
     end
     if not settled then
-      queryAt(now + s.poll) -- accepted, still landing: ask again
+      -- Accepted, still landing: ask again a poll after this query went,
+      -- as the first went a poll after its call. (After its result came,
+      -- a call's first query and another's next would come due together,
+      -- more than the rate's slots at once.)
+      queryAt(math.max(now, (sentAt or now) + s.poll))
       audit('confirming')
       return { 'confirming', tonumber(curVer) or 0, 1 }
     end
@@ -536,7 +544,7 @@ local function confirmItem(...)
   return r
 end
 
-local replies = batchEach(12, 3, 15, confirmItem, laterFlush)
+local replies = batchEach(12, 3, 16, confirmItem, laterFlush)
 laterFlush()
 edgeWindowSave(edgeKey, e)
 edgeLatencySave(edgeKey, e)
