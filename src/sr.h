@@ -1118,10 +1118,8 @@ int sr_direct_in_flight(const struct sr_direct *d);
 /* ----------------------------------------------------------------- sr_task.c */
 
 /* Task and result records travel between sr-claim, sr-exec and sr-confirm. */
-/* The lanes of an account's work, in the order it is claimed and sent: a
- * status query due, the retry of a call the carrier did not apply, then the
- * priorities (share/lua/includes/lanes.lua). A task's "lane". */
-enum sr_lane { SR_LANE_QUERY, SR_LANE_RETRY, SR_LANE_HIGH, SR_LANE_NORMAL, SR_LANE_BULK };
+/* A task's "lane": enum sr_lane and sr_lane_name (sr_lua_gen.h), the order
+ * an account's work is claimed and sent in, made from includes/lanes.lua. */
 struct sr_task {
 	char kind[8]; /* call or query */
 	char card[65], carrier[65], action[8], token[64];

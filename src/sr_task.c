@@ -21,22 +21,19 @@ copy_id(json_t *obj, const char *key, char *dst, size_t n, char *err, size_t err
 static int
 task_lane(json_t *obj, struct sr_task *t, char *err, size_t errlen)
 {
-	static const char *const names[] = { [SR_LANE_QUERY] = "query", [SR_LANE_RETRY] = "retry",
-		[SR_LANE_HIGH] = "high", [SR_LANE_NORMAL] = "normal", [SR_LANE_BULK] = "bulk" };
 	const char *lane = sr_jstr(obj, "lane");
 	int prio;
 
-	if (lane) {
-		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-			if (!strcmp(lane, names[i])) {
-				t->lane = (enum sr_lane)i;
-				return 0;
-			}
-		snprintf(err, errlen, "bad \"lane\": query, retry, high, normal or bulk");
-		return -1;
-	}
+	for (int i = 0; lane && i < SR_LANE_COUNT; i++)
+		if (!strcmp(lane, sr_lane_name[i])) {
+			t->lane = (enum sr_lane)i;
+			return 0;
+		}
 	if (json_object_get(obj, "lane")) {
-		snprintf(err, errlen, "bad \"lane\": query, retry, high, normal or bulk");
+		size_t n = (size_t)snprintf(err, errlen, "bad \"lane\": one of");
+
+		for (int i = 0; i < SR_LANE_COUNT && n < errlen; i++)
+			n += (size_t)snprintf(err + n, errlen - n, " %s", sr_lane_name[i]);
 		return -1;
 	}
 	prio = sr_scene_prio(sr_jstr(obj, "scene"));

@@ -154,7 +154,7 @@ in_flight() {
 	run -1 --separate-stderr sr-exec < <(printf '%s\n' \
 		'{"task":"call","card":"X1","carrier":"c1","action":"stop","ver":1,"token":"1-a","lane":"fast"}' \
 		'{"task":"call","card":"X2","carrier":"c1","action":"stop","ver":1,"token":"1-b","lane":3}')
-	assert_equal "$(echo "$output" | jq -r .error | sort -u)" 'bad "lane": query, retry, high, normal or bulk'
+	assert_equal "$(echo "$output" | jq -r .error | sort -u)" 'bad "lane": one of query retry high normal bulk'
 	[[ $stderr == *'bad "lane"'* ]]
 }
 

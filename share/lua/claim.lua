@@ -104,11 +104,11 @@ if qps > 0 then
   -- want. At an asynchronous carrier every call brings a query a poll
   -- later, so queries come due at the rate the calls went; calls claimed
   -- beside them would push each one slots past its poll.
-  local soon = 0
-  if laneHas(laneQueryKey(queues[2])) or laneHas(laneRetryKey(queues[2])) then
-    local till = '(' .. digits(now + 1000 + (tonumber(e.lat) or 0))
-    for _, lane in ipairs({ laneQueryKey(queues[2]), laneRetryKey(queues[2]) }) do
-      local n = redis.pcall('ZCOUNT', lane, '(' .. nowS, till)
+  local soon, till = 0, '(' .. digits(now + 1000 + (tonumber(e.lat) or 0))
+  for _, lane in ipairs(LANES) do
+    local key = not LANE_QUEUE[lane] and laneKey(queues[2], lane)
+    if key and laneHas(key) then
+      local n = redis.pcall('ZCOUNT', key, '(' .. nowS, till)
       if type(n) == 'number' then soon = soon + n end
     end
   end
@@ -118,7 +118,8 @@ if max < 0 then max = 0 end
 
 local tasks = {}
 -- The lane of a task taken from queue q.
-local LANE_OF_QUEUE = { 'high', 'normal', 'bulk' }
+local LANE_OF_QUEUE = {}
+for lane, q in pairs(LANE_QUEUE) do LANE_OF_QUEUE[q] = lane end
 -- Every claim of this call gets the same lease.
 local leaseS = digits(now + leaseMs)
 
@@ -259,28 +260,32 @@ end
 
 -- Taken: what this call claimed so far (all of it uses rooms).
 local taken = 0
-if max > 0 then
-  local normal = queues[2]
-  local function takeLane(lane, want, n)
-    return laneTake(lane, want, n, queues, now, claimOne, later, laterFlush)
+-- What bulk keeps when it has work due: a tenth (one at least) of what the
+-- priority lanes find left, so that a monthly reset is never starved.
+local reserve
+-- How many lane may claim now: an index lane up to max; the priority lanes
+-- less bulk's tenth, which bulk then takes with its own; normal and bulk
+-- within normalMax too.
+local function share(lane)
+  if not LANE_QUEUE[lane] then return max - taken end
+  if not reserve then
+    reserve = 0
+    if max - taken > 1 and #rcall('ZRANGEBYSCORE', queues[3], '-inf', nowS, 'LIMIT', 0, 1) > 0 then
+      reserve = math.max(1, math.floor((max - taken) / 10))
+    end
   end
-  taken = takeLane(laneQueryKey(normal), 'query', max)
-  taken = taken + takeLane(laneRetryKey(normal), 'retry', max - taken)
+  if lane == 'high' then return max - taken - reserve end
+  if lane == 'bulk' then return math.min(max, normalMax) - taken end
+  return math.min(max - reserve, normalMax) - taken
 end
-if max - taken > 0 then
-  local budget = max - taken
-  local reserve = 0
-  if budget > 1 and #rcall('ZRANGEBYSCORE', queues[3], '-inf', nowS, 'LIMIT', 0, 1) > 0 then
-    reserve = math.max(1, math.floor(budget / 10))
+-- The lanes in their order (includes/lanes.lua).
+for _, lane in ipairs(LANES) do
+  local n, q = share(lane), LANE_QUEUE[lane]
+  if n > 0 and q then
+    taken = taken + take(q, n)
+  elseif n > 0 then
+    taken = taken + laneTake(laneKey(queues[2], lane), lane, n, queues, now, claimOne, later, laterFlush)
   end
-  local left = budget - reserve
-  local high = take(1, left)
-  taken = taken + high
-  -- Normal and bulk within theirs (bulk's tenth included).
-  local room = math.max(0, normalMax - taken)
-  left = math.min(left - high, room)
-  local normal = take(2, left)
-  take(3, math.min(left - normal + reserve, room - normal))
 end
 
 local nextDue, queued = -1, 0

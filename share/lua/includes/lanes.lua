@@ -19,9 +19,21 @@
   its queue entry: a pipeline that dies leaves it first in line again.
 ]]
 
--- The lanes of an account, named from its normal queue's key.
-local function laneQueryKey(normalQueue) return normalQueue .. ':query' end
-local function laneRetryKey(normalQueue) return normalQueue .. ':retry' end
+-- An account's work, first served first: the claim takes from these in
+-- this order (claim.lua), and sr-exec sends what it holds in it. The one
+-- definition of the order: scripts/lua-embed makes C's enum sr_lane of
+-- this line. The first two are the lanes of this file; the others are the
+-- priority queues, a task's lane its queue's.
+local LANES = { 'query', 'retry', 'high', 'normal', 'bulk' }
+-- A priority lane's queue: its place among the account's three queues, as
+-- every script's KEYS list them (high, normal, bulk). A lane not here is an
+-- index of this file.
+local LANE_QUEUE = { high = 1, normal = 2, bulk = 3 }
+
+-- An index lane's key, named from the account's normal queue's key.
+local function laneKey(normalQueue, lane) return normalQueue .. ':' .. lane end
+local function laneQueryKey(normalQueue) return laneKey(normalQueue, 'query') end
+local function laneRetryKey(normalQueue) return laneKey(normalQueue, 'retry') end
 
 -- Whether a lane holds anything, asked once per script call (and known
 -- from the entries this call adds, laneAdd): most finishes meet empty
