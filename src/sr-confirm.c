@@ -64,7 +64,7 @@ struct res {
 };
 
 static const char *const classes[] = { "throttled", "too_frequent", "refused", "not_sent", "auth",
-	"unreplicated", "clock_step", NULL };
+	"unreplicated", "clock_step", "mismatch", NULL };
 
 static struct sr_config cfg;
 static struct sr_redis rds;
@@ -103,6 +103,10 @@ parse(struct res *r, const char *line)
 		if (!r->class) {
 			r->bad = 1;
 			snprintf(r->error, sizeof r->error, "unknown \"class\"");
+		} else if (!strcmp(r->class, "mismatch") && strcmp(r->outcome, "unknown")) {
+			/* (an answer about another card is no answer about this one) */
+			r->bad = 1;
+			snprintf(r->error, sizeof r->error, "\"class\":\"mismatch\" is only for an unknown outcome");
 		}
 	}
 }

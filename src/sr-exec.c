@@ -60,7 +60,9 @@ static const char usage[] =
 "\"http\", \"error\", \"ms\", \"at\" (when the call left, Redis clock), for queries\n"
 "\"observed\" (active|stopped|other); a retry has \"class\" (throttled too_frequent\n"
 "refused not_sent auth unreplicated clock_step), a blocked one \"gate\" (interval lost\n"
-"paused breaker replayed), an ok the carrier only accepted \"in_progress\":true and \"txn\".\n"
+"paused breaker replayed), an ok the carrier only accepted \"in_progress\":true and \"txn\";\n"
+"an unknown whose answer was about another card (or none, where the profile's card\n"
+"key says it must name it) has \"class\":\"mismatch\" and \"answer_card\" (what it named).\n"
 "A forward step of Redis's clock (NTP) over SRQ_RATE_WINDOW_MS - 1000 ms is detected\n"
 "against our monotonic clock and recorded for its accounts (alert clock_step): the\n"
 "calls gated on it before that are not sent (class clock_step) and go again.\n"
@@ -205,6 +207,8 @@ emit_result(struct item *it, const char *outcome, const char *error)
 		json_object_set_new(o, "in_progress", json_true());
 	if (c->txn[0])
 		json_object_set_new(o, "txn", json_string(c->txn));
+	if (c->class && !strcmp(c->class, "mismatch"))
+		json_object_set_new(o, "answer_card", json_string(c->answer_card));
 	if (c->retry_after_ms)
 		json_object_set_new(o, "retry_after_ms", json_integer(c->retry_after_ms));
 	if (it->at) {

@@ -54,7 +54,8 @@ static const char usage[] =
 "                [--async-ms N] [--fault-429 P] [--retry-after S]\n"
 "                [--throttle-in-body] [--fault-reject P] [--fault-5xx-before P]\n"
 "                [--fault-5xx-after P] [--fault-drop-after P]\n"
-"                [--fault-timeout-after P] [--slow-ms N] [--fail-account ID]\n"
+"                [--fault-timeout-after P] [--fault-other-card P] [--other-card C]\n"
+"                [--slow-ms N] [--fail-account ID]\n"
 "                [--seed N] [--token-file F] [--password-file F]\n"
 "                [--token-ttl-ms N]\n"
 "\n"
@@ -64,12 +65,13 @@ static const char usage[] =
 "default\n"
 "  POST /v1/cards/{card}/stop|resume  {\"carrier\":\"c17\",\"request_id\":\"...\"}\n"
 "       header Idempotency-Key (logged as key)\n"
-"       200 {\"code\":\"OK\"} | 200 {\"code\":\"ALREADY\"} | 409 {\"code\":\"TOO_FREQUENT\"}\n"
+"       200 {\"code\":\"OK\",\"card\":\"CARD\"} | 200 {\"code\":\"ALREADY\",\"card\":\"CARD\"}\n"
+"       409 {\"code\":\"TOO_FREQUENT\"}\n"
 "       429 {\"code\":\"RATE_LIMITED\"} + Retry-After | 422 {\"code\":\"NOT_ALLOWED\"}\n"
 "       401 {\"code\":\"UNAUTHORIZED\"} | 500 {\"code\":\"INTERNAL\"}\n"
-"       --async-ms: 202 {\"code\":\"ACCEPTED\",\"txn\":\"T<n>\"}\n"
+"       --async-ms: 202 {\"code\":\"ACCEPTED\",\"card\":\"CARD\",\"txn\":\"T<n>\"}\n"
 "  GET  /v1/cards/{card}/status?carrier=c17\n"
-"       200 {\"status\":\"active\"|\"stopped\"|\"retired\"}\n"
+"       200 {\"card\":\"CARD\",\"status\":\"active\"|\"stopped\"|\"retired\"}\n"
 "onelink (China Mobile OneLink-like), GET with a query or POST with a JSON or\n"
 "form body; the key is the transid, HTTP is 200 but for 5xx faults\n"
 "  /v5/ec/get/token?appid=A&password=P&transid=X   (the appid is the account)\n"
@@ -138,6 +140,11 @@ static const char usage[] =
 "  --fault-5xx-after P  apply, then answer 500 [0]\n"
 "  --fault-drop-after P apply, then close the connection without an answer [0]\n"
 "  --fault-timeout-after P apply, then answer only after --slow-ms [0]\n"
+"  --fault-other-card P an answer that says how a card stands (a change's ok,\n"
+"                       already or accepted, a query's state) names another card\n"
+"                       (decided as usual; logged with \"named\") [0]\n"
+"  --other-card CARD    the card those answers name, a query's with its state\n"
+"                       [the card answered before]\n"
 "  --slow-ms N          how late --fault-timeout-after answers [15000]\n"
 "  --fail-account ID    every call of account ID, queries too, answers 500 (not\n"
 "                       applied) [none]\n"
@@ -243,6 +250,8 @@ struct ctx {
 struct call {
 	enum kind kind;
 	char card[65], carrier[65], key[160], txn[24];
+	char named[65];   /* the card its answer names: its own, but for --fault-other-card */
+	enum state said;  /* the state a query's answer says: the named card's */
 	int64_t arrived;
 	enum verdict v;
 	enum state state; /* the card's, after the request */
@@ -295,8 +304,9 @@ static long qps, interval_ms, latency_ms, slow_ms = 15000, retry_after_s = 1;
 static enum rate_mode rate_mode;
 static long burst = -1; /* bucket capacity; -1: follows qps */
 static long max_inflight;
-static double p429, preject, p5xx_before, p5xx_after, pdrop_after, ptimeout_after;
+static double p429, preject, p5xx_before, p5xx_after, pdrop_after, ptimeout_after, pother_card;
 static int throttle_in_body;
+static char other_card[65]; /* --other-card */
 static unsigned seed = 1, jitter_seed; /* jitter draws leave the faults' sequence alone */
 static long conn_delay_ms, jitter_ms;
 static char *token;     /* --token-file */
@@ -494,6 +504,8 @@ log_call(const struct call *c, const struct answer *a)
 
 	if (c->txn[0])
 		json_object_set_new(o, "txn", json_string(c->txn));
+	if (c->named[0] && strcmp(c->named, c->card))
+		json_object_set_new(o, "named", json_string(c->named));
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	fprintf(logf, "%s\n", s);
 	fflush(logf);
@@ -610,10 +622,13 @@ answer_default(const struct call *c, struct answer *a)
 		a->http = 200, a->code = "THROTTLED";
 	a->retry_after = a->http == 429;
 	if (c->kind == K_STATUS && c->v == V_OK) {
-		a->code = state_name[c->state];
-		snprintf(a->body, sizeof a->body, "{\"status\":\"%s\"}", a->code);
+		a->code = state_name[c->said];
+		snprintf(a->body, sizeof a->body, "{\"card\":\"%s\",\"status\":\"%s\"}", c->named, a->code);
 	} else if (c->v == V_ACCEPTED)
-		snprintf(a->body, sizeof a->body, "{\"code\":\"%s\",\"txn\":\"%s\"}", a->code, c->txn);
+		snprintf(a->body, sizeof a->body, "{\"code\":\"%s\",\"card\":\"%s\",\"txn\":\"%s\"}",
+		    a->code, c->named, c->txn);
+	else if (c->v == V_OK || c->v == V_ALREADY)
+		snprintf(a->body, sizeof a->body, "{\"code\":\"%s\",\"card\":\"%s\"}", a->code, c->named);
 	else
 		snprintf(a->body, sizeof a->body, "{\"code\":\"%s\"}", a->code);
 }
@@ -819,15 +834,15 @@ answer_onelink(const struct call *c, struct answer *a)
 		snprintf(a->body, sizeof a->body, "{\"status\":\"0\",\"message\":\"正确\",\"result\":"
 		    "[{\"token\":\"%s\",\"ttl\":\"3600\"}]}", c->token);
 	else if (c->kind == K_STATUS) {
-		a->code = state_name[c->state];
+		a->code = state_name[c->said];
 		snprintf(a->body, sizeof a->body, "{\"status\":\"0\",\"message\":\"正确\",\"result\":"
-		    "[{\"cardStatus\":\"%s\"}]}", card_status[c->state]);
+		    "[{\"cardStatus\":\"%s\"}]}", card_status[c->said]);
 	} else if (c->v == V_ACCEPTED)
 		snprintf(a->body, sizeof a->body, "{\"status\":\"0\",\"message\":\"正确\",\"result\":"
-		    "[{\"msisdn\":\"%s\",\"jobId\":\"%s\"}]}", c->card, c->txn);
+		    "[{\"msisdn\":\"%s\",\"jobId\":\"%s\"}]}", c->named, c->txn);
 	else
 		snprintf(a->body, sizeof a->body, "{\"status\":\"0\",\"message\":\"正确\",\"result\":"
-		    "[{\"msisdn\":\"%s\"}]}", c->card);
+		    "[{\"msisdn\":\"%s\"}]}", c->named);
 }
 
 /* Cisco IoT Control Center shape:
@@ -893,15 +908,15 @@ answer_cisco(const struct call *c, struct answer *a)
 
 	a->http = 200;
 	if (c->kind == K_STATUS && c->v == V_OK) {
-		a->code = state_name[c->state];
-		snprintf(a->body, sizeof a->body, "{\"iccid\":\"%s\",\"status\":\"%s\"}", c->card,
-		    status[c->state]);
+		a->code = state_name[c->said];
+		snprintf(a->body, sizeof a->body, "{\"iccid\":\"%s\",\"status\":\"%s\"}", c->named,
+		    status[c->said]);
 	} else if (c->v == V_OK || c->v == V_ALREADY) {
 		a->code = c->v == V_OK ? "OK" : "ALREADY";
-		snprintf(a->body, sizeof a->body, "{\"iccid\":\"%s\"}", c->card);
+		snprintf(a->body, sizeof a->body, "{\"iccid\":\"%s\"}", c->named);
 	} else if (c->v == V_ACCEPTED) {
 		a->http = 202, a->code = "ACCEPTED";
-		snprintf(a->body, sizeof a->body, "{\"iccid\":\"%s\",\"status\":\"PENDING\"}", c->card);
+		snprintf(a->body, sizeof a->body, "{\"iccid\":\"%s\",\"status\":\"PENDING\"}", c->named);
 	} else {
 		a->http = w[c->v].http, a->code = w[c->v].code;
 		a->retry_after = a->http == 429;
@@ -1053,6 +1068,32 @@ accept_change(struct call *c, struct card *k)
 /* The carrier's decision on an admitted request, or a token fetch (caller
  * holds mu). The order is the carrier's: an account that is down fails
  * everything; the faults but that one hit change calls only. */
+/* --fault-other-card: an answer that says how a card stands is another
+ * card's (--other-card's, else the last card answered before it): crossed
+ * answers. A query's then says the state of the card it names. */
+static void
+name_card(struct call *c)
+{
+	static char last[65];
+
+	snprintf(c->named, sizeof c->named, "%s", c->card);
+	c->said = c->state;
+	if (pother_card > 0 && (c->v == V_OK || c->v == V_ALREADY || c->v == V_ACCEPTED) &&
+	    coin() < pother_card) {
+		if (other_card[0])
+			snprintf(c->named, sizeof c->named, "%s", other_card);
+		else if (last[0] && strcmp(last, c->card))
+			snprintf(c->named, sizeof c->named, "%s", last);
+		else
+			snprintf(c->named, sizeof c->named, "%.60s-0", c->card);
+		if (c->kind == K_STATUS)
+			c->said = card_get(c->named, c->carrier)->state;
+		if (!c->fault)
+			c->fault = "other_card";
+	}
+	snprintf(last, sizeof last, "%s", c->card);
+}
+
 static void
 decide(struct call *c)
 {
@@ -1184,8 +1225,10 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 	apply_due(now_ms()); /* what is due has landed, even if the applier is late */
 	if (c.v == V_NONE)
 		decide(&c);
-	if (c.kind != K_TOKEN)
+	if (c.kind != K_TOKEN) {
 		c.state = card_get(c.card, c.carrier)->state;
+		name_card(&c);
+	}
 	shapes[profile].answer(&c, &a);
 	log_call(&c, &a);
 	pthread_mutex_unlock(&mu);
@@ -1393,7 +1436,7 @@ main(int argc, char *argv[])
 		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT,
 		O_RETRY_AFTER, O_FAIL_ACCOUNT, O_THROTTLE_BODY, O_RATE_MODE, O_BURST,
 		O_MAX_INFLIGHT, O_CONN_DELAY, O_JITTER, O_ASYNC, O_PASSWORD, O_TOKEN_TTL,
-		O_PROFILE };
+		O_PROFILE, O_OTHER_CARD, O_OTHER_ID };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
 		{ "port-file", required_argument, NULL, O_PORTFILE },
@@ -1406,6 +1449,8 @@ main(int argc, char *argv[])
 		{ "fault-reject", required_argument, NULL, O_REJECT },
 		{ "fault-5xx-before", required_argument, NULL, O_5XXB },
 		{ "fault-5xx-after", required_argument, NULL, O_5XXA },
+		{ "fault-other-card", required_argument, NULL, O_OTHER_CARD },
+		{ "other-card", required_argument, NULL, O_OTHER_ID },
 		{ "fault-drop-after", required_argument, NULL, O_DROP },
 		{ "fault-timeout-after", required_argument, NULL, O_TIMEOUT },
 		{ "slow-ms", required_argument, NULL, O_SLOW },
@@ -1449,6 +1494,12 @@ main(int argc, char *argv[])
 		case O_REJECT: preject = prob("--fault-reject", optarg); break;
 		case O_5XXB: p5xx_before = prob("--fault-5xx-before", optarg); break;
 		case O_5XXA: p5xx_after = prob("--fault-5xx-after", optarg); break;
+		case O_OTHER_CARD: pother_card = prob("--fault-other-card", optarg); break;
+		case O_OTHER_ID:
+			if (!sr_valid_id(optarg))
+				sr_die(SR_EX_USAGE, "--other-card: not a card id [A-Za-z0-9_.-]{1,64}");
+			snprintf(other_card, sizeof other_card, "%s", optarg);
+			break;
 		case O_DROP: pdrop_after = prob("--fault-drop-after", optarg); break;
 		case O_TIMEOUT: ptimeout_after = prob("--fault-timeout-after", optarg); break;
 		case O_SLOW: slow_ms = num("--slow-ms", optarg); break;

@@ -766,6 +766,9 @@ struct sr_profile {
 	int sign, sign_upper;
 	char *sign_input, *sign_key;
 	char *code_path, *msg_path, *state_path, *txn_path, *state_active, *state_stopped;
+	/* Where a change's (card) and a query's (query.card, else card) answer
+	 * names its card; a path ending in '?' is checked only when present. */
+	char *card_path, *qcard_path;
 	struct sr_rule *rules, *qrules; /* qrules: query.rule, when a profile gives them */
 	int nrules, nqrules;
 };
@@ -832,9 +835,15 @@ struct sr_answer {
 	char code[64], msg[160], txn[64];
 	char raw_state[32]; /* queries: the carrier's state code */
 	char observed[16];  /* queries: active, stopped or other */
+	char card[65];      /* the card the answer names (card, query.card), if any */
+	int mismatch;       /* it names another card, or none where it must: not believed */
 };
+/* Classify the answer to a call about card (a change, or is_query a status
+ * query). An answer that would say how the card stands (ok, already,
+ * accepted, a state) but names another card, or none where the profile says
+ * it must, is unknown, its mismatch set: never believed of this card. */
 void sr_classify(const struct sr_profile *p, long http, const char *body, int is_query,
-    struct sr_answer *a);
+    const char *card, struct sr_answer *a);
 /* A carrier's body as JSON (a byte order mark and white space before it
  * skipped, duplicate keys refused), or NULL when it holds none. */
 json_t *sr_answer_json(const char *body);
@@ -879,13 +888,15 @@ struct sr_call {
 	void *user;
 	/* out */
 	enum sr_outcome outcome;
-	const char *class;      /* a retry: throttled, too_frequent, refused, not_sent, auth */
+	const char *class;      /* a retry: throttled, too_frequent, refused, not_sent, auth;
+	                         * an unknown: mismatch (the answer was about another card) */
 	int verdict;            /* what the profile's rules said (SR_V_*), -1 before an answer */
 	int in_progress;        /* ok, but the carrier only accepted the change */
 	long http;
 	char error[160];
 	char observed[16];      /* for status: active/stopped/other */
 	char raw_state[32], txn[64];
+	char answer_card[65];   /* class "mismatch": the card the answer named ("": none) */
 	long long retry_after_ms;
 	long long ms;           /* duration of the call */
 	int auth_gen;           /* the account's authentication it went out with */

@@ -1041,6 +1041,7 @@ sr_gateway_start(struct sr_gateway *gw, struct sr_call *call)
 
 	call->edge = ed;
 	call->error[0] = call->observed[0] = call->raw_state[0] = call->txn[0] = '\0';
+	call->answer_card[0] = '\0';
 	call->http = 0;
 	call->retry_after_ms = 0;
 	call->class = NULL;
@@ -1268,7 +1269,7 @@ classify(struct sr_call *call)
 	struct sr_answer a;
 	int is_query = !strcmp(call->action, "status");
 
-	sr_classify(p, call->http, call->body, is_query, &a);
+	sr_classify(p, call->http, call->body, is_query, call->card, &a);
 	call->verdict = a.verdict;
 	snprintf(call->observed, sizeof call->observed, "%s", a.observed);
 	snprintf(call->raw_state, sizeof call->raw_state, "%s", a.raw_state);
@@ -1284,12 +1285,23 @@ classify(struct sr_call *call)
 	case SR_V_FAIL: call->outcome = SR_OUT_FAIL; break;
 	default: call->outcome = SR_OUT_UNKNOWN;
 	}
-	if (call->outcome != SR_OUT_OK && call->outcome != SR_OUT_ALREADY)
+	if (a.mismatch) {
+		/* Not believed: the call may have applied (a change is then
+		 * queried), and what a query said is no observation. */
+		call->class = "mismatch";
+		snprintf(call->answer_card, sizeof call->answer_card, "%s", a.card);
+		if (a.card[0])
+			snprintf(call->error, sizeof call->error, "HTTP %ld: the answer is about card %s, not %s",
+			    call->http, a.card, call->card);
+		else
+			snprintf(call->error, sizeof call->error, "HTTP %ld: the answer names no card", call->http);
+	} else if (call->outcome != SR_OUT_OK && call->outcome != SR_OUT_ALREADY)
 		snprintf(call->error, sizeof call->error, "HTTP %ld%s%s%s%s", call->http,
 		    a.code[0] ? " " : "", a.code, a.msg[0] ? " " : "", a.msg);
 	redact_secrets(call, call->error, sizeof call->error);
 	redact_secrets(call, call->raw_state, sizeof call->raw_state);
 	redact_secrets(call, call->txn, sizeof call->txn);
+	redact_secrets(call, call->answer_card, sizeof call->answer_card);
 }
 
 struct sr_call *

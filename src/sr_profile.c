@@ -412,6 +412,7 @@ parse_line(struct parse *ps, char *key, char *v)
 		{ "sign.input", &p->sign_input }, { "sign.key", &p->sign_key },
 		{ "code", &p->code_path }, { "message", &p->msg_path }, { "state", &p->state_path },
 		{ "txn", &p->txn_path }, { "state.active", &p->state_active },
+		{ "card", &p->card_path }, { "query.card", &p->qcard_path },
 		{ "state.stopped", &p->state_stopped },
 	};
 
@@ -820,6 +821,8 @@ sr_profile_free(struct sr_profile *p)
 	free(p->msg_path);
 	free(p->state_path);
 	free(p->txn_path);
+	free(p->card_path);
+	free(p->qcard_path);
 	free(p->state_active);
 	free(p->state_stopped);
 	free(p);
@@ -1257,9 +1260,27 @@ sr_answer_json(const char *body)
 	return *s == '{' || *s == '[' ? json_loads(s, JSON_REJECT_DUPLICATES, NULL) : NULL;
 }
 
+/* Whether the answer j/body is about card, by path (card, query.card):
+ * 1 when it names card, or names none and the path ends in '?' (checked
+ * only when present) or there is no path; else 0, the named card in a. */
+static int
+answer_about(json_t *j, const char *body, const char *path, const char *card, struct sr_answer *a)
+{
+	char want[80];
+	size_t n;
+
+	if (!path || !*path)
+		return 1;
+	n = strlen(path);
+	snprintf(want, sizeof want, "%.*s", (int)(path[n - 1] == '?' ? n - 1 : n), path);
+	if (!sr_answer_field(j, body, want, a->card, sizeof a->card))
+		return path[n - 1] == '?';
+	return card && !strcmp(a->card, card);
+}
+
 void
 sr_classify(const struct sr_profile *p, long http, const char *body, int is_query,
-    struct sr_answer *a)
+    const char *card, struct sr_answer *a)
 {
 	json_t *j = sr_answer_json(body);
 	int has_code;
@@ -1294,5 +1315,12 @@ sr_classify(const struct sr_profile *p, long http, const char *body, int is_quer
 		}
 	} else if (a->verdict == SR_V_OK && p->async)
 		a->verdict = SR_V_IN_PROGRESS;
+	/* What says how the card stands must be about this card. */
+	if ((a->verdict == SR_V_OK || a->verdict == SR_V_ALREADY || a->verdict == SR_V_IN_PROGRESS) &&
+	    !answer_about(j, body, is_query && p->qcard_path ? p->qcard_path : p->card_path, card, a)) {
+		a->verdict = SR_V_UNKNOWN;
+		a->mismatch = 1;
+		a->observed[0] = '\0';
+	}
 	json_decref(j);
 }

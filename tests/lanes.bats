@@ -124,8 +124,10 @@ in_flight() {
 	pipeline=$!
 	# The backlog under way: calls at the carrier, more claimed and waiting.
 	for _ in $(seq 100); do [ "$(wc -l <"$T/gw.log")" -ge 5 ] && break; sleep 0.1; done
+	# (since: before its request, not after its ack: a stop that goes at
+	# once may reach the carrier before the shell reads the clock)
+	since=$(date +%s%3N)
 	stops order H 1
-	since=$(date +%s%3N) # its ack
 	wait "$pipeline"
 	n=$(ahead_of H001 stop "$since")
 	most=$(in_flight)

@@ -63,22 +63,22 @@ cards() {
 	cards '{"card":"S1","status":"stopped"}'
 	gwsim_start --cards "$T/cards.jsonl"
 	change K1 stop
-	assert_equal "$http $body" '200 {"code":"OK"}'
+	assert_equal "$http $body" '200 {"code":"OK","card":"K1"}'
 	logged -1 | jq -e '.kind == "stop" and .card == "K1" and .carrier == "c1" and .http == 200
 		and .code == "OK" and .applied and .state == "stopped" and .fault == ""
 		and .key == "K1-stop" and (.refused | not)'
 	query K1
-	assert_equal "$http $body" '200 {"status":"stopped"}'
+	assert_equal "$http $body" '200 {"card":"K1","status":"stopped"}'
 	logged -1 | jq -e '.kind == "status" and .code == "stopped" and (.applied | not) and (.refused | not)'
 	# Inside the card's interval, resume as well as stop.
 	change K1 resume
 	assert_equal "$http $body" '409 {"code":"TOO_FREQUENT"}'
 	logged -1 | jq -e '.code == "TOO_FREQUENT" and (.applied | not) and .state == "stopped" and (.refused | not)'
 	change S1 stop
-	assert_equal "$http $body" '200 {"code":"ALREADY"}'
+	assert_equal "$http $body" '200 {"code":"ALREADY","card":"S1"}'
 	logged -1 | jq -e '.code == "ALREADY" and (.applied | not) and .state == "stopped"'
 	query S2
-	assert_equal "$http $body" '200 {"status":"active"}'
+	assert_equal "$http $body" '200 {"card":"S2","status":"active"}'
 	# An account id too long is refused, not cut down to another account.
 	change K3 stop "c$(printf '%070d' 0)"
 	assert_equal "$http $body" '400 {"code":"BAD_CARRIER"}'
@@ -115,7 +115,7 @@ cards() {
 	query K1
 	assert_equal "$http" 401
 	change K1 stop c1 -H 'Authorization: Bearer sekrit'
-	assert_equal "$http $body" '200 {"code":"OK"}'
+	assert_equal "$http $body" '200 {"code":"OK","card":"K1"}'
 	assert_equal "$(jq -c '[.http, .refused, .applied]' "$T/gw.log" | tr '\n' ' ')" \
 		"[401,true,false] [401,true,false] [200,false,true] "
 }
@@ -127,7 +127,7 @@ cards() {
 	assert_equal "$http $body" '422 {"code":"NOT_ALLOWED"}'
 	logged -1 | jq -e '.state == "retired" and (.applied | not) and (.refused | not)'
 	query R1
-	assert_equal "$body" '{"status":"retired"}'
+	assert_equal "$body" '{"card":"R1","status":"retired"}'
 	gwsim_start --fault-reject 1
 	change K1 stop
 	assert_equal "$http $body" '422 {"code":"NOT_ALLOWED"}'
@@ -330,12 +330,12 @@ landed() {
 @test "default --async-ms: accepted with a txn, the old state until the change lands, then an apply line" {
 	gwsim_start --async-ms 400
 	change K1 stop
-	assert_equal "$http $body" '202 {"code":"ACCEPTED","txn":"T1"}'
+	assert_equal "$http $body" '202 {"code":"ACCEPTED","card":"K1","txn":"T1"}'
 	logged -1 | jq -e '.http == 202 and .code == "ACCEPTED" and (.applied | not) and .state == "active"
 		and .txn == "T1" and (.refused | not)'
 	t_call=$(field -1 t)
 	query K1
-	assert_equal "$body" '{"status":"active"}'
+	assert_equal "$body" '{"card":"K1","status":"active"}'
 	# The interval runs from the accepted call.
 	change K1 resume
 	assert_equal "$http" 409
@@ -344,7 +344,7 @@ landed() {
 		and .carrier == "c1" and .applied and .state == "stopped" and .fault == "async"
 		and .txn == "T1" and .key == "K1-stop" and .t >= $t + 400'
 	query K1
-	assert_equal "$body" '{"status":"stopped"}'
+	assert_equal "$body" '{"card":"K1","status":"stopped"}'
 }
 
 @test "--async-ms: already is judged on the state to come; a card's changes land in order" {
@@ -352,17 +352,17 @@ landed() {
 	change K1 stop
 	assert_equal "$http" 202
 	change K1 stop
-	assert_equal "$http $body" '200 {"code":"ALREADY"}'
+	assert_equal "$http $body" '200 {"code":"ALREADY","card":"K1"}'
 	change K1 resume
-	assert_equal "$http $body" '202 {"code":"ACCEPTED","txn":"T2"}'
+	assert_equal "$http $body" '202 {"code":"ACCEPTED","card":"K1","txn":"T2"}'
 	query K1
-	assert_equal "$body" '{"status":"active"}'
+	assert_equal "$body" '{"card":"K1","status":"active"}'
 	# No request needed for them to land.
 	wait_for landed 2
 	assert_equal "$(jq -r 'select(.kind == "apply") | "\(.txn):\(.state)"' "$T/gw.log" | tr '\n' ' ')" \
 		"T1:stopped T2:active "
 	query K1
-	assert_equal "$body" '{"status":"active"}'
+	assert_equal "$body" '{"card":"K1","status":"active"}'
 }
 
 # ol_token APPID [PASSWORD]: fetch a OneLink token into $tok.
@@ -620,4 +620,20 @@ cs_query() {
 	cs_query K1 c1:sekrit
 	assert_equal "$body" '{"iccid":"K1","status":"DEACTIVATED"}'
 	jq -c 'select(.kind == "apply")' "$T/gw.log" | jq -e '.txn == "T1" and .state == "stopped" and .key == "K1-DEACTIVATED"'
+}
+
+@test "--fault-other-card: the answer names another card, a query's with that card's state; logged with named" {
+	cards '{"card":"Y1","status":"stopped"}'
+	gwsim_start --cards "$T/cards.jsonl" --fault-other-card 1 --other-card Y1
+	change K1 stop
+	assert_equal "$http $body" '200 {"code":"OK","card":"Y1"}'
+	logged -1 | jq -e '.card == "K1" and .named == "Y1" and .fault == "other_card" and .applied'
+	change K2 resume
+	query K2
+	# K2 is active; the answer is Y1's.
+	assert_equal "$body" '{"card":"Y1","status":"stopped"}'
+	logged -1 | jq -e '.card == "K2" and .state == "active" and .named == "Y1"'
+	# Refusals name no card: they are left as they are.
+	change K1 resume
+	assert_equal "$http $body" '409 {"code":"TOO_FREQUENT"}'
 }

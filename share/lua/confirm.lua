@@ -88,7 +88,8 @@
       retry_after ms, jitter in [0,1000),
       blocked reason (gate: interval|lost|rate|paused|breaker|replayed|frozen),
       class of a retry (throttled|too_frequent|refused|not_sent|auth|unreplicated|
-        clock_step) or '',
+        clock_step), of an unknown (mismatch: the answer was about another
+        card; alert carrier_mismatch, the breaker not fed) or '',
       when the gate granted the call's slot (Redis ms; '' unknown; 0: the
         task never passed its gate),
       in_progress ('1' when the carrier only accepted the change),
@@ -260,9 +261,18 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
         string.format('%.2f', to), 'http', http, 'error', err)
     end
   end
+  -- (An answer about another card is an answer: the carrier is up.)
   local verdict = 'ok'
-  if outcome == 'unknown' or (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
+  if (outcome == 'unknown' and class ~= 'mismatch') or
+      (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
     verdict = 'fail'
+  end
+  if live and class == 'mismatch' then
+    -- Not believed of this card (a failure of its command, below); the
+    -- account's operator is told once, until acknowledged.
+    raise('carrier_mismatch:' .. account, { 'card', card, 'alert', 'carrier_mismatch',
+      'account', account, 'error', err, 'http', http,
+      'detail', 'an answer named another card, or none: not believed; check the profile\'s card key' })
   end
   -- A call held back because its gate pass did not reach the replicas, or
   -- was made on a clock that had just stepped, says nothing of the carrier.

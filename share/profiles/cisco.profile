@@ -26,6 +26,9 @@ message = errorMessage
 state = status
 state.active = ACTIVATED
 state.stopped = DEACTIVATED
+# Every answer that says how a device stands names it: one about another
+# device, or none, is not believed of this one.
+card = iccid
 
 rule = http=200 => ok
 rule = http=202 => in_progress

@@ -33,6 +33,10 @@ code = code
 state = status
 state.active = active
 state.stopped = stopped
+# The card an answer is about: one about another card is not believed of
+# this one. '?': checked when the answer names one (a gateway of srq's
+# contract that leaves it out is still believed).
+card = card?
 
 # First match wins. A refusal the carrier did not apply (throttle, retry)
 # gives the card's interval back; anything that may have applied keeps it.

@@ -44,6 +44,9 @@ state = result[0].cardStatus
 # "other": alerted, never changed automatically.
 state.active = 2,00
 state.stopped = 4,02
+# A change's answer names the card (result[0].msisdn), a query's does not:
+# checked when present, and one about another card is not believed.
+card = result[0].msisdn?
 
 rule = code=0 => ok
 rule = code=12021 => reauth
