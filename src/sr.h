@@ -832,9 +832,12 @@ struct sr_answer {
 	char code[64], msg[160], txn[64];
 	char raw_state[32]; /* queries: the carrier's state code */
 	char observed[16];  /* queries: active, stopped or other */
+	char unread[120];   /* why the answer was not read at all (unknown, no rule asked) */
 };
-void sr_classify(const struct sr_profile *p, long http, const char *body, int is_query,
-    struct sr_answer *a);
+/* body holds body_len bytes (and a NUL after them). A body holding a NUL
+ * byte is not read: unknown, with unread saying why. */
+void sr_classify(const struct sr_profile *p, long http, const char *body, size_t body_len,
+    int is_query, struct sr_answer *a);
 /* A carrier's body as JSON (a byte order mark and white space before it
  * skipped, duplicate keys refused), or NULL when it holds none. */
 json_t *sr_answer_json(const char *body);

@@ -1268,7 +1268,7 @@ classify(struct sr_call *call)
 	struct sr_answer a;
 	int is_query = !strcmp(call->action, "status");
 
-	sr_classify(p, call->http, call->body, is_query, &a);
+	sr_classify(p, call->http, call->body, call->body_len, is_query, &a);
 	call->verdict = a.verdict;
 	snprintf(call->observed, sizeof call->observed, "%s", a.observed);
 	snprintf(call->raw_state, sizeof call->raw_state, "%s", a.raw_state);
@@ -1284,7 +1284,9 @@ classify(struct sr_call *call)
 	case SR_V_FAIL: call->outcome = SR_OUT_FAIL; break;
 	default: call->outcome = SR_OUT_UNKNOWN;
 	}
-	if (call->outcome != SR_OUT_OK && call->outcome != SR_OUT_ALREADY)
+	if (a.unread[0])
+		snprintf(call->error, sizeof call->error, "%s", a.unread);
+	else if (call->outcome != SR_OUT_OK && call->outcome != SR_OUT_ALREADY)
 		snprintf(call->error, sizeof call->error, "HTTP %ld%s%s%s%s", call->http,
 		    a.code[0] ? " " : "", a.code, a.msg[0] ? " " : "", a.msg);
 	redact_secrets(call, call->error, sizeof call->error);

@@ -1258,14 +1258,23 @@ sr_answer_json(const char *body)
 }
 
 void
-sr_classify(const struct sr_profile *p, long http, const char *body, int is_query,
-    struct sr_answer *a)
+sr_classify(const struct sr_profile *p, long http, const char *body, size_t body_len,
+    int is_query, struct sr_answer *a)
 {
-	json_t *j = sr_answer_json(body);
+	json_t *j;
 	int has_code;
 
 	memset(a, 0, sizeof *a);
 	a->verdict = SR_V_UNKNOWN;
+	/* Everything here reads the body as a C string: a NUL would hide what
+	 * follows it ({"code":"OK"}, NUL, {"code":"INTERNAL"} read as ok). A
+	 * change may have applied, a query saw nothing: unknown, not read. */
+	if (body && memchr(body, '\0', body_len)) {
+		snprintf(a->unread, sizeof a->unread,
+		    "carrier answered HTTP %ld with a NUL byte in its body: not read", http);
+		return;
+	}
+	j = sr_answer_json(body);
 	has_code = sr_answer_field(j, body, p->code_path, a->code, sizeof a->code);
 	sr_answer_field(j, body, p->msg_path, a->msg, sizeof a->msg);
 	sr_answer_field(j, body, p->txn_path, a->txn, sizeof a->txn);

@@ -255,3 +255,27 @@ echoed_error() {
 	last=$(rcli HGET 't:carrier:{c1}:card:A1' last_call)
 	[ "$due" -ge $((last + ra)) ]
 }
+
+@test "a change answered with a NUL byte in its body is unknown (the answer is not read), never ok" {
+	# An ok, a NUL, and what the NUL would hide from a reader of C strings.
+	bad_start main raw 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 33\r\n\r\n{"code":"OK"}\x00{"code":"INTERNAL"}'
+	stop_request N1
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r '"\(.outcome) \(.error)"' "$T/results")" \
+		"unknown carrier answered HTTP 200 with a NUL byte in its body: not read"
+	assert_output --partial '"state":"confirming"'
+}
+
+@test "a status query answered with a NUL byte in its body observes nothing: the card stays confirming" {
+	bad_start main raw 'HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 19\r\n\r\n{"code":"INTERNAL"}'
+	stop_request N2
+	sr-claim | sr-exec | sr-confirm >/dev/null
+	bad_start main raw 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 40\r\n\r\n{"status":"stopped"}\x00{"status":"active"}'
+	sleep 0.5 # its query is due (SRQ_CONFIRM_DELAY_MS)
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r '"\(.task) \(.outcome) \(.observed) \(.error)"' "$T/results")" \
+		"query unknown null carrier answered HTTP 200 with a NUL byte in its body: not read"
+	assert_equal "$(sr-admin why N2 | jq -r .state)" confirming
+	# Nothing learned of the card: it is still as its request said.
+	assert_equal "$(rcli HGET t:card:N2:facts st)" active
+}

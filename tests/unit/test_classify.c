@@ -44,7 +44,7 @@ table(const char *name, const struct sr_profile *p, const struct row *rows, size
 	for (size_t i = 0; i < n; i++) {
 		struct sr_answer a;
 
-		sr_classify(p, rows[i].http, rows[i].body, rows[i].query, &a);
+		sr_classify(p, rows[i].http, rows[i].body, strlen(rows[i].body), rows[i].query, &a);
 		CHECK(a.verdict == rows[i].want, "%s: %ld %s (query %d): got %s, want %s", name,
 		    rows[i].http, rows[i].body, rows[i].query, sr_verdict_name(a.verdict),
 		    sr_verdict_name(rows[i].want));
@@ -118,15 +118,33 @@ main(void)
 	{
 		struct sr_answer a;
 
-		sr_classify(d, 202, "{\"code\":\"ACCEPTED\",\"txn\":\"T42\"}", 0, &a);
+		static const char accepted[] = "{\"code\":\"ACCEPTED\",\"txn\":\"T42\"}";
+
+		sr_classify(d, 202, accepted, sizeof accepted - 1, 0, &a);
 		/* the default profile reads no txn; a profile that says where does */
 		CHECK(a.txn[0] == '\0', "no txn path, no txn");
+	}
+	{
+		/* A NUL byte hides what follows it from every reader of the body:
+		 * it is not read at all. */
+		static const char change[] = "{\"code\":\"OK\"}\0{\"code\":\"INTERNAL\"}";
+		static const char query[] = "{\"status\":\"stopped\"}\0{\"status\":\"active\"}";
+		struct sr_answer a;
+
+		sr_classify(d, 200, change, sizeof change - 1, 0, &a);
+		CHECK(a.verdict == SR_V_UNKNOWN && a.unread[0], "a change's body with a NUL: %s, '%s'",
+		    sr_verdict_name(a.verdict), a.unread);
+		sr_classify(d, 200, query, sizeof query - 1, 1, &a);
+		CHECK(a.verdict == SR_V_UNKNOWN && !a.observed[0] && !a.raw_state[0],
+		    "a query's body with a NUL: %s, observed '%s'", sr_verdict_name(a.verdict), a.observed);
 	}
 	o->async = 1;
 	{
 		struct sr_answer a;
 
-		sr_classify(o, 200, "{\"status\":\"0\"}", 0, &a);
+		static const char ok[] = "{\"status\":\"0\"}";
+
+		sr_classify(o, 200, ok, sizeof ok - 1, 0, &a);
 		CHECK(a.verdict == SR_V_IN_PROGRESS, "an asynchronous carrier's ok is accepted, not done");
 	}
 	sr_profile_free(d);
