@@ -834,8 +834,9 @@ struct sr_answer {
 	char observed[16];  /* queries: active, stopped or other */
 	char unread[120];   /* why the answer was not read at all (unknown, no rule asked) */
 };
-/* body holds body_len bytes (and a NUL after them). A body holding a NUL
- * byte is not read: unknown, with unread saying why. */
+/* body holds body_len bytes (and a NUL after them). A status that is not
+ * final (not 200..599) or a body holding a NUL byte is not read: unknown,
+ * with unread saying why. */
 void sr_classify(const struct sr_profile *p, long http, const char *body, size_t body_len,
     int is_query, struct sr_answer *a);
 /* A carrier's body as JSON (a byte order mark and white space before it
@@ -898,6 +899,8 @@ struct sr_call {
 	struct sr_origin *origin;
 	int is_fetch, conn_close;
 	int sends;              /* times libcurl was about to send the request */
+	long status_seen;       /* the status of the last status line read (0: none) */
+	int headers_done;       /* that answer's headers were read to their end */
 	int local_fail;         /* not sent for a reason of ours: its request could not be built */
 	char *sent_secrets[8];  /* copies of the secrets the request carries: redacted from
 	                         * what the carrier says back (zeroed and freed at cleanup) */

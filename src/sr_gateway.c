@@ -788,12 +788,22 @@ on_body(char *data, size_t size, size_t nmemb, void *userp)
 	return size * nmemb;
 }
 
+/* Each header line of the answer, its status line and the empty line
+ * that ends its headers included (once per answer: a 100 Continue has its
+ * own). */
 static size_t
 on_header(char *data, size_t size, size_t nmemb, void *userp)
 {
 	struct sr_call *call = userp;
 	size_t n = size * nmemb;
 
+	if (n > 5 && !strncmp(data, "HTTP/", 5)) {
+		const char *sp = memchr(data, ' ', n);
+
+		call->status_seen = sp ? strtol(sp + 1, NULL, 10) : 0;
+		call->headers_done = 0;
+	} else if ((n == 2 && data[0] == '\r' && data[1] == '\n') || (n == 1 && data[0] == '\n'))
+		call->headers_done = 1;
 	if (n >= 17 && !strncasecmp(data, "connection:", 11)) {
 		const char *v = data + 11;
 
@@ -924,6 +934,8 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 	call->body_len = 0;
 	call->conn_close = 0;
 	call->sends = 0;
+	call->status_seen = 0;
+	call->headers_done = 0;
 	call->started = sr_mono_ms();
 	call->auth_gen = ed->auth_gen;
 	if (!(e = curl_easy_init())) {
@@ -1214,6 +1226,36 @@ classify_transport(struct sr_call *call, CURLcode rc, CURL *e)
 	}
 }
 
+/* The error of a call libcurl failed, in words that say what happened:
+ * libcurl's own name for some of them misleads (a header over its limit is
+ * "Out of memory", an answer after a 100 Continue that is not HTTP
+ * "Unsupported protocol", as if srq had asked for a wrong scheme). */
+static void
+transport_error(struct sr_call *call, CURLcode rc)
+{
+	char *err = call->error;
+	size_t n = sizeof call->error;
+
+	if (call->sends > 1 && rc == CURLE_ABORTED_BY_CALLBACK)
+		snprintf(err, n, "the connection closed with no answer after the request was sent "
+		    "(not sent again)");
+	/* While reading the answer's headers, libcurl runs out of memory only
+	 * at its limit for one header line (CURL_MAX_HTTP_HEADER): srq's own
+	 * allocations end the process when memory runs out. */
+	else if (rc == CURLE_OUT_OF_MEMORY && call->sends > 0 && !call->headers_done)
+		snprintf(err, n, "response header too long (over libcurl's limit): the answer was "
+		    "not read");
+	else if ((rc == CURLE_UNSUPPORTED_PROTOCOL || rc == CURLE_WEIRD_SERVER_REPLY) &&
+	    call->sends > 0) {
+		if (call->status_seen && (call->status_seen < 200 || call->status_seen > 599))
+			snprintf(err, n, "carrier answered with HTTP status %ld (not a final status), then "
+			    "no answer libcurl could read", call->status_seen);
+		else
+			snprintf(err, n, "carrier answered with no HTTP status line libcurl could read");
+	} else
+		snprintf(err, n, "%s", curl_easy_strerror(rc));
+}
+
 /* What the call's timings teach about the account's connections. */
 static void
 learn(struct sr_edge *ed, struct sr_call *call, CURL *e)
@@ -1337,12 +1379,7 @@ sr_gateway_done(struct sr_gateway *gw)
 				call->retry_after_ms = (ra > 3600 ? 3600 : ra) * 1000;
 		} else {
 			classify_transport(call, m->data.result, e);
-			if (call->sends > 1 && m->data.result == CURLE_ABORTED_BY_CALLBACK)
-				snprintf(call->error, sizeof call->error, "the connection closed with no "
-				    "answer after the request was sent (not sent again)");
-			else
-				snprintf(call->error, sizeof call->error, "%s",
-				    curl_easy_strerror(m->data.result));
+			transport_error(call, m->data.result);
 		}
 		cleanup(call);
 		return call;

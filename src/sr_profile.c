@@ -1266,6 +1266,13 @@ sr_classify(const struct sr_profile *p, long http, const char *body, size_t body
 
 	memset(a, 0, sizeof *a);
 	a->verdict = SR_V_UNKNOWN;
+	/* An informational status (1xx) or one past 599 is no answer to the
+	 * request: rules that weigh only a code would take it for one. */
+	if (http < 200 || http > 599) {
+		snprintf(a->unread, sizeof a->unread,
+		    "carrier answered with HTTP status %ld (not a final status)", http);
+		return;
+	}
 	/* Everything here reads the body as a C string: a NUL would hide what
 	 * follows it ({"code":"OK"}, NUL, {"code":"INTERNAL"} read as ok). A
 	 * change may have applied, a query saw nothing: unknown, not read. */

@@ -279,3 +279,26 @@ echoed_error() {
 	# Nothing learned of the card: it is still as its request said.
 	assert_equal "$(rcli HGET t:card:N2:facts st)" active
 }
+
+@test "an answer libcurl cannot take says what happened: a header over its limit, a status that is not final" {
+	# Rules that would take any {"code":"OK"} for ok, whatever the status.
+	profiles 'from = default' 'accounts = c1' 'rule = code=OK => ok' 'rule = * => unknown'
+	export SRQ_CONFIRM_DELAY_MS=60000 # no status query meanwhile: each card's last error is its call's
+	pad=$(head -c 110000 /dev/zero | tr '\0' a)
+	ok='Connection: close\r\nContent-Length: 13\r\n\r\n{"code":"OK"}'
+	i=0
+	for answer in "HTTP/1.1 200 OK\r\nX-Padding: $pad\r\n$ok" "HTTP/1.1 999 Odd\r\n$ok" \
+		"HTTP/1.1 100 Continue\r\n$ok"; do
+		i=$((i + 1))
+		bad_start main raw "$answer"
+		stop_request "H$i"
+		sr-claim | sr-exec | sr-confirm >>"$T/finals"
+	done
+	assert_equal "$(jq -r '"\(.card) \(.state)"' "$T/finals" | paste -sd,)" \
+		"H1 confirming,H2 confirming,H3 confirming"
+	run -0 sr-admin show H1 H2 H3
+	assert_equal "$(jq -r '"\(.card) \(.command.last_error)"' <<<"$output")" \
+"H1 response header too long (over libcurl's limit): the answer was not read
+H2 carrier answered with HTTP status 999 (not a final status)
+H3 carrier answered with HTTP status 100 (not a final status), then no answer libcurl could read"
+}

@@ -8,15 +8,16 @@
  * statuses come too); the rest is the body, NUL bytes and all.
  *
  * Checks: the verdict is one of enum sr_verdict, and has a name; no rule
- * matched means unknown; a body with a NUL byte is not read (unknown, no
- * rule, nothing observed, and unread says why), and every other answer is
- * read; a matched rule is one of the profile's (query.rule for queries
- * when it has them) and gave the verdict, but that an asynchronous profile
- * makes a change's ok in_progress and a query is ok only with a state it
- * can read (else unknown); a query that is ok says active, stopped or
- * other, which agrees with the profile's state lists, and nothing else
- * carries an observed state; every text field ends inside its array; the
- * same answer classified twice is classified the same. */
+ * matched means unknown; a status that is not final (not 200..599) or a
+ * body with a NUL byte is not read (unknown, no rule, nothing observed,
+ * and unread says why), and every other answer is read; a matched rule is
+ * one of the profile's (query.rule for queries when it has them) and gave
+ * the verdict, but that an asynchronous profile makes a change's ok
+ * in_progress and a query is ok only with a state it can read (else
+ * unknown); a query that is ok says active, stopped or other, which agrees
+ * with the profile's state lists, and nothing else carries an observed
+ * state; every text field ends inside its array; the same answer
+ * classified twice is classified the same. */
 #include <stdint.h>
 #include <string.h>
 
@@ -120,9 +121,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    sr_verdict_name(a.verdict));
 	else
 		FUZZ_CHECK(r != NULL, "rule on line %d is not one of the profile's", a.rule);
-	/* A NUL byte in the body (it would hide what follows) is not read: no
-	 * rule is asked. */
-	if (memchr(body, '\0', size - 3))
+	/* A status that is not final, or a NUL byte in the body (it would hide
+	 * what follows), is not read: no rule is asked. */
+	if (http < 200 || http > 599 || memchr(body, '\0', size - 3))
 		FUZZ_CHECK(!a.rule && a.verdict == SR_V_UNKNOWN && a.unread[0] && !*a.observed,
 		    "an answer that is not read was read: %s", sr_verdict_name(a.verdict));
 	else

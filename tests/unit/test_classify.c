@@ -80,6 +80,10 @@ main(void)
 		{ 200, "{\"status\":\"active\"}", 1, SR_V_OK, "active" },
 		{ 200, "{\"status\":\"retired\"}", 1, SR_V_OK, "other" },
 		{ 200, "{\"state\":\"stopped\"}", 1, SR_V_UNKNOWN, "" },
+		/* not a final status: no answer, whatever the body says */
+		{ 100, "{\"code\":\"OK\"}", 0, SR_V_UNKNOWN, NULL },
+		{ 999, "{\"code\":\"OK\"}", 0, SR_V_UNKNOWN, NULL },
+		{ 999, "{\"status\":\"stopped\"}", 1, SR_V_UNKNOWN, "" },
 		{ 429, "", 1, SR_V_THROTTLE, NULL },
 		{ 502, "", 1, SR_V_UNKNOWN, NULL },
 	};
@@ -92,6 +96,8 @@ main(void)
 		{ 200, "{\"status\":\"12058\",\"message\":\"卡状态已是目标状态\"}", 0, SR_V_ALREADY, NULL },
 		{ 200, "{\"status\":\"12087\",\"message\":\"号码状态不允许办理\"}", 0, SR_V_FAIL, NULL },
 		{ 500, "Internal Server Error", 0, SR_V_UNKNOWN, NULL },
+		/* its rules weigh the code alone: a status that is not final is no answer */
+		{ 999, "{\"status\":\"0\"}", 0, SR_V_UNKNOWN, NULL },
 		{ 200, "{\"status\":\"0\",\"result\":[{\"cardStatus\":\"2\"}]}", 1, SR_V_OK, "active" },
 		{ 200, "{\"status\":\"0\",\"result\":[{\"cardStatus\":\"4\"}]}", 1, SR_V_OK, "stopped" },
 		{ 200, "{\"status\":\"0\",\"result\":[{\"cardStatus\":\"9\"}]}", 1, SR_V_OK, "other" },
@@ -137,6 +143,9 @@ main(void)
 		sr_classify(d, 200, query, sizeof query - 1, 1, &a);
 		CHECK(a.verdict == SR_V_UNKNOWN && !a.observed[0] && !a.raw_state[0],
 		    "a query's body with a NUL: %s, observed '%s'", sr_verdict_name(a.verdict), a.observed);
+		sr_classify(d, 999, "", 0, 0, &a);
+		CHECK(!strcmp(a.unread, "carrier answered with HTTP status 999 (not a final status)"),
+		    "a status that is not final says so: '%s'", a.unread);
 	}
 	o->async = 1;
 	{
