@@ -1002,6 +1002,15 @@ int sr_digest_hex(int alg, const char *key, size_t keylen, const char *data, siz
 /* Hex of a digest (2n+1 bytes in out). */
 void sr_hex(const unsigned char *md, size_t n, char *out, int upper);
 
+/* --------------------------------------------------------------- sr_redact.c */
+
+/* Cut every secret (of 4 bytes or more) out of s, a text the carrier sent
+ * back, wherever it is spelled raw, percent-encoded (either case of hex), with
+ * + for a space, JSON-escaped (\/, \u0041), or any mix of those; and the
+ * first 4 or more bytes of one that end s (cut short by its length). Each
+ * run cut is said once as [secret]. s holds size bytes. */
+void sr_redact(char *s, size_t size, char *const *secrets, int nsecrets);
+
 /* ---------------------------------------------------------------- sr_clock.c */
 
 /* One reading of the clock: now (Redis ms), asked at mono ms sent and

@@ -356,56 +356,13 @@ forget_sent_secrets(struct sr_call *c)
 	c->nsent_secrets = 0;
 }
 
-/* Shorter secrets are not looked for in what the carrier says: "42" would
- * cut up every message ("HTTP [secret]2"), and so short a value is no
- * secret for its length alone. */
-#define SECRET_MIN 4
-
-/* A carrier may echo what it was sent in its error message ("invalid token
- * 3f9c..."), and that message becomes the result's error: stdout, Redis,
- * the audit, alerts. Every secret the request carried is cut out of it:
- * every byte of every match is marked first, then each marked run said once
- * as [secret] (a secret inside another, or overlapping it, leaves none of
- * the other's rest); and the first SECRET_MIN or more bytes of one at the
- * very end are a secret cut short by the message's length (a JWT is longer
- * than a message keeps). */
+/* Every secret the request carried, cut out of what the carrier said back
+ * (in every spelling srq sends it in, or a carrier writes it back in:
+ * sr_redact.c). */
 static void
 redact_secrets(const struct sr_call *c, char *s, size_t size)
 {
-	char mark[1024], out[1024];
-	size_t len = strlen(s), o = 0;
-	int any = 0;
-
-	if (len >= sizeof mark)
-		len = sizeof mark - 1;
-	memset(mark, 0, len);
-	for (int i = 0; i < c->nsent_secrets; i++) {
-		const char *v = c->sent_secrets[i], *at;
-		size_t vlen = strlen(v);
-
-		if (vlen < SECRET_MIN)
-			continue;
-		for (at = s; (at = strstr(at, v)) && (size_t)(at - s) + vlen <= len; at++) {
-			memset(mark + (at - s), 1, vlen);
-			any = 1;
-		}
-		for (size_t k = vlen - 1 < len ? vlen - 1 : len; k >= SECRET_MIN; k--)
-			if (!memcmp(s + len - k, v, k)) {
-				memset(mark + len - k, 1, k);
-				any = 1;
-				break;
-			}
-	}
-	if (!any)
-		return;
-	for (size_t i = 0; i < len && o + 1 < sizeof out; i++) {
-		if (!mark[i])
-			out[o++] = s[i];
-		else if (i == 0 || !mark[i - 1])
-			o += (size_t)snprintf(out + o, sizeof out - o, "[secret]");
-	}
-	out[o < sizeof out ? o : sizeof out - 1] = '\0';
-	snprintf(s, size, "%s", out);
+	sr_redact(s, size, c->sent_secrets, c->nsent_secrets);
 }
 
 /* A secret's value for this account: the first of its alternatives that is

@@ -158,6 +158,60 @@ echoed_error() {
 	assert_output "HTTP 422 NOT_ALLOWED bad token: Basic [secret]"
 }
 
+# redis_values: every value in Redis, as text (a DUMP may compress a string
+# and hide what it holds).
+redis_values() {
+	local k
+	rcli --scan | while read -r k; do
+		case $(rcli TYPE "$k") in
+		string) rcli GET "$k" ;;
+		hash) rcli HGETALL "$k" ;;
+		set) rcli SMEMBERS "$k" ;;
+		zset) rcli ZRANGE "$k" 0 -1 ;;
+		list) rcli LRANGE "$k" 0 -1 ;;
+		stream) rcli XRANGE "$k" - + ;;
+		esac
+	done
+}
+
+@test "a secret echoed in any encoding srq sends it in is redacted: result, show, audit, alerts, Redis" {
+	# A password sent percent-encoded in the URL and inside Basic's base64,
+	# echoed back as it came, with lower-case hex, form-encoded (+ for its
+	# space), decoded, JSON-escaped (\/ for its slash), and as Basic.
+	pw='Sekr3t/+p w=='
+	b64=$(printf 'acme:%s' "$pw" | base64)
+	export SRQ_TEST_PW=$pw
+	profiles 'from = default' 'accounts = c1' 'message = message' 'secret.pw = env:SRQ_TEST_PW' \
+		'stop.url = {base}/v1/cards/{card}/stop?pw={pw}' 'basic = acme:{pw}'
+	for how in sent lower form decoded json auth; do
+		bad_start main echo-params "$how"
+		stop_request "E-$how"
+		sr-claim | sr-exec | tee -a "$T/results" | sr-confirm >>"$T/finals"
+	done
+	# As it went: %2F upper-case, and base64 of user:password.
+	assert_equal "$(jq -r '"\(.path) \(.auth)"' "$T/bad-main.log" | head -1)" \
+		"/v1/cards/E-sent/stop?pw=Sekr3t%2F%2Bp%20w%3D%3D Basic $b64"
+	assert_equal "$(jq -r '"\(.card) \(.error)"' "$T/results")" \
+"E-sent HTTP 422 NOT_ALLOWED you sent: pw=[secret]
+E-lower HTTP 422 NOT_ALLOWED you sent: pw=[secret]
+E-form HTTP 422 NOT_ALLOWED you sent: pw=[secret]
+E-decoded HTTP 422 NOT_ALLOWED you sent: pw=[secret]
+E-json HTTP 422 NOT_ALLOWED you sent: {\"pw\": \"[secret]\"}
+E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
+	# Each card frozen with its alert, the error kept where an operator reads it.
+	assert_equal "$(jq -r .state "$T/finals" | sort | uniq -c | awk '{ print $1, $2 }')" "6 frozen"
+	sr-admin show E-sent E-lower E-form E-decoded E-json E-auth >"$T/show"
+	sr-admin audit --account c1 >"$T/audit"
+	sr-admin alerts >"$T/alerts" || true
+	redis_values >"$T/redis" 2>&1
+	assert_equal "$(jq -r '.alert' "$T/alerts" | sort | uniq -c | awk '{ print $1, $2 }')" "6 permanent"
+	grep -q 'you sent: pw=\[secret\]' "$T/redis"
+	grep -q 'you sent: Basic \[secret\]' "$T/show"
+	# No form of the password, nor the credentials' base64, anywhere.
+	run grep -l -e Sekr3t -e "$b64" "$T/results" "$T/finals" "$T/show" "$T/audit" "$T/alerts" "$T/redis"
+	assert_output ''
+}
+
 @test "a secret of under 4 characters is not looked for in what the carrier says: the message is left whole" {
 	profiles 'from = default' 'accounts = c1' 'message = message' 'secret.pin = env:SRQ_TEST_PIN' \
 		'stop.url = {base}/v1/cards/{card}/stop?pin={pin}'
