@@ -857,7 +857,10 @@ load_all(const struct sr_config *cfg)
 			push_str(&names, &n, de->d_name);
 	}
 	closedir(d);
-	qsort(names, (size_t)n, sizeof *names, cmp_names);
+	/* A directory with no profile yet serves every account by the
+	 * default, as no SRQ_PROFILES does (and names is NULL: no qsort). */
+	if (n > 0)
+		qsort(names, (size_t)n, sizeof *names, cmp_names);
 	for (int i = 0; i < n; i++) {
 		char path[4096], name[256], *text;
 		struct sr_profile *p;
