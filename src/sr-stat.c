@@ -256,7 +256,7 @@ static const struct metric metrics[] = {
 	{ "queued", "srq_queued", "Commands in the account's queues (claimed included, frozen excluded)." },
 	{ "due", "srq_due", "Commands due now." },
 	{ "claimed", "srq_claimed", "Commands claimed by a live lease." },
-	{ "confirming", "srq_confirming", "Commands whose last call had an unknown result, being confirmed." },
+	{ "confirming", "srq_confirming", "Commands whose last call had an unknown result, being confirmed (frozen excluded)." },
 	{ "frozen", "srq_frozen", "Commands frozen after failures; they need an operator (sr-admin retry)." },
 	{ "oldest_due_s", "srq_oldest_due_seconds", "Age of the oldest due command." },
 	{ "running", "srq_running", "Claims in flight." },

@@ -837,13 +837,17 @@ struct sr_answer {
 	char observed[16];  /* queries: active, stopped or other */
 	char card[65];      /* the card the answer names (card, query.card), if any */
 	int mismatch;       /* it names another card, or none where it must: not believed */
+	char unread[120];   /* why the answer was not read at all (unknown, no rule asked) */
 };
 /* Classify the answer to a call about card (a change, or is_query a status
- * query). An answer that would say how the card stands (ok, already,
- * accepted, a state) but names another card, or none where the profile says
- * it must, is unknown, its mismatch set: never believed of this card. */
-void sr_classify(const struct sr_profile *p, long http, const char *body, int is_query,
-    const char *card, struct sr_answer *a);
+ * query); body holds body_len bytes (and a NUL after them). A status that is
+ * not final (not 200..599) or a body holding a NUL byte is not read:
+ * unknown, with unread saying why. An answer that would say how the card
+ * stands (ok, already, accepted, a state) but names another card, or none
+ * where the profile says it must, is unknown, its mismatch set: never
+ * believed of this card. */
+void sr_classify(const struct sr_profile *p, long http, const char *body, size_t body_len,
+    int is_query, const char *card, struct sr_answer *a);
 /* A carrier's body as JSON (a byte order mark and white space before it
  * skipped, duplicate keys refused), or NULL when it holds none. */
 json_t *sr_answer_json(const char *body);
@@ -906,6 +910,8 @@ struct sr_call {
 	struct sr_origin *origin;
 	int is_fetch, conn_close;
 	int sends;              /* times libcurl was about to send the request */
+	long status_seen;       /* the status of the last status line read (0: none) */
+	int headers_done;       /* that answer's headers were read to their end */
 	int local_fail;         /* not sent for a reason of ours: its request could not be built */
 	char *sent_secrets[8];  /* copies of the secrets the request carries: redacted from
 	                         * what the carrier says back (zeroed and freed at cleanup) */
@@ -1006,6 +1012,15 @@ int sr_digest_hex(int alg, const char *key, size_t keylen, const char *data, siz
     char *out);
 /* Hex of a digest (2n+1 bytes in out). */
 void sr_hex(const unsigned char *md, size_t n, char *out, int upper);
+
+/* --------------------------------------------------------------- sr_redact.c */
+
+/* Cut every secret (of 4 bytes or more) out of s, a text the carrier sent
+ * back, wherever it is spelled raw, percent-encoded (either case of hex), with
+ * + for a space, JSON-escaped (\/, \u0041), or any mix of those; and the
+ * first 4 or more bytes of one that end s (cut short by its length). Each
+ * run cut is said once as [secret]. s holds size bytes. */
+void sr_redact(char *s, size_t size, char *const *secrets, int nsecrets);
 
 /* ---------------------------------------------------------------- sr_clock.c */
 

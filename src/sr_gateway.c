@@ -356,56 +356,13 @@ forget_sent_secrets(struct sr_call *c)
 	c->nsent_secrets = 0;
 }
 
-/* Shorter secrets are not looked for in what the carrier says: "42" would
- * cut up every message ("HTTP [secret]2"), and so short a value is no
- * secret for its length alone. */
-#define SECRET_MIN 4
-
-/* A carrier may echo what it was sent in its error message ("invalid token
- * 3f9c..."), and that message becomes the result's error: stdout, Redis,
- * the audit, alerts. Every secret the request carried is cut out of it:
- * every byte of every match is marked first, then each marked run said once
- * as [secret] (a secret inside another, or overlapping it, leaves none of
- * the other's rest); and the first SECRET_MIN or more bytes of one at the
- * very end are a secret cut short by the message's length (a JWT is longer
- * than a message keeps). */
+/* Every secret the request carried, cut out of what the carrier said back
+ * (in every spelling srq sends it in, or a carrier writes it back in:
+ * sr_redact.c). */
 static void
 redact_secrets(const struct sr_call *c, char *s, size_t size)
 {
-	char mark[1024], out[1024];
-	size_t len = strlen(s), o = 0;
-	int any = 0;
-
-	if (len >= sizeof mark)
-		len = sizeof mark - 1;
-	memset(mark, 0, len);
-	for (int i = 0; i < c->nsent_secrets; i++) {
-		const char *v = c->sent_secrets[i], *at;
-		size_t vlen = strlen(v);
-
-		if (vlen < SECRET_MIN)
-			continue;
-		for (at = s; (at = strstr(at, v)) && (size_t)(at - s) + vlen <= len; at++) {
-			memset(mark + (at - s), 1, vlen);
-			any = 1;
-		}
-		for (size_t k = vlen - 1 < len ? vlen - 1 : len; k >= SECRET_MIN; k--)
-			if (!memcmp(s + len - k, v, k)) {
-				memset(mark + len - k, 1, k);
-				any = 1;
-				break;
-			}
-	}
-	if (!any)
-		return;
-	for (size_t i = 0; i < len && o + 1 < sizeof out; i++) {
-		if (!mark[i])
-			out[o++] = s[i];
-		else if (i == 0 || !mark[i - 1])
-			o += (size_t)snprintf(out + o, sizeof out - o, "[secret]");
-	}
-	out[o < sizeof out ? o : sizeof out - 1] = '\0';
-	snprintf(s, size, "%s", out);
+	sr_redact(s, size, c->sent_secrets, c->nsent_secrets);
 }
 
 /* A secret's value for this account: the first of its alternatives that is
@@ -788,12 +745,22 @@ on_body(char *data, size_t size, size_t nmemb, void *userp)
 	return size * nmemb;
 }
 
+/* Each header line of the answer, its status line and the empty line
+ * that ends its headers included (once per answer: a 100 Continue has its
+ * own). */
 static size_t
 on_header(char *data, size_t size, size_t nmemb, void *userp)
 {
 	struct sr_call *call = userp;
 	size_t n = size * nmemb;
 
+	if (n > 5 && !strncmp(data, "HTTP/", 5)) {
+		const char *sp = memchr(data, ' ', n);
+
+		call->status_seen = sp ? strtol(sp + 1, NULL, 10) : 0;
+		call->headers_done = 0;
+	} else if ((n == 2 && data[0] == '\r' && data[1] == '\n') || (n == 1 && data[0] == '\n'))
+		call->headers_done = 1;
 	if (n >= 17 && !strncasecmp(data, "connection:", 11)) {
 		const char *v = data + 11;
 
@@ -924,6 +891,8 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 	call->body_len = 0;
 	call->conn_close = 0;
 	call->sends = 0;
+	call->status_seen = 0;
+	call->headers_done = 0;
 	call->started = sr_mono_ms();
 	call->auth_gen = ed->auth_gen;
 	if (!(e = curl_easy_init())) {
@@ -1215,6 +1184,36 @@ classify_transport(struct sr_call *call, CURLcode rc, CURL *e)
 	}
 }
 
+/* The error of a call libcurl failed, in words that say what happened:
+ * libcurl's own name for some of them misleads (a header over its limit is
+ * "Out of memory", an answer after a 100 Continue that is not HTTP
+ * "Unsupported protocol", as if srq had asked for a wrong scheme). */
+static void
+transport_error(struct sr_call *call, CURLcode rc)
+{
+	char *err = call->error;
+	size_t n = sizeof call->error;
+
+	if (call->sends > 1 && rc == CURLE_ABORTED_BY_CALLBACK)
+		snprintf(err, n, "the connection closed with no answer after the request was sent "
+		    "(not sent again)");
+	/* While reading the answer's headers, libcurl runs out of memory only
+	 * at its limit for one header line (CURL_MAX_HTTP_HEADER): srq's own
+	 * allocations end the process when memory runs out. */
+	else if (rc == CURLE_OUT_OF_MEMORY && call->sends > 0 && !call->headers_done)
+		snprintf(err, n, "response header too long (over libcurl's limit): the answer was "
+		    "not read");
+	else if ((rc == CURLE_UNSUPPORTED_PROTOCOL || rc == CURLE_WEIRD_SERVER_REPLY) &&
+	    call->sends > 0) {
+		if (call->status_seen && (call->status_seen < 200 || call->status_seen > 599))
+			snprintf(err, n, "carrier answered with HTTP status %ld (not a final status), then "
+			    "no answer libcurl could read", call->status_seen);
+		else
+			snprintf(err, n, "carrier answered with no HTTP status line libcurl could read");
+	} else
+		snprintf(err, n, "%s", curl_easy_strerror(rc));
+}
+
 /* What the call's timings teach about the account's connections. */
 static void
 learn(struct sr_edge *ed, struct sr_call *call, CURL *e)
@@ -1269,7 +1268,7 @@ classify(struct sr_call *call)
 	struct sr_answer a;
 	int is_query = !strcmp(call->action, "status");
 
-	sr_classify(p, call->http, call->body, is_query, call->card, &a);
+	sr_classify(p, call->http, call->body, call->body_len, is_query, call->card, &a);
 	call->verdict = a.verdict;
 	snprintf(call->observed, sizeof call->observed, "%s", a.observed);
 	snprintf(call->raw_state, sizeof call->raw_state, "%s", a.raw_state);
@@ -1295,7 +1294,9 @@ classify(struct sr_call *call)
 			    call->http, a.card, call->card);
 		else
 			snprintf(call->error, sizeof call->error, "HTTP %ld: the answer names no card", call->http);
-	} else if (call->outcome != SR_OUT_OK && call->outcome != SR_OUT_ALREADY)
+	} else if (a.unread[0])
+		snprintf(call->error, sizeof call->error, "%s", a.unread);
+	else if (call->outcome != SR_OUT_OK && call->outcome != SR_OUT_ALREADY)
 		snprintf(call->error, sizeof call->error, "HTTP %ld%s%s%s%s", call->http,
 		    a.code[0] ? " " : "", a.code, a.msg[0] ? " " : "", a.msg);
 	redact_secrets(call, call->error, sizeof call->error);
@@ -1347,12 +1348,7 @@ sr_gateway_done(struct sr_gateway *gw)
 				call->retry_after_ms = (ra > 3600 ? 3600 : ra) * 1000;
 		} else {
 			classify_transport(call, m->data.result, e);
-			if (call->sends > 1 && m->data.result == CURLE_ABORTED_BY_CALLBACK)
-				snprintf(call->error, sizeof call->error, "the connection closed with no "
-				    "answer after the request was sent (not sent again)");
-			else
-				snprintf(call->error, sizeof call->error, "%s",
-				    curl_easy_strerror(m->data.result));
+			transport_error(call, m->data.result);
 		}
 		cleanup(call);
 		return call;

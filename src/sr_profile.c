@@ -860,7 +860,10 @@ load_all(const struct sr_config *cfg)
 			push_str(&names, &n, de->d_name);
 	}
 	closedir(d);
-	qsort(names, (size_t)n, sizeof *names, cmp_names);
+	/* A directory with no profile yet serves every account by the
+	 * default, as no SRQ_PROFILES does (and names is NULL: no qsort). */
+	if (n > 0)
+		qsort(names, (size_t)n, sizeof *names, cmp_names);
 	for (int i = 0; i < n; i++) {
 		char path[4096], name[256], *text;
 		struct sr_profile *p;
@@ -1279,14 +1282,30 @@ answer_about(json_t *j, const char *body, const char *path, const char *card, st
 }
 
 void
-sr_classify(const struct sr_profile *p, long http, const char *body, int is_query,
-    const char *card, struct sr_answer *a)
+sr_classify(const struct sr_profile *p, long http, const char *body, size_t body_len,
+    int is_query, const char *card, struct sr_answer *a)
 {
-	json_t *j = sr_answer_json(body);
+	json_t *j;
 	int has_code;
 
 	memset(a, 0, sizeof *a);
 	a->verdict = SR_V_UNKNOWN;
+	/* An informational status (1xx) or one past 599 is no answer to the
+	 * request: rules that weigh only a code would take it for one. */
+	if (http < 200 || http > 599) {
+		snprintf(a->unread, sizeof a->unread,
+		    "carrier answered with HTTP status %ld (not a final status)", http);
+		return;
+	}
+	/* Everything here reads the body as a C string: a NUL would hide what
+	 * follows it ({"code":"OK"}, NUL, {"code":"INTERNAL"} read as ok). A
+	 * change may have applied, a query saw nothing: unknown, not read. */
+	if (body && memchr(body, '\0', body_len)) {
+		snprintf(a->unread, sizeof a->unread,
+		    "carrier answered HTTP %ld with a NUL byte in its body: not read", http);
+		return;
+	}
+	j = sr_answer_json(body);
 	has_code = sr_answer_field(j, body, p->code_path, a->code, sizeof a->code);
 	sr_answer_field(j, body, p->msg_path, a->msg, sizeof a->msg);
 	sr_answer_field(j, body, p->txn_path, a->txn, sizeof a->txn);

@@ -158,6 +158,60 @@ echoed_error() {
 	assert_output "HTTP 422 NOT_ALLOWED bad token: Basic [secret]"
 }
 
+# redis_values: every value in Redis, as text (a DUMP may compress a string
+# and hide what it holds).
+redis_values() {
+	local k
+	rcli --scan | while read -r k; do
+		case $(rcli TYPE "$k") in
+		string) rcli GET "$k" ;;
+		hash) rcli HGETALL "$k" ;;
+		set) rcli SMEMBERS "$k" ;;
+		zset) rcli ZRANGE "$k" 0 -1 ;;
+		list) rcli LRANGE "$k" 0 -1 ;;
+		stream) rcli XRANGE "$k" - + ;;
+		esac
+	done
+}
+
+@test "a secret echoed in any encoding srq sends it in is redacted: result, show, audit, alerts, Redis" {
+	# A password sent percent-encoded in the URL and inside Basic's base64,
+	# echoed back as it came, with lower-case hex, form-encoded (+ for its
+	# space), decoded, JSON-escaped (\/ for its slash), and as Basic.
+	pw='Sekr3t/+p w=='
+	b64=$(printf 'acme:%s' "$pw" | base64)
+	export SRQ_TEST_PW=$pw
+	profiles 'from = default' 'accounts = c1' 'message = message' 'secret.pw = env:SRQ_TEST_PW' \
+		'stop.url = {base}/v1/cards/{card}/stop?pw={pw}' 'basic = acme:{pw}'
+	for how in sent lower form decoded json auth; do
+		bad_start main echo-params "$how"
+		stop_request "E-$how"
+		sr-claim | sr-exec | tee -a "$T/results" | sr-confirm >>"$T/finals"
+	done
+	# As it went: %2F upper-case, and base64 of user:password.
+	assert_equal "$(jq -r '"\(.path) \(.auth)"' "$T/bad-main.log" | head -1)" \
+		"/v1/cards/E-sent/stop?pw=Sekr3t%2F%2Bp%20w%3D%3D Basic $b64"
+	assert_equal "$(jq -r '"\(.card) \(.error)"' "$T/results")" \
+"E-sent HTTP 422 NOT_ALLOWED you sent: pw=[secret]
+E-lower HTTP 422 NOT_ALLOWED you sent: pw=[secret]
+E-form HTTP 422 NOT_ALLOWED you sent: pw=[secret]
+E-decoded HTTP 422 NOT_ALLOWED you sent: pw=[secret]
+E-json HTTP 422 NOT_ALLOWED you sent: {\"pw\": \"[secret]\"}
+E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
+	# Each card frozen with its alert, the error kept where an operator reads it.
+	assert_equal "$(jq -r .state "$T/finals" | sort | uniq -c | awk '{ print $1, $2 }')" "6 frozen"
+	sr-admin show E-sent E-lower E-form E-decoded E-json E-auth >"$T/show"
+	sr-admin audit --account c1 >"$T/audit"
+	sr-admin alerts >"$T/alerts" || true
+	redis_values >"$T/redis" 2>&1
+	assert_equal "$(jq -r '.alert' "$T/alerts" | sort | uniq -c | awk '{ print $1, $2 }')" "6 permanent"
+	grep -q 'you sent: pw=\[secret\]' "$T/redis"
+	grep -q 'you sent: Basic \[secret\]' "$T/show"
+	# No form of the password, nor the credentials' base64, anywhere.
+	run grep -l -e Sekr3t -e "$b64" "$T/results" "$T/finals" "$T/show" "$T/audit" "$T/alerts" "$T/redis"
+	assert_output ''
+}
+
 @test "a secret of under 4 characters is not looked for in what the carrier says: the message is left whole" {
 	profiles 'from = default' 'accounts = c1' 'message = message' 'secret.pin = env:SRQ_TEST_PIN' \
 		'stop.url = {base}/v1/cards/{card}/stop?pin={pin}'
@@ -254,4 +308,51 @@ echoed_error() {
 	due=$(rcli ZSCORE 't:carrier:{c1}:stop_resume' A1)
 	last=$(rcli HGET 't:carrier:{c1}:card:A1' last_call)
 	[ "$due" -ge $((last + ra)) ]
+}
+
+@test "a change answered with a NUL byte in its body is unknown (the answer is not read), never ok" {
+	# An ok, a NUL, and what the NUL would hide from a reader of C strings.
+	bad_start main raw 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 33\r\n\r\n{"code":"OK"}\x00{"code":"INTERNAL"}'
+	stop_request N1
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r '"\(.outcome) \(.error)"' "$T/results")" \
+		"unknown carrier answered HTTP 200 with a NUL byte in its body: not read"
+	assert_output --partial '"state":"confirming"'
+}
+
+@test "a status query answered with a NUL byte in its body observes nothing: the card stays confirming" {
+	bad_start main raw 'HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 19\r\n\r\n{"code":"INTERNAL"}'
+	stop_request N2
+	sr-claim | sr-exec | sr-confirm >/dev/null
+	bad_start main raw 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 40\r\n\r\n{"status":"stopped"}\x00{"status":"active"}'
+	sleep 0.5 # its query is due (SRQ_CONFIRM_DELAY_MS)
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r '"\(.task) \(.outcome) \(.observed) \(.error)"' "$T/results")" \
+		"query unknown null carrier answered HTTP 200 with a NUL byte in its body: not read"
+	assert_equal "$(sr-admin why N2 | jq -r .state)" confirming
+	# Nothing learned of the card: it is still as its request said.
+	assert_equal "$(rcli HGET t:card:N2:facts st)" active
+}
+
+@test "an answer libcurl cannot take says what happened: a header over its limit, a status that is not final" {
+	# Rules that would take any {"code":"OK"} for ok, whatever the status.
+	profiles 'from = default' 'accounts = c1' 'rule = code=OK => ok' 'rule = * => unknown'
+	export SRQ_CONFIRM_DELAY_MS=60000 # no status query meanwhile: each card's last error is its call's
+	pad=$(head -c 110000 /dev/zero | tr '\0' a)
+	ok='Connection: close\r\nContent-Length: 13\r\n\r\n{"code":"OK"}'
+	i=0
+	for answer in "HTTP/1.1 200 OK\r\nX-Padding: $pad\r\n$ok" "HTTP/1.1 999 Odd\r\n$ok" \
+		"HTTP/1.1 100 Continue\r\n$ok"; do
+		i=$((i + 1))
+		bad_start main raw "$answer"
+		stop_request "H$i"
+		sr-claim | sr-exec | sr-confirm >>"$T/finals"
+	done
+	assert_equal "$(jq -r '"\(.card) \(.state)"' "$T/finals" | paste -sd,)" \
+		"H1 confirming,H2 confirming,H3 confirming"
+	run -0 sr-admin show H1 H2 H3
+	assert_equal "$(jq -r '"\(.card) \(.command.last_error)"' <<<"$output")" \
+"H1 response header too long (over libcurl's limit): the answer was not read
+H2 carrier answered with HTTP status 999 (not a final status)
+H3 carrier answered with HTTP status 100 (not a final status), then no answer libcurl could read"
 }

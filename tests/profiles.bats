@@ -179,3 +179,15 @@ converged() {
 	run -0 sr-admin profile cmcc-1
 	cp "$T/onelink.good" "$T/profiles/onelink.profile"
 }
+
+@test "SRQ_PROFILES naming an empty directory: every account is served by the default profile" {
+	# (a directory made for profiles not yet written: as if SRQ_PROFILES were unset)
+	mkdir "$T/empty"
+	export SRQ_PROFILES="$T/empty"
+	gwsim_start
+	stop_backlog 3 c1
+	run -0 sr-admin profile c1
+	echo "$output" | jq -e '.profile == "default" and .ok'
+	run -0 drain 20
+	converged 3 10
+}

@@ -89,6 +89,34 @@ teardown() {
 	run -2 sr-stat --prom --table
 }
 
+@test "a command frozen while confirming is counted frozen, not confirming; retried, it is queried first" {
+	# A card not yet activated (retired, to the simulator: a state srq never
+	# changes), whose stop got a 500.
+	echo '{"card":"F1","carrier":"c1","status":"retired"}' >"$T/cards.jsonl"
+	gwsim_start --cards "$T/cards.jsonl" --fail-account c1
+	printf '{"card":"F1","carrier":"c1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' |
+		sr-enqueue >/dev/null
+	run -0 bash -c 'sr-claim | sr-exec | sr-confirm'
+	assert_output --partial '"task":"call","outcome":"unknown","state":"confirming"'
+	# The carrier back, its status query sees the card in that state: frozen.
+	gw_set fail_account=
+	sleep 0.5
+	run -0 bash -c 'sr-claim | sr-exec | sr-confirm'
+	assert_output --partial '"task":"query","outcome":"ok","state":"frozen"'
+	run -0 sr-stat --carrier c1
+	jq -s -e 'map(select(.carrier == "c1"))[0] | .confirming == 0 and .frozen == 1' <<<"$output"
+	sr-stat --prom --output "$T/srq.prom"
+	grep -qx 'srq_confirming{account="c1"} 0' "$T/srq.prom"
+	grep -qx 'srq_frozen{account="c1"} 1' "$T/srq.prom"
+	# Retried by an operator, it asks the carrier first: its result was
+	# unknown. Confirming again, it is counted so.
+	sr-admin retry F1 --reason "card activated"
+	run -0 sr-stat --carrier c1
+	jq -s -e 'map(select(.carrier == "c1"))[0] | .confirming == 1 and .frozen == 0' <<<"$output"
+	run -0 bash -c 'sr-claim | sr-exec'
+	assert_equal "$(jq -r '"\(.task) \(.outcome) \(.observed)"' <<<"$output")" "query ok other"
+}
+
 @test "the devices' queue is in the Prometheus file, with no account label, so its alert can fire" {
 	printf '{"card":"DC1","carrier":"c1","device":"D1","pkg_expires_at":%d}\n' "$(( $(date +%s) + 86400 ))" | sr-asset >/dev/null
 	printf '{"device":"D1","scene":"device_package_expired","facts":{"pkg_expires_at":0}}\n' | sr-enqueue >/dev/null

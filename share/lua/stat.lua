@@ -12,7 +12,7 @@
     ARGV[3]     the account's settings (JSON: qps, running, burst, aimd_*)
   Output:
     flat array of name, value pairs (values are integers): queued, due,
-    claimed, confirming, frozen, oldest_due_ms, running, max_running, qps,
+    claimed, confirming (frozen ones not counted), frozen, oldest_due_ms, running, max_running, qps,
     burst, qps_effective_milli (the effective rate x 1000), paused_until_ms
     (0: not paused), breaker (0 closed, 1 open, 2 half-open), breaker_since_ms,
     breaker_until_ms, flapping, alerts_open, the window's sums of every
@@ -42,7 +42,10 @@ end
 put('queued', queued)
 put('due', due)
 put('claimed', rcall('ZCOUNT', KEYS[4], now, '+inf'))
-put('confirming', rcall('SCARD', KEYS[6]))
+-- A frozen command stays in the confirming set (confirm.lua's freeze: its
+-- retry queries first), but waits for an operator, not for a query: it is
+-- counted frozen, not confirming, or srq_confirming would never fall.
+put('confirming', rcall('SCARD', KEYS[6]) - rcall('ZINTERCARD', 2, KEYS[5], KEYS[6]))
 put('frozen', rcall('ZCARD', KEYS[5]))
 put('oldest_due_ms', math.max(oldest, 0))
 put('running', rcall('ZCOUNT', KEYS[4], now, '+inf'))

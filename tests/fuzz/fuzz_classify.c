@@ -5,16 +5,19 @@
  * Feeds: byte 0 picks the profile (byte % 3: default, onelink, cisco) and
  * whether the answer is to a query ((byte / 3) % 2); bytes 1-2 are the HTTP
  * status, a signed 16-bit big-endian number (so 0, negative and absurd
- * statuses come too); the rest is the body, as a C string.
+ * statuses come too); the rest is the body, NUL bytes and all.
  *
  * Checks: the verdict is one of enum sr_verdict, and has a name; no rule
- * matched means unknown; a matched rule is one of the profile's (query.rule
- * for queries when it has them) and gave the verdict, but that an
- * asynchronous profile makes a change's ok in_progress and a query is ok
- * only with a state it can read (else unknown); a query that is ok says
- * active, stopped or other, which agrees with the profile's state lists,
- * and nothing else carries an observed state; every text field ends inside
- * its array; the same answer classified twice is classified the same. */
+ * matched means unknown; a status that is not final (not 200..599) or a
+ * body with a NUL byte is not read (unknown, no rule, nothing observed,
+ * and unread says why), and every other answer is read; a matched rule is
+ * one of the profile's (query.rule for queries when it has them) and gave
+ * the verdict, but that an asynchronous profile makes a change's ok
+ * in_progress and a query is ok only with a state it can read (else
+ * unknown); a query that is ok says active, stopped or other, which agrees
+ * with the profile's state lists, and nothing else carries an observed
+ * state; every text field ends inside its array; the same answer
+ * classified twice is classified the same. */
 #include <stdint.h>
 #include <string.h>
 
@@ -97,13 +100,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	body = fuzz_cstring(data + 3, size - 3);
 
 	memset(&a, 0x55, sizeof a);
-	sr_classify(p, http, body, is_query, &a);
+	sr_classify(p, http, body, size - 3, is_query, "C1", &a);
 
 	FUZZ_CHECK(a.verdict >= SR_V_OK && a.verdict <= SR_V_REAUTH, "verdict %d", a.verdict);
 	FUZZ_CHECK(strcmp(sr_verdict_name(a.verdict), "?") != 0, "verdict %d has no name", a.verdict);
 	FUZZ_CHECK(ends_inside(a.code, sizeof a.code) && ends_inside(a.msg, sizeof a.msg) &&
 	    ends_inside(a.txn, sizeof a.txn) && ends_inside(a.raw_state, sizeof a.raw_state) &&
-	    ends_inside(a.observed, sizeof a.observed), "a text field runs off its array");
+	    ends_inside(a.observed, sizeof a.observed) && ends_inside(a.unread, sizeof a.unread),
+	    "a text field runs off its array");
 
 	rules = is_query && p->nqrules ? p->qrules : p->rules;
 	n = is_query && p->nqrules ? p->nqrules : p->nrules;
@@ -117,6 +121,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    sr_verdict_name(a.verdict));
 	else
 		FUZZ_CHECK(r != NULL, "rule on line %d is not one of the profile's", a.rule);
+	/* A status that is not final, or a NUL byte in the body (it would hide
+	 * what follows), is not read: no rule is asked. */
+	if (http < 200 || http > 599 || memchr(body, '\0', size - 3))
+		FUZZ_CHECK(!a.rule && a.verdict == SR_V_UNKNOWN && a.unread[0] && !*a.observed,
+		    "an answer that is not read was read: %s", sr_verdict_name(a.verdict));
+	else
+		FUZZ_CHECK(!a.unread[0], "a readable answer said unread: %s", a.unread);
 	rv = r ? r->verdict : SR_V_UNKNOWN;
 	if (is_query) {
 		int ok = rv == SR_V_OK || rv == SR_V_ALREADY || rv == SR_V_IN_PROGRESS;
@@ -139,7 +150,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* Nothing left from before the call, nothing random: the same again. */
 	memset(&b, 0xAA, sizeof b);
-	sr_classify(p, http, body, is_query, &b);
+	sr_classify(p, http, body, size - 3, is_query, "C1", &b);
 	FUZZ_CHECK(!memcmp(&a, &b, sizeof a), "the same answer classified differently");
 	free(body);
 	return 0;

@@ -44,7 +44,7 @@ table(const char *name, const struct sr_profile *p, const struct row *rows, size
 	for (size_t i = 0; i < n; i++) {
 		struct sr_answer a;
 
-		sr_classify(p, rows[i].http, rows[i].body, rows[i].query, &a);
+		sr_classify(p, rows[i].http, rows[i].body, strlen(rows[i].body), rows[i].query, "X", &a);
 		CHECK(a.verdict == rows[i].want, "%s: %ld %s (query %d): got %s, want %s", name,
 		    rows[i].http, rows[i].body, rows[i].query, sr_verdict_name(a.verdict),
 		    sr_verdict_name(rows[i].want));
@@ -59,6 +59,10 @@ main(void)
 {
 	static const struct row dflt[] = {
 		{ 200, "{\"code\":\"OK\"}", 0, SR_V_OK, NULL },
+		/* the card called is X: an answer naming another is not believed */
+		{ 200, "{\"code\":\"OK\",\"card\":\"X\"}", 0, SR_V_OK, NULL },
+		{ 200, "{\"code\":\"OK\",\"card\":\"Y\"}", 0, SR_V_UNKNOWN, NULL },
+		{ 200, "{\"card\":\"Y\",\"status\":\"active\"}", 1, SR_V_UNKNOWN, "" },
 		{ 200, "{\"code\":\"ALREADY\"}", 0, SR_V_ALREADY, NULL },
 		{ 409, "{\"code\":\"ALREADY\"}", 0, SR_V_ALREADY, NULL },
 		{ 409, "{\"code\":\"TOO_FREQUENT\"}", 0, SR_V_TOO_FREQUENT, NULL },
@@ -80,6 +84,10 @@ main(void)
 		{ 200, "{\"status\":\"active\"}", 1, SR_V_OK, "active" },
 		{ 200, "{\"status\":\"retired\"}", 1, SR_V_OK, "other" },
 		{ 200, "{\"state\":\"stopped\"}", 1, SR_V_UNKNOWN, "" },
+		/* not a final status: no answer, whatever the body says */
+		{ 100, "{\"code\":\"OK\"}", 0, SR_V_UNKNOWN, NULL },
+		{ 999, "{\"code\":\"OK\"}", 0, SR_V_UNKNOWN, NULL },
+		{ 999, "{\"status\":\"stopped\"}", 1, SR_V_UNKNOWN, "" },
 		{ 429, "", 1, SR_V_THROTTLE, NULL },
 		{ 502, "", 1, SR_V_UNKNOWN, NULL },
 	};
@@ -92,6 +100,8 @@ main(void)
 		{ 200, "{\"status\":\"12058\",\"message\":\"卡状态已是目标状态\"}", 0, SR_V_ALREADY, NULL },
 		{ 200, "{\"status\":\"12087\",\"message\":\"号码状态不允许办理\"}", 0, SR_V_FAIL, NULL },
 		{ 500, "Internal Server Error", 0, SR_V_UNKNOWN, NULL },
+		/* its rules weigh the code alone: a status that is not final is no answer */
+		{ 999, "{\"status\":\"0\"}", 0, SR_V_UNKNOWN, NULL },
 		{ 200, "{\"status\":\"0\",\"result\":[{\"cardStatus\":\"2\"}]}", 1, SR_V_OK, "active" },
 		{ 200, "{\"status\":\"0\",\"result\":[{\"cardStatus\":\"4\"}]}", 1, SR_V_OK, "stopped" },
 		{ 200, "{\"status\":\"0\",\"result\":[{\"cardStatus\":\"9\"}]}", 1, SR_V_OK, "other" },
@@ -99,6 +109,8 @@ main(void)
 	};
 	static const struct row cisco[] = {
 		{ 200, "{\"iccid\":\"X\"}", 0, SR_V_OK, NULL },
+		{ 200, "{\"iccid\":\"Y\"}", 0, SR_V_UNKNOWN, NULL },
+		{ 200, "{}", 0, SR_V_UNKNOWN, NULL }, /* names no device where it must */
 		{ 202, "{\"iccid\":\"X\",\"status\":\"PENDING\"}", 0, SR_V_IN_PROGRESS, NULL },
 		{ 429, "{\"errorCode\":\"40000029\",\"errorMessage\":\"Rate limit exceeded\"}", 0, SR_V_THROTTLE, NULL },
 		{ 400, "{\"errorCode\":\"30000009\",\"errorMessage\":\"Too many status changes\"}", 0, SR_V_TOO_FREQUENT, NULL },
@@ -118,15 +130,36 @@ main(void)
 	{
 		struct sr_answer a;
 
-		sr_classify(d, 202, "{\"code\":\"ACCEPTED\",\"txn\":\"T42\"}", 0, &a);
+		static const char accepted[] = "{\"code\":\"ACCEPTED\",\"txn\":\"T42\"}";
+
+		sr_classify(d, 202, accepted, sizeof accepted - 1, 0, "C1", &a);
 		/* the default profile reads no txn; a profile that says where does */
 		CHECK(a.txn[0] == '\0', "no txn path, no txn");
+	}
+	{
+		/* A NUL byte hides what follows it from every reader of the body:
+		 * it is not read at all. */
+		static const char change[] = "{\"code\":\"OK\"}\0{\"code\":\"INTERNAL\"}";
+		static const char query[] = "{\"status\":\"stopped\"}\0{\"status\":\"active\"}";
+		struct sr_answer a;
+
+		sr_classify(d, 200, change, sizeof change - 1, 0, "C1", &a);
+		CHECK(a.verdict == SR_V_UNKNOWN && a.unread[0], "a change's body with a NUL: %s, '%s'",
+		    sr_verdict_name(a.verdict), a.unread);
+		sr_classify(d, 200, query, sizeof query - 1, 1, "C1", &a);
+		CHECK(a.verdict == SR_V_UNKNOWN && !a.observed[0] && !a.raw_state[0],
+		    "a query's body with a NUL: %s, observed '%s'", sr_verdict_name(a.verdict), a.observed);
+		sr_classify(d, 999, "", 0, 0, "C1", &a);
+		CHECK(!strcmp(a.unread, "carrier answered with HTTP status 999 (not a final status)"),
+		    "a status that is not final says so: '%s'", a.unread);
 	}
 	o->async = 1;
 	{
 		struct sr_answer a;
 
-		sr_classify(o, 200, "{\"status\":\"0\"}", 0, &a);
+		static const char ok[] = "{\"status\":\"0\"}";
+
+		sr_classify(o, 200, ok, sizeof ok - 1, 0, "C1", &a);
 		CHECK(a.verdict == SR_V_IN_PROGRESS, "an asynchronous carrier's ok is accepted, not done");
 	}
 	sr_profile_free(d);
