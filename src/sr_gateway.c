@@ -641,10 +641,22 @@ build_init(struct build *b, struct sr_gateway *gw, struct sr_edge *e, struct sr_
 	    sizeof b->err);
 }
 
+/* One parameter of a request, decoded, as the carrier reads it. */
+struct param {
+	char *name, *value;
+};
+
+/* By name, then by value, byte by byte (strcmp compares unsigned chars):
+ * what a carrier that sorts its parameters by name computes. Sorting
+ * whole "k=v" strings would put user=u1 after user.id= and user2=
+ * ('=' is above '.' and '2'). */
 static int
-cmp_str(const void *a, const void *b)
+cmp_param(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const struct param *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : strcmp(x->value, y->value);
 }
 
 void
@@ -660,13 +672,45 @@ sr_hex(const unsigned char *md, size_t n, char *out, int upper)
 	out[2 * n] = '\0';
 }
 
-/* The request's parameters, "k=v&k=v" sorted by name: its query string, a
- * form body's fields, or a JSON body's top-level scalars ({params}, for
- * signing). */
+/* Decode %XX and '+' (a space) in place: a query string's or a form's
+ * text as the carrier reads it. */
+static void
+form_decode(char *s)
+{
+	char *o = s;
+
+	for (char *i = s; *i; i++) {
+		if (*i == '%' && isxdigit((unsigned char)i[1]) && isxdigit((unsigned char)i[2])) {
+			char h[3] = { i[1], i[2], 0 };
+
+			*o++ = (char)strtol(h, NULL, 16);
+			i += 2;
+		} else
+			*o++ = *i == '+' ? ' ' : *i;
+	}
+	*o = '\0';
+}
+
+#define PARAMS_MAX 128
+
+/* Whether a request carries its body: a GET sends none (see start()), so
+ * none of its parameters reaches the carrier, and none is signed. */
+static int
+sends_body(const struct sr_request_tmpl *t)
+{
+	return t->body && strcmp(t->method, "GET");
+}
+
+/* {params}, what a signature is made of: the parameters the carrier
+ * receives - the URL's query string, and a form body's fields or a JSON
+ * body's top-level strings and integers (body is NULL when none is sent) -
+ * each decoded, sorted by name then value, and joined as "k=v&k=v" with
+ * nothing encoded (README, Carrier profiles). */
 static void
 collect_params(struct build *b, const char *url, const char *body, int type)
 {
-	char *items[128], copy[REQ_MAX];
+	struct param items[PARAMS_MAX];
+	char copy[REQ_MAX];
 	int n = 0;
 	const char *q = strchr(url, '?');
 	size_t len = 0;
@@ -676,21 +720,17 @@ collect_params(struct build *b, const char *url, const char *body, int type)
 		snprintf(copy, sizeof copy, "%s", q + 1);
 	if (body && type == SR_BODY_FORM)
 		snprintf(copy + strlen(copy), sizeof copy - strlen(copy), "%s%s", copy[0] ? "&" : "", body);
-	for (char *s = copy, *save = NULL, *t; (t = strtok_r(s, "&", &save)) && n < 128; s = NULL) {
-		/* the values as sent, decoded */
-		char *o = t;
+	for (char *s = copy, *save = NULL, *t; (t = strtok_r(s, "&", &save)) && n < PARAMS_MAX;
+	    s = NULL) {
+		char *eq = strchr(t, '=');
 
-		for (char *i = t; *i; i++) {
-			if (*i == '%' && isxdigit((unsigned char)i[1]) && isxdigit((unsigned char)i[2])) {
-				char h[3] = { i[1], i[2], 0 };
-
-				*o++ = (char)strtol(h, NULL, 16);
-				i += 2;
-			} else
-				*o++ = *i == '+' ? ' ' : *i;
-		}
-		*o = '\0';
-		items[n++] = sr_strdup(t);
+		if (eq)
+			*eq = '\0';
+		form_decode(t);
+		if (eq)
+			form_decode(eq + 1);
+		items[n].name = sr_strdup(t);
+		items[n++].value = sr_strdup(eq ? eq + 1 : "");
 	}
 	if (body && type == SR_BODY_JSON) {
 		json_t *j = json_loads(body, 0, NULL);
@@ -700,7 +740,7 @@ collect_params(struct build *b, const char *url, const char *body, int type)
 		json_object_foreach(j, k, v) {
 			char val[512];
 
-			if (n == 128)
+			if (n == PARAMS_MAX)
 				break;
 			if (json_is_string(v))
 				snprintf(val, sizeof val, "%s", json_string_value(v));
@@ -708,21 +748,18 @@ collect_params(struct build *b, const char *url, const char *body, int type)
 				snprintf(val, sizeof val, "%lld", (long long)json_integer_value(v));
 			else
 				continue;
-			{
-				size_t m = strlen(k) + strlen(val) + 2;
-
-				items[n] = sr_malloc(m);
-				snprintf(items[n++], m, "%s=%s", k, val);
-			}
+			items[n].name = sr_strdup(k);
+			items[n++].value = sr_strdup(val);
 		}
 		json_decref(j);
 	}
-	qsort(items, (size_t)n, sizeof *items, cmp_str);
+	qsort(items, (size_t)n, sizeof *items, cmp_param);
 	b->params[0] = '\0';
 	for (int i = 0; i < n; i++) {
 		len += (size_t)snprintf(b->params + len, len < sizeof b->params ? sizeof b->params - len : 0,
-		    "%s%s", i ? "&" : "", items[i]);
-		free(items[i]);
+		    "%s%s=%s", i ? "&" : "", items[i].name, items[i].value);
+		free(items[i].name);
+		free(items[i].value);
 	}
 	b->have_params = len < sizeof b->params;
 }
@@ -895,7 +932,7 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 		snprintf(call->error, sizeof call->error, "request not built: %s", b.err);
 		return -1;
 	}
-	collect_params(&b, url, t->body ? body : NULL, t->type);
+	collect_params(&b, url, sends_body(t) ? body : NULL, t->type);
 	if (make_sign(&b) < 0) {
 		snprintf(call->error, sizeof call->error, "request not signed: %s", b.err);
 		return -1;
@@ -959,7 +996,7 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 		 * twice). Unable to rewind, it fails the transfer instead
 		 * (CURLE_SEND_FAIL_REWIND), which is classified unknown and settled
 		 * by a status query. */
-		call->reqlen = t->body ? bb.len : 0;
+		call->reqlen = sends_body(t) ? bb.len : 0;
 		call->reqbody = sr_malloc(call->reqlen + 1);
 		memcpy(call->reqbody, body, call->reqlen);
 		call->reqoff = 0;
@@ -1393,7 +1430,7 @@ sr_edge_check(struct sr_gateway *gw, struct sr_edge *e, json_t *report)
 		    (!t->body || sr_expand(t->body, t->type == SR_BODY_FORM ? SR_CTX_FORM :
 		    t->type == SR_BODY_JSON ? SR_CTX_JSON : SR_CTX_RAW, lookup, &b, &bb, b.err,
 		    sizeof b.err) == 0)) {
-			collect_params(&b, url, t->body ? body : NULL, t->type);
+			collect_params(&b, url, sends_body(t) ? body : NULL, t->type);
 			if (make_sign(&b) == 0)
 				for (int i = 0; i < p->nheaders && !b.err[0]; i++) {
 					char hdr[2048];

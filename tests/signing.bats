@@ -1,0 +1,87 @@
+#!/usr/bin/env bats
+# signing.bats - signed requests as the carrier receives them: what
+# {params} holds for each kind of body, in which order, and {sign} wherever
+# a profile puts it. srq's requests go to tests/helpers/badcarrier, which
+# logs them as they arrived; each signature is checked against a digest
+# computed here, with openssl, over a parameter string written out by hand.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load helpers/common
+	srq_setup
+}
+
+teardown() {
+	srq_teardown
+}
+
+# hmac TEXT: the hex HMAC-SHA256 of TEXT under the key the tests' profiles
+# sign with (k3y), as a carrier would compute it.
+hmac() {
+	printf '%s' "$1" | openssl dgst -sha256 -hmac k3y -r | cut -d' ' -f1
+}
+
+# signed NAME ACCOUNT LINE...: a profile NAME for ACCOUNT, srq's default
+# contract but for LINEs, signing {params} with HMAC-SHA256 keyed k3y.
+signed() {
+	local name=$1 account=$2
+	shift 2
+	PROFILE_NAME=$name profiles 'from = default' "accounts = $account" 'sign = hmac-sha256' \
+		'secret.app_key = k3y' 'sign.key = {app_key}' 'sign.input = {params}' "$@"
+}
+
+# stop_on CARD ACCOUNT: a stop for CARD of ACCOUNT, due now.
+stop_on() {
+	printf '{"card":"%s","carrier":"%s","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
+		"$1" "$2" "$PAST" | sr-enqueue >/dev/null
+}
+
+# sent CARD: the stop request of CARD as the carrier read it (JSON: method,
+# path, headers, body).
+sent() {
+	jq -c --arg card "$1" 'select(.path | test("/cards/" + $card + "/stop"))' "$T/bad-main.log"
+}
+
+@test "{params}: sorted by name, then by value, names that begin with another name included; values decoded" {
+	# user, user.id and user2: sorted as whole "k=v" strings, user=u1 would
+	# come last ('.' < '2' < '='); a carrier sorting by name puts it first.
+	signed sorted c1 'set.note = a b/c' 'stop.method = GET' 'stop.body =' \
+		'stop.url = {base}/v1/cards/{card}/stop?user2=x&user=u1&tag=b&card={card}&user.id=42&tag=a&note={note}' \
+		'header = X-Sign: {sign}'
+	bad_start main ok
+	stop_on S1 c1
+	run -0 drain 10
+	# The value went out percent-encoded; it is signed decoded.
+	sent S1 | jq -e '.path | endswith("&note=a%20b%2Fc")'
+	assert_equal "$(sent S1 | jq -r '.headers["x-sign"]')" \
+		"$(hmac 'card=S1&note=a b/c&tag=a&tag=b&user=u1&user.id=42&user2=x')"
+	assert_equal "$(rcli HGET t:card:S1:facts st)" stopped
+}
+
+@test "{params} for each kind of body: the query string, and a form's fields or a JSON body's strings and integers; never a body not sent" {
+	signed form cform 'set.note = a b/c' 'stop.type = form' \
+		'stop.url = {base}/v1/cards/{card}/stop?b=2&a=1' 'stop.body = z=26&card={card}&msg={note}' \
+		'header = X-Sign: {sign}'
+	signed json cjson 'set.note = a b/c' 'stop.url = {base}/v1/cards/{card}/stop?a=1' \
+		'stop.body = {"msg":"{note}","card":"{card}","n":7,"ok":true,"r":1.5,"x":{"y":1},"l":[1],"z":null}' \
+		'header = X-Sign: {sign}'
+	signed text ctext 'stop.type = text' 'stop.url = {base}/v1/cards/{card}/stop?a=1' \
+		'stop.body = card={card}&z=1' 'header = X-Sign: {sign}'
+	# A GET sends no body: the JSON body it inherits from the default
+	# profile reaches no carrier, and is not signed.
+	signed get cget 'stop.method = GET' 'stop.url = {base}/v1/cards/{card}/stop?carrier={carrier}' \
+		'header = X-Sign: {sign}'
+	bad_start main ok
+	stop_on F1 cform
+	stop_on J1 cjson
+	stop_on X1 ctext
+	stop_on G1 cget
+	run -0 drain 10
+	assert_equal "$(sent F1 | jq -r .body)" 'z=26&card=F1&msg=a%20b%2Fc'
+	assert_equal "$(sent F1 | jq -r '.headers["x-sign"]')" "$(hmac 'a=1&b=2&card=F1&msg=a b/c&z=26')"
+	assert_equal "$(sent J1 | jq -r '.headers["x-sign"]')" "$(hmac 'a=1&card=J1&msg=a b/c&n=7')"
+	assert_equal "$(sent X1 | jq -r '.headers["x-sign"]')" "$(hmac 'a=1')"
+	assert_equal "$(sent G1 | jq -r '.body')" ''
+	assert_equal "$(sent G1 | jq -r '.headers["x-sign"]')" "$(hmac 'carrier=cget')"
+}
