@@ -318,8 +318,10 @@ struct build {
 	const char *action;
 	char reqid[256], ts[16], ms[24], seq[16], nonce[40], ver[24], base[1024];
 	char sign[160];
+	char stand_in[160];   /* {sign} until it is made (see build_request) */
 	char params[REQ_MAX];
 	int have_sign, have_params, depth;
+	int filling;          /* the request's URL and body are being expanded */
 	int checking;         /* sr_edge_check: nothing is sent, a token stands in */
 	int unset;            /* a placeholder had no value (an unset secret) */
 	char err[200];
@@ -582,9 +584,13 @@ lookup(void *arg, const char *name, int *raw)
 		return b->have_params ? b->params : NULL;
 	}
 	if (!strcmp(name, "sign")) {
-		if (!b->have_sign)
-			snprintf(b->err, sizeof b->err, "{sign} may only be used in headers");
-		return b->have_sign ? b->sign : NULL;
+		if (b->have_sign)
+			return b->sign;
+		if (b->filling && b->stand_in[0])
+			return b->stand_in;
+		snprintf(b->err, sizeof b->err, b->e->acct->p->sign ? "{sign} cannot be part of what is "
+		    "filled before the request, or of what it signs" : "{sign} with no 'sign' to make it");
+		return NULL;
 	}
 	v = var_value(b, name, &found);
 	if (!found)
@@ -632,6 +638,17 @@ build_init(struct build *b, struct sr_gateway *gw, struct sr_edge *e, struct sr_
 		memset(rnd, 0, sizeof rnd);
 	for (size_t i = 0; i < sizeof rnd; i++)
 		snprintf(b->nonce + 2 * i, 3, "%02x", rnd[i]);
+	if (p->sign) {
+		/* Random hex as long as the signature's: no escaping changes it,
+		 * no parameter holds it by chance, and the signature takes its
+		 * place without moving a byte. */
+		unsigned char r[64];
+		int n = EVP_MD_size(p->sign == SR_SIGN_MD5 ? EVP_md5() : EVP_sha256());
+
+		if (RAND_bytes(r, n) != 1)
+			snprintf(b->err, sizeof b->err, "no random bytes for the signature's stand-in");
+		sr_hex(r, (size_t)n, b->stand_in, 0);
+	}
 	out = (struct sr_buf){ b->base, 0, sizeof b->base };
 	if (sr_expand(p->base ? p->base : "{gateway}", SR_CTX_RAW, lookup, b, &out, b->err,
 	    sizeof b->err) < 0)
@@ -701,11 +718,19 @@ sends_body(const struct sr_request_tmpl *t)
 	return t->body && strcmp(t->method, "GET");
 }
 
+/* Is this the signature's own parameter: does it hold {sign}'s stand-in? */
+static int
+own_sign(const struct build *b, const char *s)
+{
+	return b->stand_in[0] && strstr(s, b->stand_in);
+}
+
 /* {params}, what a signature is made of: the parameters the carrier
  * receives - the URL's query string, and a form body's fields or a JSON
  * body's top-level strings and integers (body is NULL when none is sent) -
  * each decoded, sorted by name then value, and joined as "k=v&k=v" with
- * nothing encoded (README, Carrier profiles). */
+ * nothing encoded; the signature's own parameter left out (README, Signed
+ * requests). */
 static void
 collect_params(struct build *b, const char *url, const char *body, int type)
 {
@@ -729,6 +754,8 @@ collect_params(struct build *b, const char *url, const char *body, int type)
 		form_decode(t);
 		if (eq)
 			form_decode(eq + 1);
+		if (own_sign(b, t) || (eq && own_sign(b, eq + 1)))
+			continue;
 		items[n].name = sr_strdup(t);
 		items[n++].value = sr_strdup(eq ? eq + 1 : "");
 	}
@@ -747,6 +774,8 @@ collect_params(struct build *b, const char *url, const char *body, int type)
 			else if (json_is_integer(v))
 				snprintf(val, sizeof val, "%lld", (long long)json_integer_value(v));
 			else
+				continue;
+			if (own_sign(b, k) || own_sign(b, val))
 				continue;
 			items[n].name = sr_strdup(k);
 			items[n++].value = sr_strdup(val);
@@ -808,6 +837,50 @@ make_sign(struct build *b)
 	}
 	b->have_sign = 1;
 	return 0;
+}
+
+/* Put the signature where its stand-in is: the same length, so in place. */
+static void
+put_sign(const struct build *b, struct sr_buf *out)
+{
+	size_t n = strlen(b->stand_in);
+
+	for (char *at = out->s; n && (at = strstr(at, b->stand_in)); at += n)
+		memcpy(at, b->sign, n);
+}
+
+enum { BUILT, NOT_BUILT, NOT_SIGNED };
+
+/* A request's URL and body (the body expanded even when a GET does not
+ * send it), every placeholder filled, {sign} last: the templates are
+ * expanded with a stand-in for it, {params} is read from what they hold
+ * (leaving out the parameter that holds the stand-in: the signature's
+ * own), the signature is made of them, and put in the stand-in's place.
+ * So it is made over the request as sent, wherever it goes. */
+static int
+build_request(struct build *b, const struct sr_request_tmpl *t, struct sr_buf *ub,
+    struct sr_buf *bb)
+{
+	int ok;
+
+	bb->len = 0;
+	bb->s[0] = '\0'; /* none: nothing to sign in it, no stand-in */
+	b->filling = 1;
+	ok = !b->err[0] && sr_expand(t->url, SR_CTX_URL, lookup, b, ub, b->err, sizeof b->err) == 0 &&
+	    (!t->body || sr_expand(t->body, t->type == SR_BODY_FORM ? SR_CTX_FORM :
+	    t->type == SR_BODY_JSON ? SR_CTX_JSON : SR_CTX_RAW, lookup, b, bb, b->err,
+	    sizeof b->err) == 0);
+	b->filling = 0;
+	if (!ok)
+		return NOT_BUILT;
+	collect_params(b, ub->s, sends_body(t) ? bb->s : NULL, t->type);
+	if (make_sign(b) < 0)
+		return NOT_SIGNED;
+	if (b->have_sign) {
+		put_sign(b, ub);
+		put_sign(b, bb);
+	}
+	return BUILT;
 }
 
 static size_t
@@ -921,20 +994,14 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 	struct build b;
 	struct curl_slist *h = NULL;
 	CURL *e;
+	int built;
 
 	build_init(&b, gw, ed, call->is_fetch ? NULL : call, call->is_fetch ? "token" : call->action);
 	forget_sent_secrets(call);
 	b.rec = call;
-	if (b.err[0] || sr_expand(t->url, SR_CTX_URL, lookup, &b, &ub, b.err, sizeof b.err) < 0 ||
-	    (t->body && sr_expand(t->body, t->type == SR_BODY_FORM ? SR_CTX_FORM :
-	    t->type == SR_BODY_JSON ? SR_CTX_JSON : SR_CTX_RAW, lookup, &b, &bb, b.err,
-	    sizeof b.err) < 0)) {
-		snprintf(call->error, sizeof call->error, "request not built: %s", b.err);
-		return -1;
-	}
-	collect_params(&b, url, sends_body(t) ? body : NULL, t->type);
-	if (make_sign(&b) < 0) {
-		snprintf(call->error, sizeof call->error, "request not signed: %s", b.err);
+	if ((built = build_request(&b, t, &ub, &bb)) != BUILT) {
+		snprintf(call->error, sizeof call->error, "request not %s: %s",
+		    built == NOT_SIGNED ? "signed" : "built", b.err);
 		return -1;
 	}
 	for (int i = 0; i < p->nheaders; i++) {
@@ -1426,22 +1493,16 @@ sr_edge_check(struct sr_gateway *gw, struct sr_edge *e, json_t *report)
 		    r == SR_REQ_TOKEN ? "token" : names[r]);
 		build_init(&b, gw, e, r == SR_REQ_TOKEN ? NULL : &call, call.action);
 		b.checking = 1;
-		if (!b.err[0] && sr_expand(t->url, SR_CTX_URL, lookup, &b, &ub, b.err, sizeof b.err) == 0 &&
-		    (!t->body || sr_expand(t->body, t->type == SR_BODY_FORM ? SR_CTX_FORM :
-		    t->type == SR_BODY_JSON ? SR_CTX_JSON : SR_CTX_RAW, lookup, &b, &bb, b.err,
-		    sizeof b.err) == 0)) {
-			collect_params(&b, url, sends_body(t) ? body : NULL, t->type);
-			if (make_sign(&b) == 0)
-				for (int i = 0; i < p->nheaders && !b.err[0]; i++) {
-					char hdr[2048];
-					struct sr_buf hb = { hdr, 0, sizeof hdr };
+		if (build_request(&b, t, &ub, &bb) == BUILT)
+			for (int i = 0; i < p->nheaders && !b.err[0]; i++) {
+				char hdr[2048];
+				struct sr_buf hb = { hdr, 0, sizeof hdr };
 
-					b.unset = 0;
-					if (sr_expand(p->headers[i], SR_CTX_HEADER, lookup, &b, &hb, b.err,
-					    sizeof b.err) < 0 && b.unset && !strstr(b.err, "cannot read"))
-						b.err[0] = '\0'; /* an optional header, left out */
-				}
-		}
+				b.unset = 0;
+				if (sr_expand(p->headers[i], SR_CTX_HEADER, lookup, &b, &hb, b.err,
+				    sizeof b.err) < 0 && b.unset && !strstr(b.err, "cannot read"))
+					b.err[0] = '\0'; /* an optional header, left out */
+			}
 		memset(url, 0, sizeof url);
 		memset(body, 0, sizeof body);
 		json_object_set_new(reqs, names[r], json_string(b.err[0] ? b.err : "ok"));
