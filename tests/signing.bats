@@ -123,3 +123,32 @@ param() {
 	assert_equal "$(rcli HGET t:card:Q1:facts st) $(rcli HGET t:card:F1:facts st) $(rcli HGET t:card:J1:facts st)" \
 		'stopped stopped stopped'
 }
+
+# readme_example: the README's worked example of a signed request (the
+# code block that starts "# A signed request, worked through"), one line
+# per line.
+readme_example() {
+	awk '/^```/ { if (inb) exit; next } /^# A signed request, worked through/ { inb = 1 } inb' \
+		"$PROJECT_ROOT/README.md"
+}
+
+@test "the README's worked example: its {params} and its signature are openssl's, and what srq sends" {
+	readme_example >"$T/example"
+	# What it says, taken from it: an edit of the README is an edit of this test.
+	card=$(sed -n 's/^# the stop of card \([0-9]*\):.*/\1/p' "$T/example")
+	params=$(sed -n 's/^# {params} = //p' "$T/example")
+	sign=$(sed -n 's/^# {sign}   = //p' "$T/example")
+	path=$(sed -n 's/^# sent: GET //p' "$T/example")
+	key=$(sed -n 's/^secret.app_key = //p' "$T/example")
+	account=$(sed -n 's/^accounts = //p' "$T/example")
+	[[ $card =~ ^[0-9]{20}$ && -n $params && $sign =~ ^[0-9a-f]{64}$ && -n $path && -n $key && -n $account ]]
+	assert_equal "$(printf '%s' "$params" | openssl dgst -sha256 -hmac "$key" -r | cut -d' ' -f1)" "$sign"
+	mkdir -p "$T/profiles"
+	grep -v '^#' "$T/example" >"$T/profiles/example.profile"
+	export SRQ_PROFILES="$T/profiles"
+	bad_start main ok
+	stop_on "$card" "$account"
+	run -0 drain 10
+	assert_equal "$(sent "$card" | jq -r '"\(.method) \(.path)"')" "GET $path"
+	assert_equal "$(sent "$card" | param sign)" "$sign"
+}
