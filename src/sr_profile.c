@@ -723,6 +723,8 @@ profile_check(struct parse *ps)
 	}
 	if (p->req[SR_REQ_TOKEN].url && !p->token_field)
 		return perr(ps, "%s", "token.url needs token.field (where the token is in the answer)");
+	if (p->req[SR_REQ_TOKEN].url && !p->req[SR_REQ_TOKEN].method)
+		return perr(ps, "%s", "token.url needs token.method");
 	if (p->sign && !p->sign_input)
 		return perr(ps, "%s", "sign needs sign.input (what is signed)");
 	if (p->sign == SR_SIGN_HMAC_SHA256 && !p->sign_key)

@@ -91,6 +91,8 @@ main(void)
 	bad("sign = hmac-sha256\nsign.input = {params}\nsign.key = {sign}\n", "sign.key: {sign} cannot");
 	bad("sign = md5\nsign.input = {params}\nreqid = {card}{sign}\n", "reqid: {sign} cannot");
 	bad("token.url = {base}/t\n", "token.url needs token.field");
+	bad("token.url = {base}/t\ntoken.field = tok\ntoken.body = {\"a\":\"b\"}\n",
+	    "token.url needs token.method");
 	bad("just words\n", "line 12: not 'key = value' (the line is not shown)");
 	bad("token.method = DELETE\n", "token.method: the value is not GET, POST, PUT or PATCH");
 	bad("header = X-Key sk_1\n", "header: the value is not 'Name: value'");
