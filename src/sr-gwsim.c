@@ -13,9 +13,10 @@
  * after applying the change, a dropped connection after applying, a response
  * slower than the client's timeout after applying.
  *
- * It speaks one of three API shapes (--profile): the default one above,
- * OneLink's (China Mobile: tokens, status codes in 200 bodies) or Cisco
- * Control Center's (Basic auth, PUT a device's status). A request goes
+ * It speaks one of four API shapes (--profile): the default one above,
+ * OneLink's (China Mobile: tokens, status codes in 200 bodies), Cisco
+ * Control Center's (Basic auth, PUT a device's status) or the older China
+ * Telecom CMP's (GET, a signed query string). A request goes
  * through three steps: what it asks (parse, per shape), what the carrier
  * decides (a verdict, the same for every shape), and how the verdict is said
  * on the wire (answer, per shape). A request "arrives" when the carrier's
@@ -47,9 +48,10 @@
 #include "sr.h"
 
 static const char usage[] =
-"usage: sr-gwsim [--profile default|onelink|cisco] [--port N] [--port-file F]\n"
-"                [--log F] [--qps N] [--rate-mode sliding|fixed|bucket]\n"
-"                [--burst B] [--max-inflight M] [--interval-ms N] [--cards F]\n"
+"usage: sr-gwsim [--profile default|onelink|cisco|ctcmp] [--port N]\n"
+"                [--port-file F] [--log F] [--qps N]\n"
+"                [--rate-mode sliding|fixed|bucket] [--burst B]\n"
+"                [--max-inflight M] [--interval-ms N] [--cards F]\n"
 "                [--latency-ms N] [--conn-delay-ms N] [--jitter-ms N]\n"
 "                [--async-ms N] [--fault-429 P] [--retry-after S]\n"
 "                [--throttle-in-body] [--fault-reject P] [--fault-5xx-before P]\n"
@@ -57,7 +59,7 @@ static const char usage[] =
 "                [--fault-timeout-after P] [--fault-other-card P] [--other-card C]\n"
 "                [--slow-ms N] [--fail-account ID]\n"
 "                [--seed N] [--token-file F] [--password-file F]\n"
-"                [--token-ttl-ms N]\n"
+"                [--sign-key-file F] [--token-ttl-ms N]\n"
 "\n"
 "A carrier gateway simulator on 127.0.0.1 (libmicrohttpd), in one of these\n"
 "API shapes (--profile); the account of a call comes from the request.\n"
@@ -97,6 +99,23 @@ static const char usage[] =
 "       429 40000029 over the rate (+ Retry-After), 400 30000009 too frequent,\n"
 "       404 20000001 not allowed (Invalid ICCID), 500 30000001, 400 10000024\n"
 "       bad status in the body\n"
+"ctcmp (China Telecom CMP-like, the older API): GET, the account, its password\n"
+"and a signature in the query string; HTTP is 200 but for 5xx faults\n"
+"  /m2m_ec/query.do?method=disabledNumber&user_id=U&access_number=CARD\n"
+"       &orderTypeId=19|20&passWord=P&sign=S   (19 stop, 20 resume; the account\n"
+"       is the user_id)\n"
+"       {\"resultCode\":\"0\",\"resultMsg\":\"处理成功\"}\n"
+"       (--async-ms: \"GROUP_TRANSACTIONID\":\"T<n>\")\n"
+"       -3 already, -4 too frequent, -6 over the rate, -2 not allowed, -5 a\n"
+"       wrong signature or password, -1 bad parameters;\n"
+"       5xx: HTTP 500, text/plain \"Internal Server Error\"\n"
+"  /m2m_ec/query.do?method=queryCardMainStatus&user_id=U&access_number=CARD\n"
+"       &passWord=P&sign=S\n"
+"       {\"resultCode\":\"0\",\"resultMsg\":\"处理成功\",\"productMainStatusCd\":\"1\"|\"2\"|\"9\"}\n"
+"       (active, stopped, retired)\n"
+"  S: the hex HMAC-SHA256, keyed with --sign-key-file's key, of every other\n"
+"       parameter, decoded, sorted by name then by value (byte order), joined\n"
+"       as k=v&k=v\n"
 "every shape\n"
 "  POST /_sim/set?qps=N&fail_account=ID&token_ttl_ms=N  change the carrier\n"
 "       mid-run (an empty fail_account clears it): 200 {\"ok\":true}, 400 on a bad\n"
@@ -105,7 +124,7 @@ static const char usage[] =
 "  a retired card is not allowed. Token fetches are not counted in the rate.\n"
 "\n"
 "Options:\n"
-"  --profile P          the API shape: default, onelink or cisco [default]\n"
+"  --profile P          the API shape: default, onelink, cisco or ctcmp [default]\n"
 "  --port N             port (0: any free port; see --port-file)  [8080]\n"
 "  --port-file F        write the bound port to F once listening\n"
 "  --log F              JSONL log of every call, query and token fetch [stderr]\n"
@@ -154,8 +173,11 @@ static const char usage[] =
 "                       carrier would: 401 {\"code\":\"UNAUTHORIZED\"} otherwise;\n"
 "                       cisco: the Basic password instead\n"
 "  --password-file F    onelink: the password of every appid; cisco: the Basic\n"
-"                       password of every account (read from F, trailing\n"
-"                       newline stripped) [any password]\n"
+"                       password of every account; ctcmp: the passWord of\n"
+"                       every account (read from F, trailing newline\n"
+"                       stripped) [any password]\n"
+"  --sign-key-file F    ctcmp: the key every account signs with (read from F,\n"
+"                       trailing newline stripped); ctcmp needs it\n"
 "  --token-ttl-ms N     onelink: a token stops working N ms after its issue,\n"
 "                       whatever ttl it advertised (0: never) [0]\n"
 "  -h, --help, --version\n"
@@ -190,8 +212,8 @@ static const char *const kind_name[] = { "stop", "resume", "status", "apply", "t
 
 /* The API shapes: where the account of a call comes from, and how each
  * verdict is said. */
-enum profile { PR_DEFAULT, PR_ONELINK, PR_CISCO };
-static const char *const profile_name[] = { "default", "onelink", "cisco" };
+enum profile { PR_DEFAULT, PR_ONELINK, PR_CISCO, PR_CTCMP };
+static const char *const profile_name[] = { "default", "onelink", "cisco", "ctcmp" };
 
 /* What the carrier decided about a request, whatever the API shape. */
 enum verdict {
@@ -311,6 +333,7 @@ static unsigned seed = 1, jitter_seed; /* jitter draws leave the faults' sequenc
 static long conn_delay_ms, jitter_ms;
 static char *token;     /* --token-file */
 static char *password;  /* --password-file */
+static char *sign_key;  /* --sign-key-file */
 static long token_ttl_ms;
 static enum profile profile;
 static char fail_account[65]; /* every call of this account: 500 */
@@ -925,6 +948,148 @@ answer_cisco(const struct call *c, struct answer *a)
 	}
 }
 
+/* One query parameter of a request, decoded (MHD decodes them). */
+struct qparam {
+	const char *name, *value;
+};
+
+struct qparams {
+	struct qparam v[64];
+	int n, over;
+};
+
+static enum MHD_Result
+qparam_add(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct qparams *q = cls;
+
+	(void)kind;
+	if (!strcmp(key, "sign"))
+		return MHD_YES;
+	if (q->n == (int)(sizeof q->v / sizeof q->v[0])) {
+		q->over = 1;
+		return MHD_NO;
+	}
+	q->v[q->n].name = key;
+	q->v[q->n++].value = value ? value : "";
+	return MHD_YES;
+}
+
+static int
+qparam_cmp(const void *a, const void *b)
+{
+	const struct qparam *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : strcmp(x->value, y->value);
+}
+
+/* Is the query string signed with --sign-key-file's key? sign is the hex
+ * HMAC-SHA256 of every other parameter, decoded, sorted by name, then by
+ * value (byte order), joined as "k=v&k=v", nothing encoded again: what
+ * the carrier computes on its side, written here apart from srq's own. */
+static int
+ctcmp_signed(struct MHD_Connection *con)
+{
+	const char *sign = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "sign");
+	struct qparams q;
+	char text[8192], want[129];
+	size_t len = 0;
+
+	memset(&q, 0, sizeof q);
+	MHD_get_connection_values(con, MHD_GET_ARGUMENT_KIND, qparam_add, &q);
+	if (!sign || q.over)
+		return 0;
+	qsort(q.v, (size_t)q.n, sizeof q.v[0], qparam_cmp);
+	text[0] = '\0';
+	for (int i = 0; i < q.n && len < sizeof text; i++)
+		len += (size_t)snprintf(text + len, sizeof text - len, "%s%s=%s", i ? "&" : "",
+		    q.v[i].name, q.v[i].value);
+	if (len >= sizeof text || sr_digest_hex(SR_SIGN_HMAC_SHA256, sign_key, strlen(sign_key), text,
+	    len, 0, want) < 0)
+		return 0;
+	return !strcasecmp(sign, want);
+}
+
+/* China Telecom CMP-like shape (the older API): every call a GET to one
+ * path, the account, its password and a signature in the query string:
+ *   /m2m_ec/query.do?method=disabledNumber&user_id=&access_number=&orderTypeId=19|20&passWord=&sign=
+ *   /m2m_ec/query.do?method=queryCardMainStatus&user_id=&access_number=&passWord=&sign=
+ * (19 stop, 20 resume). The account is the user_id. A wrong signature or
+ * password is refused alike. Returns 0, or the HTTP status of an answer
+ * in *bad. */
+static int
+parse_ctcmp(struct MHD_Connection *con, const char *method, const char *url,
+    const struct ctx *cx, struct call *c, const char **bad)
+{
+	const char *m = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "method");
+	const char *order = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "orderTypeId");
+	const char *pw = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "passWord");
+
+	(void)cx;
+	*bad = "{\"code\":\"NOT_FOUND\"}";
+	if (strcmp(method, "GET") || strcmp(url, "/m2m_ec/query.do"))
+		return 404;
+	*bad = "{\"resultCode\":\"-1\",\"resultMsg\":\"参数错误\"}";
+	if (m && !strcmp(m, "queryCardMainStatus"))
+		c->kind = K_STATUS;
+	else if (m && !strcmp(m, "disabledNumber") && order && !strcmp(order, "19"))
+		c->kind = K_STOP;
+	else if (m && !strcmp(m, "disabledNumber") && order && !strcmp(order, "20"))
+		c->kind = K_RESUME;
+	else
+		return 200;
+	id_copy(c->card, MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "access_number"));
+	id_copy(c->carrier, MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "user_id"));
+	if (!c->card[0] || !c->carrier[0])
+		return 200;
+	if (!ctcmp_signed(con) || (password && (!pw || strcmp(pw, password))))
+		c->v = V_AUTH;
+	if (!bearer_ok(con))
+		c->v = V_BEARER;
+	return 0;
+}
+
+static void
+answer_ctcmp(const struct call *c, struct answer *a)
+{
+	static const struct {
+		const char *code, *message;
+	} w[] = {
+		[V_OK] = { "0", "处理成功" },
+		[V_ALREADY] = { "-3", "号码已是该状态" },
+		[V_ACCEPTED] = { "0", "处理成功" },
+		[V_TOO_FREQUENT] = { "-4", "操作过于频繁" },
+		[V_RATE] = { "-6", "超过调用频率限制" },
+		[V_AUTH] = { "-5", "签名或密码错误" },
+		[V_NOT_ALLOWED] = { "-2", "号码状态不允许办理" },
+	};
+	static const char *const main_status[] = { "1", "2", "9" }; /* active, stopped, retired */
+
+	a->http = 200;
+	if (c->v == V_INTERNAL) {
+		a->http = 500, a->code = "INTERNAL", a->type = "text/plain";
+		snprintf(a->body, sizeof a->body, "Internal Server Error");
+		return;
+	}
+	if (c->v == V_BEARER) {
+		a->http = 401, a->code = "UNAUTHORIZED";
+		snprintf(a->body, sizeof a->body, "{\"code\":\"UNAUTHORIZED\"}");
+		return;
+	}
+	a->code = w[c->v].code;
+	if (c->kind == K_STATUS && c->v == V_OK) {
+		a->code = state_name[c->state];
+		snprintf(a->body, sizeof a->body, "{\"resultCode\":\"0\",\"resultMsg\":\"处理成功\","
+		    "\"productMainStatusCd\":\"%s\"}", main_status[c->state]);
+	} else if (c->v == V_ACCEPTED)
+		snprintf(a->body, sizeof a->body, "{\"resultCode\":\"0\",\"resultMsg\":\"处理成功\","
+		    "\"GROUP_TRANSACTIONID\":\"%s\"}", c->txn);
+	else
+		snprintf(a->body, sizeof a->body, "{\"resultCode\":\"%s\",\"resultMsg\":\"%s\"}", a->code,
+		    w[c->v].message);
+}
+
 static int
 pending_before(const struct pending *a, const struct pending *b)
 {
@@ -1188,6 +1353,7 @@ static const struct shape {
 	[PR_DEFAULT] = { parse_default, answer_default },
 	[PR_ONELINK] = { parse_onelink, answer_onelink },
 	[PR_CISCO] = { parse_cisco, answer_cisco },
+	[PR_CTCMP] = { parse_ctcmp, answer_ctcmp },
 };
 
 /* Handle a complete request. Returns MHD_NO to drop the connection. */
@@ -1436,7 +1602,7 @@ main(int argc, char *argv[])
 		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT,
 		O_RETRY_AFTER, O_FAIL_ACCOUNT, O_THROTTLE_BODY, O_RATE_MODE, O_BURST,
 		O_MAX_INFLIGHT, O_CONN_DELAY, O_JITTER, O_ASYNC, O_PASSWORD, O_TOKEN_TTL,
-		O_PROFILE, O_OTHER_CARD, O_OTHER_ID };
+		O_PROFILE, O_OTHER_CARD, O_OTHER_ID, O_SIGN_KEY };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
 		{ "port-file", required_argument, NULL, O_PORTFILE },
@@ -1464,6 +1630,7 @@ main(int argc, char *argv[])
 		{ "jitter-ms", required_argument, NULL, O_JITTER },
 		{ "async-ms", required_argument, NULL, O_ASYNC },
 		{ "password-file", required_argument, NULL, O_PASSWORD },
+		{ "sign-key-file", required_argument, NULL, O_SIGN_KEY },
 		{ "token-ttl-ms", required_argument, NULL, O_TOKEN_TTL },
 		{ "profile", required_argument, NULL, O_PROFILE },
 		{ "seed", required_argument, NULL, O_SEED },
@@ -1530,9 +1697,14 @@ main(int argc, char *argv[])
 			free(password);
 			password = secret("--password-file", optarg);
 			break;
+		case O_SIGN_KEY:
+			free(sign_key);
+			sign_key = secret("--sign-key-file", optarg);
+			break;
 		case O_TOKEN_TTL: token_ttl_ms = num("--token-ttl-ms", optarg); break;
 		case O_PROFILE:
-			profile = (enum profile)word("--profile", optarg, profile_name, 3);
+			profile = (enum profile)word("--profile", optarg, profile_name,
+			    sizeof profile_name / sizeof profile_name[0]);
 			break;
 		case SR_OPT_VERSION: printf("sr-gwsim %s\n", SR_VERSION); return 0;
 		case 'h': fputs(usage, stdout); return 0;
@@ -1542,6 +1714,9 @@ main(int argc, char *argv[])
 	jitter_seed = seed ^ 0x5bd1e995u;
 	if (profile == PR_ONELINK)
 		txn_prefix = 'J';
+	if (profile == PR_CTCMP && !sign_key)
+		sr_die(SR_EX_USAGE, "--profile ctcmp needs --sign-key-file: it checks every "
+		    "request's signature");
 	if (profile == PR_CISCO && token && password)
 		sr_die(SR_EX_USAGE, "--profile cisco: the API key is --password-file or "
 		    "--token-file, not both");
@@ -1615,6 +1790,7 @@ main(int argc, char *argv[])
 	free(tokens);
 	free(token);
 	free(password);
+	free(sign_key);
 	pthread_mutex_unlock(&mu);
 	return 0;
 }

@@ -318,8 +318,10 @@ struct build {
 	const char *action;
 	char reqid[256], ts[16], ms[24], seq[16], nonce[40], ver[24], base[1024];
 	char sign[160];
+	char stand_in[160];   /* {sign} until it is made (see build_request) */
 	char params[REQ_MAX];
 	int have_sign, have_params, depth;
+	int filling;          /* the request's URL and body are being expanded */
 	int checking;         /* sr_edge_check: nothing is sent, a token stands in */
 	int unset;            /* a placeholder had no value (an unset secret) */
 	char err[200];
@@ -539,9 +541,13 @@ lookup(void *arg, const char *name, int *raw)
 		return b->have_params ? b->params : NULL;
 	}
 	if (!strcmp(name, "sign")) {
-		if (!b->have_sign)
-			snprintf(b->err, sizeof b->err, "{sign} may only be used in headers");
-		return b->have_sign ? b->sign : NULL;
+		if (b->have_sign)
+			return b->sign;
+		if (b->filling && b->stand_in[0])
+			return b->stand_in;
+		snprintf(b->err, sizeof b->err, b->e->acct->p->sign ? "{sign} cannot be part of what is "
+		    "filled before the request, or of what it signs" : "{sign} with no 'sign' to make it");
+		return NULL;
 	}
 	v = var_value(b, name, &found);
 	if (!found)
@@ -589,6 +595,17 @@ build_init(struct build *b, struct sr_gateway *gw, struct sr_edge *e, struct sr_
 		memset(rnd, 0, sizeof rnd);
 	for (size_t i = 0; i < sizeof rnd; i++)
 		snprintf(b->nonce + 2 * i, 3, "%02x", rnd[i]);
+	if (p->sign) {
+		/* Random hex as long as the signature's: no escaping changes it,
+		 * no parameter holds it by chance, and the signature takes its
+		 * place without moving a byte. */
+		unsigned char r[64];
+		int n = EVP_MD_size(p->sign == SR_SIGN_MD5 ? EVP_md5() : EVP_sha256());
+
+		if (RAND_bytes(r, n) != 1)
+			snprintf(b->err, sizeof b->err, "no random bytes for the signature's stand-in");
+		sr_hex(r, (size_t)n, b->stand_in, 0);
+	}
 	out = (struct sr_buf){ b->base, 0, sizeof b->base };
 	if (sr_expand(p->base ? p->base : "{gateway}", SR_CTX_RAW, lookup, b, &out, b->err,
 	    sizeof b->err) < 0)
@@ -598,10 +615,22 @@ build_init(struct build *b, struct sr_gateway *gw, struct sr_edge *e, struct sr_
 	    sizeof b->err);
 }
 
+/* One parameter of a request, decoded, as the carrier reads it. */
+struct param {
+	char *name, *value;
+};
+
+/* By name, then by value, byte by byte (strcmp compares unsigned chars):
+ * what a carrier that sorts its parameters by name computes. Sorting
+ * whole "k=v" strings would put user=u1 after user.id= and user2=
+ * ('=' is above '.' and '2'). */
 static int
-cmp_str(const void *a, const void *b)
+cmp_param(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const struct param *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : strcmp(x->value, y->value);
 }
 
 void
@@ -617,13 +646,53 @@ sr_hex(const unsigned char *md, size_t n, char *out, int upper)
 	out[2 * n] = '\0';
 }
 
-/* The request's parameters, "k=v&k=v" sorted by name: its query string, a
- * form body's fields, or a JSON body's top-level scalars ({params}, for
- * signing). */
+/* Decode %XX and '+' (a space) in place: a query string's or a form's
+ * text as the carrier reads it. */
+static void
+form_decode(char *s)
+{
+	char *o = s;
+
+	for (char *i = s; *i; i++) {
+		if (*i == '%' && isxdigit((unsigned char)i[1]) && isxdigit((unsigned char)i[2])) {
+			char h[3] = { i[1], i[2], 0 };
+
+			*o++ = (char)strtol(h, NULL, 16);
+			i += 2;
+		} else
+			*o++ = *i == '+' ? ' ' : *i;
+	}
+	*o = '\0';
+}
+
+#define PARAMS_MAX 128
+
+/* Whether a request carries its body: a GET sends none (see start()), so
+ * none of its parameters reaches the carrier, and none is signed. */
+static int
+sends_body(const struct sr_request_tmpl *t)
+{
+	return t->body && strcmp(t->method, "GET");
+}
+
+/* Is this the signature's own parameter: does it hold {sign}'s stand-in? */
+static int
+own_sign(const struct build *b, const char *s)
+{
+	return b->stand_in[0] && strstr(s, b->stand_in);
+}
+
+/* {params}, what a signature is made of: the parameters the carrier
+ * receives - the URL's query string, and a form body's fields or a JSON
+ * body's top-level strings and integers (body is NULL when none is sent) -
+ * each decoded, sorted by name then value, and joined as "k=v&k=v" with
+ * nothing encoded; the signature's own parameter left out (README, Signed
+ * requests). */
 static void
 collect_params(struct build *b, const char *url, const char *body, int type)
 {
-	char *items[128], copy[REQ_MAX];
+	struct param items[PARAMS_MAX];
+	char copy[REQ_MAX];
 	int n = 0;
 	const char *q = strchr(url, '?');
 	size_t len = 0;
@@ -633,21 +702,19 @@ collect_params(struct build *b, const char *url, const char *body, int type)
 		snprintf(copy, sizeof copy, "%s", q + 1);
 	if (body && type == SR_BODY_FORM)
 		snprintf(copy + strlen(copy), sizeof copy - strlen(copy), "%s%s", copy[0] ? "&" : "", body);
-	for (char *s = copy, *save = NULL, *t; (t = strtok_r(s, "&", &save)) && n < 128; s = NULL) {
-		/* the values as sent, decoded */
-		char *o = t;
+	for (char *s = copy, *save = NULL, *t; (t = strtok_r(s, "&", &save)) && n < PARAMS_MAX;
+	    s = NULL) {
+		char *eq = strchr(t, '=');
 
-		for (char *i = t; *i; i++) {
-			if (*i == '%' && isxdigit((unsigned char)i[1]) && isxdigit((unsigned char)i[2])) {
-				char h[3] = { i[1], i[2], 0 };
-
-				*o++ = (char)strtol(h, NULL, 16);
-				i += 2;
-			} else
-				*o++ = *i == '+' ? ' ' : *i;
-		}
-		*o = '\0';
-		items[n++] = sr_strdup(t);
+		if (eq)
+			*eq = '\0';
+		form_decode(t);
+		if (eq)
+			form_decode(eq + 1);
+		if (own_sign(b, t) || (eq && own_sign(b, eq + 1)))
+			continue;
+		items[n].name = sr_strdup(t);
+		items[n++].value = sr_strdup(eq ? eq + 1 : "");
 	}
 	if (body && type == SR_BODY_JSON) {
 		json_t *j = json_loads(body, 0, NULL);
@@ -657,7 +724,7 @@ collect_params(struct build *b, const char *url, const char *body, int type)
 		json_object_foreach(j, k, v) {
 			char val[512];
 
-			if (n == 128)
+			if (n == PARAMS_MAX)
 				break;
 			if (json_is_string(v))
 				snprintf(val, sizeof val, "%s", json_string_value(v));
@@ -665,21 +732,20 @@ collect_params(struct build *b, const char *url, const char *body, int type)
 				snprintf(val, sizeof val, "%lld", (long long)json_integer_value(v));
 			else
 				continue;
-			{
-				size_t m = strlen(k) + strlen(val) + 2;
-
-				items[n] = sr_malloc(m);
-				snprintf(items[n++], m, "%s=%s", k, val);
-			}
+			if (own_sign(b, k) || own_sign(b, val))
+				continue;
+			items[n].name = sr_strdup(k);
+			items[n++].value = sr_strdup(val);
 		}
 		json_decref(j);
 	}
-	qsort(items, (size_t)n, sizeof *items, cmp_str);
+	qsort(items, (size_t)n, sizeof *items, cmp_param);
 	b->params[0] = '\0';
 	for (int i = 0; i < n; i++) {
 		len += (size_t)snprintf(b->params + len, len < sizeof b->params ? sizeof b->params - len : 0,
-		    "%s%s", i ? "&" : "", items[i]);
-		free(items[i]);
+		    "%s%s=%s", i ? "&" : "", items[i].name, items[i].value);
+		free(items[i].name);
+		free(items[i].value);
 	}
 	b->have_params = len < sizeof b->params;
 }
@@ -728,6 +794,50 @@ make_sign(struct build *b)
 	}
 	b->have_sign = 1;
 	return 0;
+}
+
+/* Put the signature where its stand-in is: the same length, so in place. */
+static void
+put_sign(const struct build *b, struct sr_buf *out)
+{
+	size_t n = strlen(b->stand_in);
+
+	for (char *at = out->s; n && (at = strstr(at, b->stand_in)); at += n)
+		memcpy(at, b->sign, n);
+}
+
+enum { BUILT, NOT_BUILT, NOT_SIGNED };
+
+/* A request's URL and body (the body expanded even when a GET does not
+ * send it), every placeholder filled, {sign} last: the templates are
+ * expanded with a stand-in for it, {params} is read from what they hold
+ * (leaving out the parameter that holds the stand-in: the signature's
+ * own), the signature is made of them, and put in the stand-in's place.
+ * So it is made over the request as sent, wherever it goes. */
+static int
+build_request(struct build *b, const struct sr_request_tmpl *t, struct sr_buf *ub,
+    struct sr_buf *bb)
+{
+	int ok;
+
+	bb->len = 0;
+	bb->s[0] = '\0'; /* none: nothing to sign in it, no stand-in */
+	b->filling = 1;
+	ok = !b->err[0] && sr_expand(t->url, SR_CTX_URL, lookup, b, ub, b->err, sizeof b->err) == 0 &&
+	    (!t->body || sr_expand(t->body, t->type == SR_BODY_FORM ? SR_CTX_FORM :
+	    t->type == SR_BODY_JSON ? SR_CTX_JSON : SR_CTX_RAW, lookup, b, bb, b->err,
+	    sizeof b->err) == 0);
+	b->filling = 0;
+	if (!ok)
+		return NOT_BUILT;
+	collect_params(b, ub->s, sends_body(t) ? bb->s : NULL, t->type);
+	if (make_sign(b) < 0)
+		return NOT_SIGNED;
+	if (b->have_sign) {
+		put_sign(b, ub);
+		put_sign(b, bb);
+	}
+	return BUILT;
 }
 
 static size_t
@@ -851,20 +961,14 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 	struct build b;
 	struct curl_slist *h = NULL;
 	CURL *e;
+	int built;
 
 	build_init(&b, gw, ed, call->is_fetch ? NULL : call, call->is_fetch ? "token" : call->action);
 	forget_sent_secrets(call);
 	b.rec = call;
-	if (b.err[0] || sr_expand(t->url, SR_CTX_URL, lookup, &b, &ub, b.err, sizeof b.err) < 0 ||
-	    (t->body && sr_expand(t->body, t->type == SR_BODY_FORM ? SR_CTX_FORM :
-	    t->type == SR_BODY_JSON ? SR_CTX_JSON : SR_CTX_RAW, lookup, &b, &bb, b.err,
-	    sizeof b.err) < 0)) {
-		snprintf(call->error, sizeof call->error, "request not built: %s", b.err);
-		return -1;
-	}
-	collect_params(&b, url, t->body ? body : NULL, t->type);
-	if (make_sign(&b) < 0) {
-		snprintf(call->error, sizeof call->error, "request not signed: %s", b.err);
+	if ((built = build_request(&b, t, &ub, &bb)) != BUILT) {
+		snprintf(call->error, sizeof call->error, "request not %s: %s",
+		    built == NOT_SIGNED ? "signed" : "built", b.err);
 		return -1;
 	}
 	for (int i = 0; i < p->nheaders; i++) {
@@ -928,7 +1032,7 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 		 * twice). Unable to rewind, it fails the transfer instead
 		 * (CURLE_SEND_FAIL_REWIND), which is classified unknown and settled
 		 * by a status query. */
-		call->reqlen = t->body ? bb.len : 0;
+		call->reqlen = sends_body(t) ? bb.len : 0;
 		call->reqbody = sr_malloc(call->reqlen + 1);
 		memcpy(call->reqbody, body, call->reqlen);
 		call->reqoff = 0;
@@ -1397,22 +1501,16 @@ sr_edge_check(struct sr_gateway *gw, struct sr_edge *e, json_t *report)
 		    r == SR_REQ_TOKEN ? "token" : names[r]);
 		build_init(&b, gw, e, r == SR_REQ_TOKEN ? NULL : &call, call.action);
 		b.checking = 1;
-		if (!b.err[0] && sr_expand(t->url, SR_CTX_URL, lookup, &b, &ub, b.err, sizeof b.err) == 0 &&
-		    (!t->body || sr_expand(t->body, t->type == SR_BODY_FORM ? SR_CTX_FORM :
-		    t->type == SR_BODY_JSON ? SR_CTX_JSON : SR_CTX_RAW, lookup, &b, &bb, b.err,
-		    sizeof b.err) == 0)) {
-			collect_params(&b, url, t->body ? body : NULL, t->type);
-			if (make_sign(&b) == 0)
-				for (int i = 0; i < p->nheaders && !b.err[0]; i++) {
-					char hdr[2048];
-					struct sr_buf hb = { hdr, 0, sizeof hdr };
+		if (build_request(&b, t, &ub, &bb) == BUILT)
+			for (int i = 0; i < p->nheaders && !b.err[0]; i++) {
+				char hdr[2048];
+				struct sr_buf hb = { hdr, 0, sizeof hdr };
 
-					b.unset = 0;
-					if (sr_expand(p->headers[i], SR_CTX_HEADER, lookup, &b, &hb, b.err,
-					    sizeof b.err) < 0 && b.unset && !strstr(b.err, "cannot read"))
-						b.err[0] = '\0'; /* an optional header, left out */
-				}
-		}
+				b.unset = 0;
+				if (sr_expand(p->headers[i], SR_CTX_HEADER, lookup, &b, &hb, b.err,
+				    sizeof b.err) < 0 && b.unset && !strstr(b.err, "cannot read"))
+					b.err[0] = '\0'; /* an optional header, left out */
+			}
 		memset(url, 0, sizeof url);
 		memset(body, 0, sizeof body);
 		json_object_set_new(reqs, names[r], json_string(b.err[0] ? b.err : "ok"));

@@ -599,11 +599,14 @@ check_names(struct parse *ps, const char *key, const char *tmpl)
 			known = is_name(name, n, builtin_names[i]);
 		for (int i = 0; i < p->nvars && !known; i++)
 			known = is_name(name, n, p->vars[i].name);
-		if (!known) {
+		if (!known || (is_name(name, n, "sign") && !p->sign)) {
 			char what[160];
 
 			ps->line = line_of(ps, key);
-			snprintf(what, sizeof what, "%s: unknown placeholder {%.*s}", key, (int)n, name);
+			if (known)
+				snprintf(what, sizeof what, "%s: {sign} with no 'sign' to say how to make it", key);
+			else
+				snprintf(what, sizeof what, "%s: unknown placeholder {%.*s}", key, (int)n, name);
 			return perr(ps, "%s", what);
 		}
 	}
@@ -640,10 +643,11 @@ check_templates(struct parse *ps)
 	return 0;
 }
 
-/* Does a template name the card, itself or through what it names ({base},
- * {reqid}, a set.NAME)? depth bounds a variable that names itself. */
+/* Does a template name placeholder {that}, itself or through what it
+ * names ({base}, {reqid}, a set.NAME)? depth bounds a variable that names
+ * itself. */
 static int
-names_card(const struct sr_profile *p, const char *tmpl, int depth)
+names(const struct sr_profile *p, const char *tmpl, const char *that, int depth)
 {
 	const char *name;
 	size_t n;
@@ -651,15 +655,42 @@ names_card(const struct sr_profile *p, const char *tmpl, int depth)
 	if (depth > 8)
 		return 0;
 	for (const char *t = tmpl; (name = next_placeholder(t, &n)); t = name + n + 1) {
-		if (is_name(name, n, "card") ||
-		    (is_name(name, n, "base") && names_card(p, p->base, depth + 1)) ||
-		    (is_name(name, n, "reqid") && names_card(p, p->reqid, depth + 1)))
+		if (is_name(name, n, that) ||
+		    (is_name(name, n, "base") && names(p, p->base, that, depth + 1)) ||
+		    (is_name(name, n, "reqid") && names(p, p->reqid, that, depth + 1)))
 			return 1;
 		for (int i = 0; i < p->nvars; i++)
 			if (!p->vars[i].secret && is_name(name, n, p->vars[i].name) &&
-			    names_card(p, p->vars[i].value, depth + 1))
+			    names(p, p->vars[i].value, that, depth + 1))
 				return 1;
 	}
+	return 0;
+}
+
+/* {sign} is made last, from the request built around it (README, Signed
+ * requests): it may go into a request's URL or body, a header or the Basic
+ * credentials, but not into what is filled before the request is ({base},
+ * {reqid}), nor into what it is made of. */
+static int
+check_sign_place(struct parse *ps)
+{
+	const struct sr_profile *p = ps->p;
+	const struct {
+		const char *key, *tmpl;
+	} before[] = {
+		{ "base", p->base }, { "reqid", p->reqid }, { "sign.input", p->sign_input },
+		{ "sign.key", p->sign_key },
+	};
+
+	for (size_t i = 0; i < sizeof before / sizeof before[0]; i++)
+		if (names(p, before[i].tmpl, "sign", 0)) {
+			char what[160];
+
+			ps->line = line_of(ps, before[i].key);
+			snprintf(what, sizeof what, "%s: {sign} cannot be part of what is filled before "
+			    "the request, or of what it signs", before[i].key);
+			return perr(ps, "%s", what);
+		}
 	return 0;
 }
 
@@ -670,7 +701,7 @@ profile_check(struct parse *ps)
 	struct sr_profile *p = ps->p;
 	static const char *const reqs[] = { "stop", "resume", "query" };
 
-	if (check_templates(ps) < 0)
+	if (check_templates(ps) < 0 || check_sign_place(ps) < 0)
 		return -1;
 	ps->line = 0;
 	for (int r = 0; r < 3; r++)
@@ -679,10 +710,10 @@ profile_check(struct parse *ps)
 	/* A request that does not say which card would change, or ask about,
 	 * another one (or none), and its answer would be believed. */
 	for (int r = 0; r < 3; r++) {
-		int named = names_card(p, p->req[r].url, 0) || names_card(p, p->req[r].body, 0);
+		int named = names(p, p->req[r].url, "card", 0) || names(p, p->req[r].body, "card", 0);
 
 		for (int i = 0; i < p->nheaders && !named; i++)
-			named = names_card(p, p->headers[i], 0);
+			named = names(p, p->headers[i], "card", 0);
 		if (!named) {
 			char what[120];
 
@@ -693,6 +724,8 @@ profile_check(struct parse *ps)
 	}
 	if (p->req[SR_REQ_TOKEN].url && !p->token_field)
 		return perr(ps, "%s", "token.url needs token.field (where the token is in the answer)");
+	if (p->req[SR_REQ_TOKEN].url && !p->req[SR_REQ_TOKEN].method)
+		return perr(ps, "%s", "token.url needs token.method");
 	if (p->sign && !p->sign_input)
 		return perr(ps, "%s", "sign needs sign.input (what is signed)");
 	if (p->sign == SR_SIGN_HMAC_SHA256 && !p->sign_key)

@@ -13,36 +13,7 @@ setup() {
 }
 
 teardown() {
-	local f
-	for f in "$T"/bad-*.pid; do
-		[ -f "$f" ] || continue
-		f=${f##*/bad-}
-		bad_stop "${f%.pid}"
-	done
 	srq_teardown
-}
-
-# bad_start NAME MODE [ARG]: badcarrier NAME in MODE (its port in
-# $T/bad-NAME.port, its log $T/bad-NAME.log); SRQ_GATEWAY points at it.
-bad_start() {
-	local name=$1 i
-	shift
-	bad_stop "$name"
-	"$PROJECT_ROOT/tests/helpers/badcarrier" "$1" "$T/bad-$name.port" "$T/bad-$name.log" "${2:-}" \
-		2>>"$T/bad-$name.err" &
-	echo $! >"$T/bad-$name.pid"
-	for i in $(seq 100); do [ -s "$T/bad-$name.port" ] && break; sleep 0.05; done
-	[ -s "$T/bad-$name.port" ] || { cat "$T/bad-$name.err" >&2; return 1; }
-	touch "$T/bad-$name.log"
-	export SRQ_GATEWAY="http://127.0.0.1:$(cat "$T/bad-$name.port")"
-}
-
-bad_stop() {
-	local f="$T/bad-$1.pid"
-	[ -f "$f" ] || return 0
-	kill "$(cat "$f")" 2>/dev/null || true # (gone already: die-after-first)
-	wait "$(cat "$f")" 2>/dev/null || true
-	rm -f "$f" "$T/bad-$1.port"
 }
 
 stop_request() {

@@ -3,7 +3,8 @@
 # through the shipped example profiles, end to end against sr-gwsim in each
 # shape: every card ends in its judged state with no interval and no rate
 # violation at the carrier, through throttle codes inside HTTP 200, a token
-# that expires mid-run, and asynchronous changes confirmed by status queries.
+# that expires mid-run, asynchronous changes confirmed by status queries,
+# and signatures the carrier checks.
 
 bats_require_minimum_version 1.5.0
 
@@ -92,6 +93,54 @@ converged() {
 	jq -s -e '[.[] | select(.kind == "status" and .code == "active")] | length > 0' "$T/gw.log"
 	jq -s -e '[.[] | select(.kind == "stop")] | group_by(.card) | all(.[]; length == 1)' "$T/gw.log"
 	converged 16 5
+}
+
+# ctcmp_setup [LINE...]: the ctcmp example for ctcc-1 and ctcc-2, their
+# password and signing key in $T/pw and $T/key (what sr-gwsim checks).
+ctcmp_setup() {
+	printf 'pw-s3cret-%s\n' "$RANDOM" >"$T/pw"
+	printf 'sign-key-%s\n' "$RANDOM" >"$T/key"
+	example_profile ctcmp "$@"
+	for a in ctcc-1 ctcc-2; do
+		cp "$T/pw" "$T/secrets/$a.password"
+		cp "$T/key" "$T/secrets/$a.signkey"
+	done
+}
+
+@test "ctcmp-like: the signature in the query string, over every other parameter: every call and query taken, none refused" {
+	ctcmp_setup 'async = yes' 'poll_ms = 300'
+	run -0 --separate-stderr sr-admin profile ctcc-1
+	echo "$output" | jq -e '.ok and (.check.requests | to_entries | all(.value == "ok"))'
+	# The carrier checks each request's signature (and password), answers
+	# 5 calls a second, and applies a change 0.5 s after accepting it: status
+	# queries, signed too, see it land.
+	gwsim_start --profile ctcmp --password-file "$T/pw" --sign-key-file "$T/key" --qps 5 \
+		--latency-ms 100 --async-ms 500
+	stop_backlog 8 ctcc-1 ctcc-2
+	run -0 drain 60
+	assert_equal "$(jq -s '[.[] | select(.refused)] | length' "$T/gw.log")" 0
+	jq -s -e '[.[] | select(.kind == "status" and .code == "active")] | length > 0' "$T/gw.log"
+	converged 16 5
+}
+
+@test "ctcmp-like: signed with another key, every call refused unapplied and taken as an authentication refusal; the key put right, they go in" {
+	ctcmp_setup
+	printf 'wrong-key-%s\n' "$RANDOM" >"$T/secrets/ctcc-1.signkey"
+	gwsim_start --profile ctcmp --password-file "$T/pw" --sign-key-file "$T/key" --qps 5
+	stop_backlog 3 ctcc-1
+	sr-claim --until-empty --for 3 | sr-exec >"$T/results" 2>"$T/exec.err" || true
+	# Each call refused (-5), none applied; sent again once, after the
+	# secret files were read again, and refused again: class auth.
+	jq -s -e 'length == 6 and all(.[]; .kind == "stop" and .code == "-5" and .refused and (.applied | not))' "$T/gw.log"
+	assert_equal "$(jq -s -c '[.[] | .card] | group_by(.) | map(length)' "$T/gw.log")" '[2,2,2]'
+	jq -s -e 'length == 3 and all(.[]; .outcome == "retry" and .class == "auth")' "$T/results"
+	run -0 --separate-stderr sr-confirm <"$T/results"
+	echo "$output" | jq -s -e 'length == 3 and all(.[]; .state == "requeued")'
+	! grep -r -F -q "$(cat "$T/pw")" "$T/results" "$T/exec.err"
+	# The key put right, the same cards go in.
+	cp "$T/key" "$T/secrets/ctcc-1.signkey"
+	run -0 drain 30
+	converged 3 5
 }
 
 @test "the default contract: asynchronous changes (202) and a throttle inside HTTP 200" {

@@ -637,3 +637,75 @@ cs_query() {
 	change K1 resume
 	assert_equal "$http $body" '409 {"code":"TOO_FREQUENT"}'
 }
+
+# ct_req KEY QUERY SIGNED: a ctcmp request with QUERY, signed with the hex
+# HMAC-SHA256 keyed KEY of SIGNED, computed here.
+ct_req() {
+	req "$SRQ_GATEWAY/m2m_ec/query.do?$2&sign=$(printf '%s' "$3" | openssl dgst -sha256 -hmac "$1" -r | cut -d' ' -f1)"
+}
+
+# ct_call KEY METHOD CARD [ORDER_TYPE]: a call of account ct1 (password pw),
+# signed with KEY over its parameters sorted by name.
+ct_call() {
+	local order=${4:+&orderTypeId=$4}
+	ct_req "$1" "user_id=ct1&method=$2&passWord=pw&access_number=$3$order" \
+		"access_number=$3&method=$2$order&passWord=pw&user_id=ct1"
+}
+
+@test "ctcmp: a query string signed with the account's key is applied; signed with another key, over other parameters, or not at all, refused unapplied" {
+	printf 'k3y\n' >"$T/key"
+	printf 'pw\n' >"$T/pw"
+	cards '{"card":"S1","status":"stopped"}'
+	gwsim_start --profile ctcmp --sign-key-file "$T/key" --password-file "$T/pw" --cards "$T/cards.jsonl"
+	# Signed over the parameters but sign, decoded, sorted by name, then by
+	# value, byte by byte (orderTypeId before passWord).
+	ct_req k3y 'user_id=ct1&tag=b&note=a%2Fb&method=disabledNumber&passWord=pw&tag=a&orderTypeId=19&access_number=K1' \
+		'access_number=K1&method=disabledNumber&note=a/b&orderTypeId=19&passWord=pw&tag=a&tag=b&user_id=ct1'
+	assert_equal "$http $body" '200 {"resultCode":"0","resultMsg":"处理成功"}'
+	logged -1 | jq -e '.kind == "stop" and .card == "K1" and .carrier == "ct1" and .code == "0"
+		and .applied and .state == "stopped" and (.refused | not)'
+	ct_call k3y queryCardMainStatus K1
+	assert_equal "$http $body" '200 {"resultCode":"0","resultMsg":"处理成功","productMainStatusCd":"2"}'
+	logged -1 | jq -e '.kind == "status" and .code == "stopped"'
+	ct_call k3y disabledNumber K1 20
+	assert_equal "$body" '{"resultCode":"-4","resultMsg":"操作过于频繁"}'
+	ct_call k3y disabledNumber S1 19
+	assert_equal "$body" '{"resultCode":"-3","resultMsg":"号码已是该状态"}'
+	# Signed with another key: refused, not applied, all else right.
+	ct_call wrong disabledNumber K2 19
+	assert_equal "$http $body" '200 {"resultCode":"-5","resultMsg":"签名或密码错误"}'
+	logged -1 | jq -e '.kind == "stop" and .card == "K2" and .code == "-5" and .refused
+		and (.applied | not) and .state == "active"'
+	# Signed over other parameters, over its own sorted as whole "k=v"
+	# strings (user.id= before user=), or not at all.
+	ct_req k3y 'user_id=ct1&method=disabledNumber&passWord=pw&orderTypeId=19&access_number=K2' \
+		'access_number=K2&method=disabledNumber&orderTypeId=20&passWord=pw&user_id=ct1'
+	assert_equal "$(jq -r .resultCode <<<"$body")" -5
+	ct_req k3y 'user_id=ct1&user=u1&user.id=42&method=disabledNumber&passWord=pw&orderTypeId=19&access_number=K2' \
+		'access_number=K2&method=disabledNumber&orderTypeId=19&passWord=pw&user.id=42&user=u1&user_id=ct1'
+	assert_equal "$(jq -r .resultCode <<<"$body")" -5
+	ct_req k3y 'user_id=ct1&user=u1&user.id=42&method=disabledNumber&passWord=pw&orderTypeId=19&access_number=K2' \
+		'access_number=K2&method=disabledNumber&orderTypeId=19&passWord=pw&user=u1&user.id=42&user_id=ct1'
+	assert_equal "$(jq -r .resultCode <<<"$body")" 0
+	req "$SRQ_GATEWAY/m2m_ec/query.do?user_id=ct1&method=disabledNumber&passWord=pw&orderTypeId=19&access_number=K4"
+	assert_equal "$(jq -r .resultCode <<<"$body")" -5
+	logged -1 | jq -e '.refused and (.applied | not)'
+	# The right signature with the wrong password.
+	printf 'other\n' >"$T/pw"
+	gwsim_start --profile ctcmp --sign-key-file "$T/key" --password-file "$T/pw"
+	ct_call k3y disabledNumber K3 19
+	assert_equal "$(jq -r .resultCode <<<"$body")" -5
+	logged -1 | jq -e '.refused and (.applied | not)'
+	# Malformed requests are answered, not logged; other paths are 404.
+	n=$(wc -l <"$T/gw.log")
+	ct_call k3y disabledNumber K3 7
+	assert_equal "$body" '{"resultCode":"-1","resultMsg":"参数错误"}'
+	ct_call k3y nosuchMethod K3
+	assert_equal "$body" '{"resultCode":"-1","resultMsg":"参数错误"}'
+	req "$SRQ_GATEWAY/m2m_ec/other.do"
+	assert_equal "$http" 404
+	assert_equal "$(wc -l <"$T/gw.log")" "$n"
+	# The shape checks every signature: it needs the key.
+	run -2 sr-gwsim --profile ctcmp --port 0
+	assert_output --partial '--profile ctcmp needs --sign-key-file'
+}

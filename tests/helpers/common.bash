@@ -49,6 +49,7 @@ test_vars() {
 
 srq_teardown() {
 	gwsim_stop
+	bad_stop_all
 	redis_done
 	cluster_stop
 	tcp_redis_stop
@@ -456,6 +457,39 @@ gwsim_stop() {
 		rm -f "$T/gw.pid"
 	fi
 	return 0
+}
+
+# bad_start NAME MODE [ARG]: tests/helpers/badcarrier NAME in MODE (its
+# port in $T/bad-NAME.port, its log of every request it read
+# $T/bad-NAME.log); SRQ_GATEWAY points at it. bad_stop NAME stops it.
+bad_start() {
+	local name=$1 i
+	shift
+	bad_stop "$name"
+	"$PROJECT_ROOT/tests/helpers/badcarrier" "$1" "$T/bad-$name.port" "$T/bad-$name.log" "${2:-}" \
+		2>>"$T/bad-$name.err" &
+	echo $! >"$T/bad-$name.pid"
+	for i in $(seq 100); do [ -s "$T/bad-$name.port" ] && break; sleep 0.05; done
+	[ -s "$T/bad-$name.port" ] || { cat "$T/bad-$name.err" >&2; return 1; }
+	touch "$T/bad-$name.log"
+	export SRQ_GATEWAY="http://127.0.0.1:$(cat "$T/bad-$name.port")"
+}
+
+bad_stop() {
+	local f="$T/bad-$1.pid"
+	[ -f "$f" ] || return 0
+	kill "$(cat "$f")" 2>/dev/null || true # (gone already: die-after-first)
+	wait "$(cat "$f")" 2>/dev/null || true
+	rm -f "$f" "$T/bad-$1.port"
+}
+
+bad_stop_all() {
+	local f
+	for f in "$T"/bad-*.pid; do
+		[ -f "$f" ] || continue
+		f=${f##*/bad-}
+		bad_stop "${f%.pid}"
+	done
 }
 
 # profiles LINE...: a carrier profile (one line per argument) in

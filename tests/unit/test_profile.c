@@ -81,7 +81,18 @@ main(void)
 	bad("set.card = x\n", "would hide the built-in placeholder");
 	bad("secret.Bad = x\n", "a name is [a-z0-9_]{1,32}");
 	bad("sign = md5\n", "sign needs sign.input");
+	/* {sign} goes wherever a placeholder may, but needs 'sign' to make
+	 * it, and cannot be part of what it signs or of what is filled before
+	 * the request ({base}, {reqid}), itself or through a set.NAME. */
+	bad("header = X-Sign: {sign}\n", "line 12: header: {sign} with no 'sign' to say how to make it");
+	bad("set.sig = {sign}\n", "set.sig: {sign} with no 'sign'");
+	bad("sign = md5\nsign.input = {params}{sign}\n", "line 13: sign.input: {sign} cannot be part of");
+	bad("sign = md5\nsign.input = {params}{x}\nset.x = {ts}{sign}\n", "sign.input: {sign} cannot");
+	bad("sign = hmac-sha256\nsign.input = {params}\nsign.key = {sign}\n", "sign.key: {sign} cannot");
+	bad("sign = md5\nsign.input = {params}\nreqid = {card}{sign}\n", "reqid: {sign} cannot");
 	bad("token.url = {base}/t\n", "token.url needs token.field");
+	bad("token.url = {base}/t\ntoken.field = tok\ntoken.body = {\"a\":\"b\"}\n",
+	    "token.url needs token.method");
 	bad("just words\n", "line 12: not 'key = value' (the line is not shown)");
 	bad("token.method = DELETE\n", "token.method: the value is not GET, POST, PUT or PATCH");
 	bad("header = X-Key sk_1\n", "header: the value is not 'Name: value'");
