@@ -94,6 +94,25 @@ stop_request() {
 	assert_equal "$(jq -r .state <<<"$output" | tail -1)" done
 }
 
+@test "frozen by its failures on an unknown result: it stays confirming, and a retry asks the carrier first, never a blind re-call" {
+	# The stop applies and its answer is lost (a 500 after applying): the
+	# first failure freezes it.
+	gwsim_start --fault-5xx-after 1
+	export SRQ_FREEZE_AFTER=1
+	stop_request F1
+	run -0 drain 5
+	assert_equal "$(jq -r .state <<<"$output" | tail -1)" frozen
+	assert_equal "$(rcli HMGET 't:carrier:{c1}:card:F1' confirming frozen | paste -sd' ')" "1 1"
+	# The carrier again, F1 stopped there (the lost answer's change).
+	echo '{"card":"F1","status":"stopped"}' >"$T/cards.jsonl"
+	gwsim_start --cards "$T/cards.jsonl"
+	sr-admin retry F1 --reason "carrier fixed" >/dev/null
+	run -0 drain 10
+	# The query finds the stop landed: done, with no second stop.
+	assert_equal "$(jq -r .kind "$T/gw.log" | paste -sd' ')" "stop status"
+	assert_equal "$(jq -r .state <<<"$output" | tail -1)" done
+}
+
 @test "a permanent rejection alerts and freezes at once" {
 	gwsim_start --fault-reject 1
 	stop_request F2

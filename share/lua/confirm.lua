@@ -521,6 +521,12 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   if not firstFail then rcall('HSET', key, 'first_fail', nowS) end
 
   if outcome == 'fail' or fails >= s.freeze_after then
+    if outcome == 'unknown' and kind == 'call' then
+      -- It may have applied: frozen confirming, so that a retry asks the
+      -- carrier first, never calls blind.
+      rcall('HSET', key, 'confirming', '1')
+      rcall('SADD', confirmingKey, card)
+    end
     return freeze(outcome == 'fail' and 'permanent' or 'frozen', fails)
   end
 
