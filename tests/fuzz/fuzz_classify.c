@@ -106,7 +106,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(strcmp(sr_verdict_name(a.verdict), "?") != 0, "verdict %d has no name", a.verdict);
 	FUZZ_CHECK(ends_inside(a.code, sizeof a.code) && ends_inside(a.msg, sizeof a.msg) &&
 	    ends_inside(a.txn, sizeof a.txn) && ends_inside(a.raw_state, sizeof a.raw_state) &&
-	    ends_inside(a.observed, sizeof a.observed) && ends_inside(a.unread, sizeof a.unread),
+	    ends_inside(a.observed, sizeof a.observed) && ends_inside(a.unread, sizeof a.unread) &&
+	    (!a.mismatch || ends_inside(a.card, sizeof a.card)),
 	    "a text field runs off its array");
 
 	rules = is_query && p->nqrules ? p->qrules : p->rules;
@@ -129,7 +130,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else
 		FUZZ_CHECK(!a.unread[0], "a readable answer said unread: %s", a.unread);
 	rv = r ? r->verdict : SR_V_UNKNOWN;
-	if (is_query) {
+	/* An answer about another card ("C1" is the one called) is unknown,
+	 * whatever the rule said: only one that would have been believed. */
+	if (a.mismatch) {
+		FUZZ_CHECK(a.verdict == SR_V_UNKNOWN && !*a.observed && strcmp(a.card, "C1") != 0 &&
+		    (rv == SR_V_OK || rv == SR_V_ALREADY || rv == SR_V_IN_PROGRESS),
+		    "mismatch: rule says %s, verdict %s, card '%s'", sr_verdict_name(rv),
+		    sr_verdict_name(a.verdict), a.card);
+	} else if (is_query) {
 		int ok = rv == SR_V_OK || rv == SR_V_ALREADY || rv == SR_V_IN_PROGRESS;
 
 		FUZZ_CHECK(ok ? a.verdict == SR_V_OK || a.verdict == SR_V_UNKNOWN : a.verdict == rv,
