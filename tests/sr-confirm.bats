@@ -113,6 +113,20 @@ stop_request() {
 	assert_equal "$(jq -r .state <<<"$output" | tail -1)" done
 }
 
+@test "an accepted change's first query is a poll after its call went; a result line that says it went in an hour does not put the query off" {
+	profiles 'from = default' 'accounts = *' 'poll_ms = 500'
+	gwsim_start --async-ms 5000
+	stop_request F1
+	sr-claim --max 1 | sr-exec >"$T/r"
+	at=$(jq -r .at "$T/r")
+	jq -c '.at += 3600000' "$T/r" | sr-confirm >/dev/null
+	due=$(rcli ZSCORE 't:carrier:{c1}:stop_resume' F1)
+	read -r sec usec < <(rcli TIME | paste -sd' ')
+	now=$((sec * 1000 + usec / 1000))
+	[ "$due" -ge $((at + 500)) ] && [ "$due" -le $((now + 500)) ] ||
+		{ echo "query due at $due: the call went at $at, now $now"; false; }
+}
+
 @test "a permanent rejection alerts and freezes at once" {
 	gwsim_start --fault-reject 1
 	stop_request F2

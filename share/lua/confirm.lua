@@ -200,7 +200,10 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   local gatedAt = tonumber(gatedAtArg) -- nil: unknown; 0: never passed its gate
   -- When the call went: a poll after it, the card's next query (the
   -- carrier sees them a poll apart at least; a slot may be granted ahead).
+  -- (A line's time is its own word: never later than now, or an edited
+  -- one would put the card's query off at will.)
   local sentAt = tonumber(sentAtArg) or gatedAt
+  if sentAt and sentAt > now then sentAt = now end
   local h = rcall('HMGET', key, 'action', 'ver', 'claim', 'prio', 'reason', 'scene', 'source',
     'called', 'last_dir', 'dir_changes', 'queried', 'confirming', 'last_call', 'seen', 'seen_ms',
     'frozen', 'out')
