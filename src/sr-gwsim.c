@@ -817,6 +817,26 @@ parse_onelink(struct MHD_Connection *con, const char *method, const char *url,
 	return ret;
 }
 
+/* What the shapes that answer HTTP 200 with the outcome in the body say
+ * outside it: a 5xx as a plain-text 500, a missing --token-file bearer as
+ * 401. 1 when a is that answer; else a->http is 200. */
+static int
+answer_outside(const struct call *c, struct answer *a)
+{
+	a->http = 200;
+	if (c->v == V_INTERNAL) {
+		a->http = 500, a->code = "INTERNAL", a->type = "text/plain";
+		snprintf(a->body, sizeof a->body, "Internal Server Error");
+		return 1;
+	}
+	if (c->v == V_BEARER) {
+		a->http = 401, a->code = "UNAUTHORIZED";
+		snprintf(a->body, sizeof a->body, "{\"code\":\"UNAUTHORIZED\"}");
+		return 1;
+	}
+	return 0;
+}
+
 static void
 answer_onelink(const struct call *c, struct answer *a)
 {
@@ -833,17 +853,8 @@ answer_onelink(const struct call *c, struct answer *a)
 	};
 	static const char *const card_status[] = { "2", "4", "9" }; /* active, stopped, retired */
 
-	a->http = 200;
-	if (c->v == V_INTERNAL) {
-		a->http = 500, a->code = "INTERNAL", a->type = "text/plain";
-		snprintf(a->body, sizeof a->body, "Internal Server Error");
+	if (answer_outside(c, a))
 		return;
-	}
-	if (c->v == V_BEARER) {
-		a->http = 401, a->code = "UNAUTHORIZED";
-		snprintf(a->body, sizeof a->body, "{\"code\":\"UNAUTHORIZED\"}");
-		return;
-	}
 	if (c->kind == K_TOKEN && c->v == V_AUTH) {
 		a->code = "12001";
 		snprintf(a->body, sizeof a->body, "{\"status\":\"12001\",\"message\":\"APPID或密码错误\"}");
@@ -1066,22 +1077,13 @@ answer_ctcmp(const struct call *c, struct answer *a)
 	};
 	static const char *const main_status[] = { "1", "2", "9" }; /* active, stopped, retired */
 
-	a->http = 200;
-	if (c->v == V_INTERNAL) {
-		a->http = 500, a->code = "INTERNAL", a->type = "text/plain";
-		snprintf(a->body, sizeof a->body, "Internal Server Error");
+	if (answer_outside(c, a))
 		return;
-	}
-	if (c->v == V_BEARER) {
-		a->http = 401, a->code = "UNAUTHORIZED";
-		snprintf(a->body, sizeof a->body, "{\"code\":\"UNAUTHORIZED\"}");
-		return;
-	}
 	a->code = w[c->v].code;
 	if (c->kind == K_STATUS && c->v == V_OK) {
-		a->code = state_name[c->state];
+		a->code = state_name[c->said];
 		snprintf(a->body, sizeof a->body, "{\"resultCode\":\"0\",\"resultMsg\":\"处理成功\","
-		    "\"productMainStatusCd\":\"%s\"}", main_status[c->state]);
+		    "\"productMainStatusCd\":\"%s\"}", main_status[c->said]);
 	} else if (c->v == V_ACCEPTED)
 		snprintf(a->body, sizeof a->body, "{\"resultCode\":\"0\",\"resultMsg\":\"处理成功\","
 		    "\"GROUP_TRANSACTIONID\":\"%s\"}", c->txn);
