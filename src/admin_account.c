@@ -365,6 +365,9 @@ admin_profile(int argc, char **argv)
 		json_array_append_new(rules, json_pack("{sI ss}", "line", (json_int_t)p->rules[i].line,
 		    "outcome", sr_verdict_name(p->rules[i].verdict)));
 	json_object_set_new(o, "rules", rules);
+	/* How a status query's state is read: the carrier's codes for each. */
+	json_object_set_new(o, "states", json_pack("{ss ss ss}", "active", p->state_active,
+	    "stopped", p->state_stopped, "pending", p->state_pending ? p->state_pending : ""));
 	bad = sr_edge_check(gw, sr_gateway_edge(gw, account), check) < 0;
 	/* A call that outlives its claim's lease is asked again: sr-claim and
 	 * sr-exec refuse the profile, and so does its check (exit 2). */

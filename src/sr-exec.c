@@ -58,11 +58,13 @@ static const char usage[] =
 "\n"
 "Result: the task plus \"outcome\" (ok already retry fail unknown superseded blocked),\n"
 "\"http\", \"error\", \"ms\", \"at\" (when the call left, Redis clock), for queries\n"
-"\"observed\" (active|stopped|other); a retry has \"class\" (throttled too_frequent\n"
-"refused not_sent auth unreplicated clock_step), a blocked one \"gate\" (interval lost\n"
-"paused breaker replayed), an ok the carrier only accepted \"in_progress\":true and \"txn\";\n"
-"an unknown whose answer was about another card (or none, where the profile's card\n"
-"key says it must name it) has \"class\":\"mismatch\" and \"answer_card\" (what it named).\n"
+"\"observed\" (active|stopped|pending|other: pending, the carrier says the card's\n"
+"change is under way; other and pending with \"carrier_state\", the carrier's code);\n"
+"a retry has \"class\" (throttled too_frequent refused not_sent auth unreplicated\n"
+"clock_step), a blocked one \"gate\" (interval lost paused breaker replayed), an ok\n"
+"the carrier only accepted \"in_progress\":true and \"txn\"; an unknown whose answer\n"
+"was about another card (or none, where the profile's card key says it must name\n"
+"it) has \"class\":\"mismatch\" and \"answer_card\" (what it named).\n"
 "A forward step of Redis's clock (NTP) over SRQ_RATE_WINDOW_MS - 1000 ms is detected\n"
 "against our monotonic clock and recorded for its accounts (alert clock_step): the\n"
 "calls gated on it before that are not sent (class clock_step) and go again.\n"
@@ -201,7 +203,8 @@ emit_result(struct item *it, const char *outcome, const char *error)
 		json_object_set_new(o, "class", json_string(c->class));
 	if (c->observed[0])
 		json_object_set_new(o, "observed", json_string(c->observed));
-	if (!strcmp(c->observed, "other"))
+	/* What the carrier said, where srq's name for it does not say it all. */
+	if (!strcmp(c->observed, "other") || (!strcmp(c->observed, "pending") && c->raw_state[0]))
 		json_object_set_new(o, "carrier_state", json_string(c->raw_state));
 	if (c->in_progress)
 		json_object_set_new(o, "in_progress", json_true());

@@ -53,7 +53,8 @@ static const char usage[] =
 "                [--rate-mode sliding|fixed|bucket] [--burst B]\n"
 "                [--max-inflight M] [--interval-ms N] [--cards F]\n"
 "                [--latency-ms N] [--conn-delay-ms N] [--jitter-ms N]\n"
-"                [--async-ms N] [--fault-429 P] [--retry-after S]\n"
+"                [--async-ms N] [--pending-state NAME] [--fault-429 P]\n"
+"                [--retry-after S]\n"
 "                [--throttle-in-body] [--fault-reject P] [--fault-5xx-before P]\n"
 "                [--fault-5xx-after P] [--fault-drop-after P]\n"
 "                [--fault-timeout-after P] [--fault-other-card P] [--other-card C]\n"
@@ -150,6 +151,10 @@ static const char usage[] =
 "                       logged as an \"apply\" line; queries show the old state\n"
 "                       until then; \"already\" is judged on the state to come\n"
 "                       (0: at once) [0]\n"
+"  --pending-state NAME default: while a card's accepted change has not landed\n"
+"                       (--async-ms), its status query answers the state NAME\n"
+"                       ([A-Za-z0-9_.-]{1,32}, e.g. updating) instead of the old\n"
+"                       one, and logs it as its code [none: the old state]\n"
 "  --fault-429 P        refuse as over the rate with probability P (0..1) [0]\n"
 "  --retry-after S      the Retry-After of every 429, in seconds [1]\n"
 "  --throttle-in-body   default: refuse over the rate with 200\n"
@@ -274,6 +279,7 @@ struct call {
 	char card[65], carrier[65], key[160], txn[24];
 	char named[65];   /* the card its answer names: its own, but for --fault-other-card */
 	enum state said;  /* the state a query's answer says: the named card's */
+	int said_pending; /* --pending-state: the named card's change has not landed */
 	int64_t arrived;
 	enum verdict v;
 	enum state state; /* the card's, after the request */
@@ -317,6 +323,7 @@ static struct token *tokens;
 static size_t ntokens, captokens;
 static int stopping;
 static long async_ms;
+static const char *pending_state; /* --pending-state: NULL, none */
 static struct card *cards;
 static size_t ncards, capcards; /* open addressing, capcards a power of two */
 static struct account *accounts;
@@ -645,7 +652,7 @@ answer_default(const struct call *c, struct answer *a)
 		a->http = 200, a->code = "THROTTLED";
 	a->retry_after = a->http == 429;
 	if (c->kind == K_STATUS && c->v == V_OK) {
-		a->code = state_name[c->said];
+		a->code = c->said_pending ? pending_state : state_name[c->said];
 		snprintf(a->body, sizeof a->body, "{\"card\":\"%s\",\"status\":\"%s\"}", c->named, a->code);
 	} else if (c->v == V_ACCEPTED)
 		snprintf(a->body, sizeof a->body, "{\"code\":\"%s\",\"card\":\"%s\",\"txn\":\"%s\"}",
@@ -1242,6 +1249,7 @@ static void
 name_card(struct call *c)
 {
 	static char last[65];
+	const struct card *k;
 
 	snprintf(c->named, sizeof c->named, "%s", c->card);
 	c->said = c->state;
@@ -1257,6 +1265,12 @@ name_card(struct call *c)
 			c->said = card_get(c->named, c->carrier)->state;
 		if (!c->fault)
 			c->fault = "other_card";
+	}
+	/* A carrier whose status answers say a change is on its way: what it
+	 * says until the change lands. */
+	if (c->kind == K_STATUS && pending_state) {
+		k = card_get(c->named, c->carrier);
+		c->said_pending = k->will != k->state;
 	}
 	snprintf(last, sizeof last, "%s", c->card);
 }
@@ -1604,7 +1618,7 @@ main(int argc, char *argv[])
 		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT,
 		O_RETRY_AFTER, O_FAIL_ACCOUNT, O_THROTTLE_BODY, O_RATE_MODE, O_BURST,
 		O_MAX_INFLIGHT, O_CONN_DELAY, O_JITTER, O_ASYNC, O_PASSWORD, O_TOKEN_TTL,
-		O_PROFILE, O_OTHER_CARD, O_OTHER_ID, O_SIGN_KEY };
+		O_PROFILE, O_OTHER_CARD, O_OTHER_ID, O_SIGN_KEY, O_PENDING_STATE };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
 		{ "port-file", required_argument, NULL, O_PORTFILE },
@@ -1631,6 +1645,7 @@ main(int argc, char *argv[])
 		{ "conn-delay-ms", required_argument, NULL, O_CONN_DELAY },
 		{ "jitter-ms", required_argument, NULL, O_JITTER },
 		{ "async-ms", required_argument, NULL, O_ASYNC },
+		{ "pending-state", required_argument, NULL, O_PENDING_STATE },
 		{ "password-file", required_argument, NULL, O_PASSWORD },
 		{ "sign-key-file", required_argument, NULL, O_SIGN_KEY },
 		{ "token-ttl-ms", required_argument, NULL, O_TOKEN_TTL },
@@ -1690,6 +1705,12 @@ main(int argc, char *argv[])
 		case O_CONN_DELAY: conn_delay_ms = num("--conn-delay-ms", optarg); break;
 		case O_JITTER: jitter_ms = num("--jitter-ms", optarg); break;
 		case O_ASYNC: async_ms = num("--async-ms", optarg); break;
+		case O_PENDING_STATE:
+			/* (it goes into a JSON body as it is) */
+			if (strlen(optarg) > 32 || !sr_valid_id(optarg))
+				sr_die(SR_EX_USAGE, "--pending-state: not a state name [A-Za-z0-9_.-]{1,32}");
+			pending_state = optarg;
+			break;
 		case O_SEED: seed = (unsigned)num("--seed", optarg); break;
 		case O_TOKEN:
 			free(token);

@@ -766,6 +766,9 @@ struct sr_profile {
 	int sign, sign_upper;
 	char *sign_input, *sign_key;
 	char *code_path, *msg_path, *state_path, *txn_path, *state_active, *state_stopped;
+	/* The carrier's codes for a card whose change is still under way
+	 * (state.pending; NULL: none): a query observes "pending". */
+	char *state_pending;
 	/* Where a change's (card) and a query's (query.card, else card) answer
 	 * names its card; a path ending in '?' is checked only when present. */
 	char *card_path, *qcard_path;

@@ -115,6 +115,42 @@ push_str(char ***v, int *n, const char *s)
 	(*v)[(*n)++] = sr_strdup(s);
 }
 
+static int
+in_list(const char *list, const char *v)
+{
+	size_t n = strlen(v);
+
+	for (const char *p = list; p && *p;) {
+		size_t k = strcspn(p, ",");
+
+		if (k == n && !strncmp(p, v, n))
+			return 1;
+		p += k;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+/* Whether two comma-separated lists of codes share one. */
+static int
+lists_share(const char *a, const char *b)
+{
+	char code[64];
+
+	for (const char *p = a; p && *p;) {
+		size_t k = strcspn(p, ",");
+
+		snprintf(code, sizeof code, "%.*s", (int)(k < sizeof code ? k : sizeof code - 1), p);
+		if (in_list(b, code))
+			return 1;
+		p += k;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int verdict;
@@ -413,7 +449,7 @@ parse_line(struct parse *ps, char *key, char *v)
 		{ "code", &p->code_path }, { "message", &p->msg_path }, { "state", &p->state_path },
 		{ "txn", &p->txn_path }, { "state.active", &p->state_active },
 		{ "card", &p->card_path }, { "query.card", &p->qcard_path },
-		{ "state.stopped", &p->state_stopped },
+		{ "state.stopped", &p->state_stopped }, { "state.pending", &p->state_pending },
 	};
 
 	/* Text before an '=' that is no key name may be a secret (a token
@@ -732,6 +768,10 @@ profile_check(struct parse *ps)
 		return perr(ps, "%s", "sign = hmac-sha256 needs sign.key");
 	if (p->state_path && (!p->state_active || !p->state_stopped))
 		return perr(ps, "%s", "state needs state.active and state.stopped");
+	/* A code in two lists would be read as the first: a card on its way
+	 * taken for landed, or a settled one polled until settle_ms. */
+	if (lists_share(p->state_pending, p->state_active) || lists_share(p->state_pending, p->state_stopped))
+		return perr(ps, "%s", "state.pending names a code of state.active or state.stopped");
 	if (!p->state_path)
 		return perr(ps, "%s", "state is required (where a status query's answer says the card's state)");
 	if (p->nrules == 0)
@@ -858,6 +898,7 @@ sr_profile_free(struct sr_profile *p)
 	free(p->qcard_path);
 	free(p->state_active);
 	free(p->state_stopped);
+	free(p->state_pending);
 	free(p);
 }
 
@@ -1237,22 +1278,6 @@ sr_answer_field(json_t *j, const char *body, const char *path, char *out, size_t
 	return 1;
 }
 
-static int
-in_list(const char *list, const char *v)
-{
-	size_t n = strlen(v);
-
-	for (const char *p = list; p && *p;) {
-		size_t k = strcspn(p, ",");
-
-		if (k == n && !strncmp(p, v, n))
-			return 1;
-		p += k;
-		if (*p == ',')
-			p++;
-	}
-	return 0;
-}
 
 static int
 rule_matches(const struct sr_rule *r, long http, const char *code, int has_code, const char *msg,
@@ -1355,15 +1380,20 @@ sr_classify(const struct sr_profile *p, long http, const char *body, size_t body
 			}
 	}
 	if (is_query) {
-		/* A query is ok only with a state we can read. */
+		/* A query is ok only with a state we can read, or when its rule
+		 * says the card's change is under way (in_progress): the card is
+		 * on its way, whatever state the answer names, and is asked again
+		 * (pending). */
 		if (a->verdict == SR_V_OK || a->verdict == SR_V_ALREADY || a->verdict == SR_V_IN_PROGRESS) {
-			if (sr_answer_field(j, body, p->state_path, a->raw_state, sizeof a->raw_state)) {
-				a->verdict = SR_V_OK;
+			int read = sr_answer_field(j, body, p->state_path, a->raw_state, sizeof a->raw_state);
+
+			if (a->verdict == SR_V_IN_PROGRESS || (read && in_list(p->state_pending, a->raw_state)))
+				snprintf(a->observed, sizeof a->observed, "pending");
+			else if (read)
 				snprintf(a->observed, sizeof a->observed, "%s",
 				    in_list(p->state_active, a->raw_state) ? "active" :
 				    in_list(p->state_stopped, a->raw_state) ? "stopped" : "other");
-			} else
-				a->verdict = SR_V_UNKNOWN;
+			a->verdict = a->observed[0] ? SR_V_OK : SR_V_UNKNOWN;
 		}
 	} else if (a->verdict == SR_V_OK && p->async)
 		a->verdict = SR_V_IN_PROGRESS;

@@ -38,8 +38,15 @@
   command's own target weighed: already there, done; otherwise called, at
   once (the interval permitting), not after settle ms. A result of an
   older version's call still tells how its change stands.
-    query that observed neither (retired, pre-activation...): frozen with an
-        alert; such a card is never changed automatically.
+    query that observed the card pending (the carrier says a change is
+        under way: a profile's state.pending, or its query rule's
+        in_progress): not a state, nor a failure: confirming, asked again a
+        poll after the query went, until the change lands or settle ms
+        passed since it was accepted or sent (then it did not land: called
+        again after the interval). Never frozen nor alerted, and for the
+        breaker an answer, not a failure (includes/out.lua).
+    query that observed none of these (retired, pre-activation...): frozen
+        with an alert; such a card is never changed automatically.
     unknown (the call may have happened): confirming; a status query decides.
     retry before the gate (gated 0): the account's login failed (auth) or
         did not connect (not_sent); nothing was called. It counts for the
@@ -84,7 +91,8 @@
              query_<outcome> of queries, finishes, conflicts)
     ARGV[3]  the account id (for account-level alerts and audit)
     ARGV[4+16(i-1)..19+16(i-1)]  result i:
-      card, token, version, kind (call|query), outcome, http, error, observed,
+      card, token, version, kind (call|query), outcome, http, error,
+      observed (a query's: active|stopped|pending|other, else ''),
       retry_after ms, jitter in [0,1000),
       blocked reason (gate: interval|lost|rate|paused|breaker|replayed|frozen),
       class of a retry (throttled|too_frequent|refused|not_sent|auth|unreplicated|
@@ -244,7 +252,10 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
       not (e.brk_probe and (tonumber(e.brk_probe_until) or 0) > now) then
     e.brk_probe = token -- in memory only: edgeResult clears it
   end
-  if live and inProgress and not e.async_at then
+  -- (A query that found a change under way says so as much as an
+  -- accepted call.)
+  if live and (inProgress or (kind == 'query' and outcome == 'ok' and observed == 'pending'))
+      and not e.async_at then
     -- An asynchronous carrier, from now on (outSettled).
     rcall('HSET', edgeKey, 'async_at', nowS)
     e.async_at = nowS
@@ -325,7 +336,8 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   -- A query settles the outstanding change first. settled: how it ends
   -- ('landed', 'not landed'), or nil while it may still land.
   local settled, ownStop = nil, 1
-  if kind == 'query' and outcome == 'ok' and (observed == 'active' or observed == 'stopped') then
+  if kind == 'query' and outcome == 'ok' and
+      (observed == 'active' or observed == 'stopped' or observed == 'pending') then
     settled = outSettled(out, observed, now, s.settle, s.async or e.async_at ~= nil)
     if settled == 'landed' then executed = out and out.act end
     finished = settled ~= nil and observed == target
@@ -451,11 +463,12 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   end
 
   if kind == 'query' and outcome == 'ok' then
-    if observed ~= 'active' and observed ~= 'stopped' then
+    if observed ~= 'active' and observed ~= 'stopped' and observed ~= 'pending' then
       return freeze('state', fails) -- never changed automatically
     end
     if not settled then
-      -- Accepted, still landing: ask again a poll after this query went,
+      -- Accepted, still landing (the query shows the old state, or the
+      -- carrier says it is on its way): ask again a poll after this query went,
       -- as the first went a poll after its call. (After its result came,
       -- a call's first query and another's next would come due together,
       -- more than the rate's slots at once.)
@@ -467,7 +480,13 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     -- that landed was another (the command was turned since), or none did.
     -- The command's own call goes now, the card's interval permitting.
     local lastDir, dirChanges = turned(card, h, executed, curVer, err, http)
-    rcall('HSET', key, 'confirming', '0', 'seen', observed, 'seen_ms', nowS, 'dir_changes', dirChanges)
+    rcall('HSET', key, 'confirming', '0', 'dir_changes', dirChanges)
+    if observed == 'pending' then
+      -- On its way to a state the query did not say: srq has seen none.
+      rcall('HDEL', key, 'seen', 'seen_ms')
+    else
+      rcall('HSET', key, 'seen', observed, 'seen_ms', nowS)
+    end
     if lastDir then rcall('HSET', key, 'last_dir', lastDir) end
     rcall('HDEL', key, 'accepted', 'out')
     rcall('SREM', confirmingKey, card)

@@ -153,6 +153,38 @@ main(void)
 		CHECK(!strcmp(a.unread, "carrier answered with HTTP status 999 (not a final status)"),
 		    "a status that is not final says so: '%s'", a.unread);
 	}
+	{
+		/* A card on its way: state.pending's codes, or a query rule that
+		 * says the change is under way (no state needed); never "other". */
+		static const struct row pending[] = {
+			{ 200, "{\"status\":\"updating\"}", 1, SR_V_OK, "pending" },
+			{ 200, "{\"status\":\"scheduled\"}", 1, SR_V_OK, "pending" },
+			{ 200, "{\"status\":\"retired\"}", 1, SR_V_OK, "other" },
+			{ 200, "{\"status\":\"stopped\"}", 1, SR_V_OK, "stopped" },
+			{ 200, "{\"code\":\"UPDATING\"}", 1, SR_V_OK, "pending" },
+			{ 200, "{\"code\":\"UPDATING\",\"status\":\"active\"}", 1, SR_V_OK, "pending" },
+			/* about another card: not believed, whatever it says */
+			{ 200, "{\"card\":\"Y\",\"status\":\"updating\"}", 1, SR_V_UNKNOWN, "" },
+			{ 200, "{\"card\":\"Y\",\"code\":\"UPDATING\"}", 1, SR_V_UNKNOWN, "" },
+			/* a change's answer is no state */
+			{ 200, "{\"code\":\"OK\",\"status\":\"updating\"}", 0, SR_V_OK, "" },
+		};
+		char err[300];
+		struct sr_profile *pp = sr_profile_parse("from = default\nstate.pending = updating,scheduled\n"
+		    "query.rule = code=UPDATING => in_progress\nquery.rule = http=200 => ok\n"
+		    "query.rule = * => unknown\n", "pending", "pending.profile", NULL, err, sizeof err);
+
+		CHECK(pp != NULL, "state.pending parses: %s", err);
+		if (pp) {
+			table("pending", pp, pending, sizeof pending / sizeof pending[0]);
+			sr_profile_free(pp);
+		}
+		pp = sr_profile_parse("from = default\nstate.pending = updating,stopped\n", "both",
+		    "both.profile", NULL, err, sizeof err);
+		CHECK(pp == NULL && strstr(err, "state.pending"), "a code in state.pending and state.stopped: '%s'",
+		    err);
+		sr_profile_free(pp);
+	}
 	o->async = 1;
 	{
 		struct sr_answer a;

@@ -41,7 +41,16 @@ end
 -- says so, or it has answered "in progress" before) one whose answer was
 -- lost or unknown too, for it may have been accepted. At a carrier that
 -- answers when it has applied, a query settles an unknown change at once.
+-- A query that observed the card pending (the carrier says a change is
+-- under way) shows no state to settle by: the change may still land until
+-- settle ms since it was accepted or sent, whatever its answer said (the
+-- carrier has it), and then it did not; with none outstanding, none of
+-- srq's is on its way ('not landed': the command's own call goes).
 local function outSettled(out, observed, now, settle, async)
+  if observed == 'pending' then
+    if out and now < out.at + settle then return nil end
+    return 'not landed'
+  end
   if not out or observed == targetOf(out.act) then return 'landed' end
   if (out.kind == 'accepted' or async) and now < out.at + settle then return nil end
   return 'not landed'
