@@ -1021,6 +1021,21 @@ int sr_digest_hex(int alg, const char *key, size_t keylen, const char *data, siz
 /* Hex of a digest (2n+1 bytes in out). */
 void sr_hex(const unsigned char *md, size_t n, char *out, int upper);
 
+/* --------------------------------------------------------- sr_profile_test.c */
+
+/* Replay recorded answers (JSONL at path, one a line: README, Onboarding a
+ * new carrier) through profile p, each read as the pipeline reads it; one
+ * record per case, then a summary, to emit. Every line is checked before
+ * any is replayed. SR_EX_OK every case passed, SR_EX_REJECTED one did not
+ * (each said on stderr with its line), SR_EX_USAGE the file unreadable,
+ * empty or a line bad (each said with its line; nothing replayed). */
+int sr_profile_replay(const struct sr_profile *p, const char *path, void (*emit)(json_t *));
+/* One live status query for card, never a change, through account's side
+ * of gw: built, authenticated (its token fetched first) and signed as any
+ * call; what srq read of it (secrets redacted) in *out. SR_EX_OK when read
+ * as a state, else SR_EX_REJECTED. */
+int sr_profile_probe(struct sr_gateway *gw, const char *account, const char *card, json_t **out);
+
 /* --------------------------------------------------------------- sr_redact.c */
 
 /* Cut every secret (of 4 bytes or more) out of s, a text the carrier sent
