@@ -38,6 +38,9 @@ int admin_limits(int argc, char **argv);
 int admin_pause(int argc, char **argv);
 int admin_resume(int argc, char **argv);
 int admin_breaker(int argc, char **argv);
+/* profile ACCOUNT: printed and checked; with --test FILE, recorded answers
+ * replayed through it; with --probe CARD, one live status query. */
+extern const char *test_opt, *probe_opt;
 int admin_profile(int argc, char **argv);
 
 /* sr-admin.c: retry / freeze / drop one card, atomically, audited; carrier

@@ -303,11 +303,32 @@ credential_header(const char *h)
 	return 0;
 }
 
-int
-admin_profile(int argc, char **argv)
+const char *test_opt, *probe_opt;
+
+static void
+emit(json_t *o)
+{
+	sr_out(o);
+}
+
+/* --probe CARD: one live status query, and how srq read it. */
+static int
+profile_probe(const char *account)
+{
+	struct sr_gateway *gw = sr_gateway_new(&cfg);
+	json_t *rec;
+	int status = sr_profile_probe(gw, account, probe_opt, &rec);
+
+	sr_out(rec);
+	sr_gateway_free(gw);
+	return status;
+}
+
+/* The account's profile as resolved, secrets redacted, and checked. */
+static int
+profile_show(const char *account)
 {
 	static const char *const reqs[] = { "stop", "resume", "query", "token" };
-	const char *account = account_arg(argc, argv);
 	const struct sr_account *a = sr_account(&cfg, account);
 	const struct sr_profile *p = a->p;
 	struct sr_gateway *gw = sr_gateway_new(&cfg);
@@ -385,4 +406,16 @@ admin_profile(int argc, char **argv)
 		fprintf(stderr, "%s: profile '%s' for account '%s' does not check out: see \"check\"\n",
 		    sr_prog, p->name, account);
 	return bad ? SR_EX_REJECTED : SR_EX_OK;
+}
+
+int
+admin_profile(int argc, char **argv)
+{
+	const char *account = account_arg(argc, argv);
+
+	if (test_opt)
+		return sr_profile_replay(sr_account(&cfg, account)->p, test_opt, emit);
+	if (probe_opt)
+		return profile_probe(account);
+	return profile_show(account);
 }

@@ -55,6 +55,17 @@ static const char usage[] =
 "  profile ACCOUNT      the account's carrier profile, resolved, secrets redacted, and\n"
 "                       checked (secrets readable, every request builds); exit 1 if not,\n"
 "                       2 if SRQ_LEASE_MS is not 1000 more than its calls' timeout\n"
+"  profile ACCOUNT --test FILE\n"
+"                       replay recorded answers (JSONL: kind change|query|token, http,\n"
+"                       body, card, the expected outcome, a query's observed) through\n"
+"                       the account's profile: one line per case (expected, read,\n"
+"                       pass), then a summary; exit 1 if one does not pass, 2 if a\n"
+"                       line is bad (named by its number)\n"
+"  profile ACCOUNT --probe CARD\n"
+"                       one live status query (never a change) for CARD, built, with\n"
+"                       its token and signature, as any call: how srq read it (http,\n"
+"                       verdict, observed, the carrier's state, the card it named),\n"
+"                       secrets redacted; exit 1 if not read as a state\n"
 "Everything else:\n"
 "  config               every setting, its value (secrets redacted) and where it came\n"
 "                       from: a flag, the environment, the config file (SRQ_CONFIG, or\n"
@@ -82,6 +93,7 @@ static const char usage[] =
 "  --since TIME    only entries from then on: 10m, 2h, 1d (ago), yesterday,\n"
 "                  2026-12-01T10:00Z, or epoch ms\n"
 "  --until TIME    (pause) when the pause ends by itself\n"
+"  --test FILE, --probe CARD  (profile, one of them; Redis is not needed)\n"
 "  --force         (limits, pause, breaker open) change an account no request ever\n"
 "                  named (refused otherwise: most likely a typo)\n"
 "  --table         aligned columns for people instead of JSONL\n"
@@ -980,7 +992,7 @@ static const struct command {
 	{ "pause", admin_pause, 1, 1, "pause ACCOUNT [--until TIME] --reason TEXT" },
 	{ "resume", admin_resume, 1, 1, "resume ACCOUNT --reason TEXT" },
 	{ "breaker", admin_breaker, 1, 2, "breaker ACCOUNT [open|close] [--reason TEXT]" },
-	{ "profile", admin_profile, 1, 1, "profile ACCOUNT" },
+	{ "profile", admin_profile, 1, 1, "profile ACCOUNT [--test FILE | --probe CARD]" },
 	{ "config", c_config, 0, 0, "config" },
 	{ "switch", c_switch, 1, 1, "switch on|off|show [--reason TEXT]" },
 	{ "alerts", c_alerts, 0, 0, "alerts [--since TIME] [--carrier A] [--ack ID --reason TEXT]" },
@@ -1007,7 +1019,7 @@ int
 main(int argc, char *argv[])
 {
 	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT, O_TABLE,
-		O_UNTIL, O_FORCE, O_STATE, O_ERROR_CLASS, O_LIMIT, O_DRY_RUN };
+		O_UNTIL, O_FORCE, O_STATE, O_ERROR_CLASS, O_LIMIT, O_DRY_RUN, O_TEST, O_PROBE };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "reason", required_argument, NULL, O_REASON },
@@ -1022,6 +1034,8 @@ main(int argc, char *argv[])
 		{ "error-class", required_argument, NULL, O_ERROR_CLASS },
 		{ "limit", required_argument, NULL, O_LIMIT },
 		{ "dry-run", no_argument, NULL, O_DRY_RUN },
+		{ "test", required_argument, NULL, O_TEST },
+		{ "probe", required_argument, NULL, O_PROBE },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sub;
@@ -1060,6 +1074,12 @@ main(int argc, char *argv[])
 			limit_opt = 1;
 			break;
 		case O_DRY_RUN: dry_run = 1; break;
+		case O_TEST: test_opt = optarg; break;
+		case O_PROBE:
+			if (!sr_valid_id(optarg))
+				sr_die(SR_EX_USAGE, "--probe: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);
+			probe_opt = optarg;
+			break;
 		default:
 			if (!sr_config_option(&cfg, c, optarg, usage))
 				sr_usage(SR_EX_USAGE, usage);
@@ -1106,10 +1126,19 @@ main(int argc, char *argv[])
 		/* A bulk retry retries every one: a cap would leave the rest
 		 * frozen without a word. */
 		refuse_option("--limit", limit_opt, running->run == c_list, "list");
+		refuse_option("--test", test_opt != NULL, running->run == admin_profile, "profile");
+		refuse_option("--probe", probe_opt != NULL, running->run == admin_profile, "profile");
+		if (test_opt && probe_opt)
+			sr_die(SR_EX_USAGE, "--test and --probe: one at a time; usage: sr-admin %s",
+			    running->usage);
 	}
 	who = sr_who();
 	if (!strcmp(sub, "config")) /* needs no Redis: it says where Redis is */
 		return sr_finish(c_config(argc - optind, argv + optind));
+	/* A profile is checked, tested and probed before the account is live,
+	 * on a host that may reach no Redis: it needs none. */
+	if (running->run == admin_profile)
+		return sr_finish(admin_profile(argc - optind, argv + optind));
 	sr_redis_open(&rds, &cfg);
 	if (since_opt) {
 		int64_t now = sr_redis_time_ms(&rds);

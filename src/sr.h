@@ -786,6 +786,8 @@ void sr_profile_free(struct sr_profile *p);
  * on first use; a bad profile is a configuration error (exit 2). */
 const struct sr_profile *sr_profile_for(const struct sr_config *cfg, const char *carrier);
 const char *sr_verdict_name(int verdict);
+/* A rule outcome's name (ok, already, ...) as its verdict; -1 if none. */
+int sr_verdict_parse(const char *name);
 
 /* An account's resolved settings: its profile's, then the environment's. */
 struct sr_account {
@@ -857,6 +859,11 @@ json_t *sr_answer_json(const char *body);
 /* The text at a small path of a JSON answer ("a.b", "a[0].b") or of an XML
  * one ("xml:Tag"). 1 when found. */
 int sr_answer_field(json_t *j, const char *body, const char *path, char *out, size_t outlen);
+/* The token of a token fetch's answer (token.field, not empty) and how long
+ * it lives in s (token.ttl_field, else token.ttl_s, else 1800). 1 when the
+ * answer holds one. */
+int sr_token_read(const struct sr_profile *p, json_t *j, const char *body, char *tok, size_t toklen,
+    long *ttl_s);
 
 /* -------------------------------------------------------------- sr_gateway.c */
 
@@ -903,7 +910,8 @@ struct sr_call {
 	char error[160];
 	char observed[16];      /* for status: active/stopped/other */
 	char raw_state[32], txn[64];
-	char answer_card[65];   /* class "mismatch": the card the answer named ("": none) */
+	char answer_card[65];   /* the card the answer named ("": none); with class
+	                         * "mismatch", the one it was not believed of */
 	long long retry_after_ms;
 	long long ms;           /* duration of the call */
 	int auth_gen;           /* the account's authentication it went out with */
@@ -1015,6 +1023,21 @@ int sr_digest_hex(int alg, const char *key, size_t keylen, const char *data, siz
     char *out);
 /* Hex of a digest (2n+1 bytes in out). */
 void sr_hex(const unsigned char *md, size_t n, char *out, int upper);
+
+/* --------------------------------------------------------- sr_profile_test.c */
+
+/* Replay recorded answers (JSONL at path, one a line: README, Onboarding a
+ * new carrier) through profile p, each read as the pipeline reads it; one
+ * record per case, then a summary, to emit. Every line is checked before
+ * any is replayed. SR_EX_OK every case passed, SR_EX_REJECTED one did not
+ * (each said on stderr with its line), SR_EX_USAGE the file unreadable,
+ * empty or a line bad (each said with its line; nothing replayed). */
+int sr_profile_replay(const struct sr_profile *p, const char *path, void (*emit)(json_t *));
+/* One live status query for card, never a change, through account's side
+ * of gw: built, authenticated (its token fetched first) and signed as any
+ * call; what srq read of it (secrets redacted) in *out. SR_EX_OK when read
+ * as a state, else SR_EX_REJECTED. */
+int sr_profile_probe(struct sr_gateway *gw, const char *account, const char *card, json_t **out);
 
 /* --------------------------------------------------------------- sr_redact.c */
 

@@ -1187,7 +1187,7 @@ fetch_done(struct sr_edge *e, CURLcode rc, long http)
 	struct sr_call *f = e->fetch;
 	json_t *j = sr_answer_json(f->body);
 	char tok[2048] = "", ttl[32] = "", msg[160] = "";
-	long ttl_s = p->token_ttl_s > 0 ? p->token_ttl_s : 1800;
+	long ttl_s;
 
 	/* The carrier unreachable or failing is not a refused login: those
 	 * calls were not sent (the breaker counts them), they did not fail to
@@ -1196,16 +1196,13 @@ fetch_done(struct sr_edge *e, CURLcode rc, long http)
 	if (rc != CURLE_OK)
 		snprintf(e->auth_error, sizeof e->auth_error, "token fetch failed: %s",
 		    curl_easy_strerror(rc));
-	else if (!sr_answer_field(j, f->body, p->token_field, tok, sizeof tok) || !tok[0]) {
+	else if (!sr_token_read(p, j, f->body, tok, sizeof tok, &ttl_s)) {
 		sr_answer_field(j, f->body, p->msg_path, msg, sizeof msg);
 		sr_answer_field(j, f->body, p->code_path, ttl, sizeof ttl);
 		snprintf(e->auth_error, sizeof e->auth_error, "token fetch refused: HTTP %ld%s%s%s%s",
 		    http, ttl[0] ? " " : "", ttl, msg[0] ? " " : "", msg);
 		redact_secrets(f, e->auth_error, sizeof e->auth_error);
 	} else {
-		if (sr_answer_field(j, f->body, p->token_ttl_field, ttl, sizeof ttl) &&
-		    sr_parse_long(ttl) > 0)
-			ttl_s = sr_parse_long(ttl);
 		e->token = sr_strdup(tok);
 		/* Renewed a little early, so no call goes out on a token about to die. */
 		e->token_until = sr_mono_ms() + ttl_s * 900;
@@ -1388,11 +1385,12 @@ classify(struct sr_call *call)
 	case SR_V_FAIL: call->outcome = SR_OUT_FAIL; break;
 	default: call->outcome = SR_OUT_UNKNOWN;
 	}
+	/* What the answer named, believed or not (a probe shows it). */
+	snprintf(call->answer_card, sizeof call->answer_card, "%s", a.card);
 	if (a.mismatch) {
 		/* Not believed: the call may have applied (a change is then
 		 * queried), and what a query said is no observation. */
 		call->class = "mismatch";
-		snprintf(call->answer_card, sizeof call->answer_card, "%s", a.card);
 		if (a.card[0])
 			snprintf(call->error, sizeof call->error, "HTTP %ld: the answer is about card %s, not %s",
 			    call->http, a.card, call->card);

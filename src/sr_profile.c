@@ -161,6 +161,15 @@ static const struct {
 	{ "reauth", SR_V_REAUTH },
 };
 
+int
+sr_verdict_parse(const char *name)
+{
+	for (size_t i = 0; i < sizeof verdicts / sizeof verdicts[0]; i++)
+		if (!strcmp(verdicts[i].name, name))
+			return verdicts[i].verdict;
+	return -1;
+}
+
 const char *
 sr_verdict_name(int v)
 {
@@ -1405,4 +1414,18 @@ sr_classify(const struct sr_profile *p, long http, const char *body, size_t body
 		a->observed[0] = '\0';
 	}
 	json_decref(j);
+}
+
+int
+sr_token_read(const struct sr_profile *p, json_t *j, const char *body, char *tok, size_t toklen,
+    long *ttl_s)
+{
+	char ttl[32];
+
+	*ttl_s = p->token_ttl_s > 0 ? p->token_ttl_s : 1800;
+	if (!sr_answer_field(j, body, p->token_field, tok, toklen) || !tok[0])
+		return 0;
+	if (sr_answer_field(j, body, p->token_ttl_field, ttl, sizeof ttl) && sr_parse_long(ttl) > 0)
+		*ttl_s = sr_parse_long(ttl);
+	return 1;
 }
