@@ -930,6 +930,7 @@ struct sr_call {
 	void *easy, *headers;
 	char *body, *reqbody;
 	size_t body_len, reqlen, reqoff;
+	int body_cut;           /* the answer's body ran past what is kept: not read */
 	int64_t started;
 };
 

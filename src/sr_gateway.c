@@ -846,8 +846,10 @@ on_body(char *data, size_t size, size_t nmemb, void *userp)
 	struct sr_call *call = userp;
 	size_t n = size * nmemb, room = BODY_MAX - call->body_len;
 
-	if (n > room)
-		n = room; /* keep the start; the rest is not needed to classify */
+	if (n > room) {
+		n = room; /* keep the start; the answer is not read (classify) */
+		call->body_cut = 1;
+	}
 	call->body = sr_realloc(call->body, call->body_len + n + 1);
 	memcpy(call->body + call->body_len, data, n);
 	call->body_len += n;
@@ -993,6 +995,7 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 	call->headers = h;
 	call->body = NULL;
 	call->body_len = 0;
+	call->body_cut = 0;
 	call->conn_close = 0;
 	call->sends = 0;
 	call->status_seen = 0;
@@ -1369,6 +1372,15 @@ classify(struct sr_call *call)
 	struct sr_answer a;
 	int is_query = !strcmp(call->action, "status");
 
+	if (call->body_cut) {
+		/* Its end was not kept: what it says there (an error after a
+		 * padded ok) is unknown, and so is the answer. */
+		call->verdict = SR_V_UNKNOWN;
+		call->outcome = SR_OUT_UNKNOWN;
+		snprintf(call->error, sizeof call->error,
+		    "carrier answered HTTP %ld with a body over %d bytes: not read", call->http, BODY_MAX);
+		return;
+	}
 	sr_classify(p, call->http, call->body, call->body_len, is_query, call->card, &a);
 	call->verdict = a.verdict;
 	snprintf(call->observed, sizeof call->observed, "%s", a.observed);

@@ -291,6 +291,17 @@ E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
 	assert_output --partial '"state":"confirming"'
 }
 
+@test "a change answered with a body over 64 KiB is unknown (the answer is not read whole), never ok" {
+	# An ok, 70,000 spaces, and what srq would not have read past its cap.
+	body='{"code":"OK"}'"$(head -c 70000 /dev/zero | tr '\0' ' ')"'{"code":"INTERNAL"}'
+	bad_start main raw "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: ${#body}\r\n\r\n$body"
+	stop_request N3
+	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
+	assert_equal "$(jq -r '"\(.outcome) \(.error)"' "$T/results")" \
+		"unknown carrier answered HTTP 200 with a body over 65536 bytes: not read"
+	assert_output --partial '"state":"confirming"'
+}
+
 @test "a status query answered with a NUL byte in its body observes nothing: the card stays confirming" {
 	bad_start main raw 'HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 19\r\n\r\n{"code":"INTERNAL"}'
 	stop_request N2
