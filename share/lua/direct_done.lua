@@ -51,7 +51,8 @@ if outcome == 'retry' and (class == 'throttled' or class == 'too_frequent') then
   end
 end
 local verdict = 'ok'
-if outcome == 'unknown' or (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
+if (outcome == 'unknown' and class ~= 'mismatch') or
+    (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
   verdict = 'fail'
 end
 local change = edgeResult(edgeKey, e, ARGV[12], verdict, now, s, err, class == 'auth')
