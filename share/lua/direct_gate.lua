@@ -44,6 +44,8 @@ local kind, ahead, id, probeLease = ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumbe
 cardAwake(key, KEYS[4], KEYS[5]) -- its last call is in its hash
 local lastCall = rcall('HGET', key, 'last_call')
 local e = edgeRead(edgeKey)
+-- The pace's window: the headroom sr-exec measured widens it (edgeWindow).
+s.window = edgeWindow(e, s, now)
 local since = clockLast(clockSteps(e), tonumber(lastCall) or 0)
 if kind == 'call' and since + s.interval > now then
   return { 'interval', since + s.interval }

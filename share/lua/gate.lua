@@ -88,6 +88,8 @@ local ahead = tonumber(ARGV[3])
 local maxlen = digits(s.audit_max)
 local count, flushCounts = statsBatch(ARGV[2], now)
 local e = edgeRead(edgeKey)
+-- The pace's window: the headroom sr-exec measured widens it (edgeWindow).
+s.window = edgeWindow(e, s, now)
 local steps = clockSteps(e)
 local qps, _, burst, stopped = edgeLimits(limitsKey, s)
 local held, heldUntil = edgeBlocked(e, now, stopped)

@@ -87,6 +87,8 @@ if not late or late < 0 or late > 10000 then
 end
 
 local e = edgeRead(edgeKey)
+-- The pace's window: the headroom sr-exec measured widens it (edgeWindow).
+s.window = edgeWindow(e, s, now)
 local qps, _, burst, stopped = edgeLimits(limitsKey, s)
 local why, untilMs = edgeBlocked(e, now, stopped)
 if why then return { why, untilMs, now } end
