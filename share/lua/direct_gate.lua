@@ -20,7 +20,8 @@
     KEYS[1]  command hash of the card (holds last_call)
     KEYS[2]  account edge state (HASH)   KEYS[3] account limits (HASH)
     KEYS[4]  the card's idle bucket      KEYS[5] its wait bucket
-    ARGV[1]  the account's settings (JSON: interval, window, qps, burst, aimd_*)
+    ARGV[1]  the account's settings (JSON: interval, window (widened by the
+             edge's measured headroom, edgeWindow), qps, burst, aimd_*)
     ARGV[2]  kind (call|query|resend)
     ARGV[3]  ahead ms
     ARGV[4]  the request's id (the probe's, if it is one)
