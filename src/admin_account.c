@@ -41,6 +41,8 @@ account_state(const char *carrier)
 			json_object_set_new(o, !strcmp(k, "max_running") ? "running" : k, json_integer(v));
 		else if (!strcmp(k, "qps_effective_milli"))
 			json_object_set_new(o, "qps_effective", json_real(v / 1000.0));
+		else if (!strcmp(k, "headroom_ms"))
+			json_object_set_new(o, k, json_integer(v));
 		else if (!strcmp(k, "paused_until_ms") || !strcmp(k, "breaker_since_ms") ||
 		    !strcmp(k, "breaker_until_ms"))
 			json_object_set_new(o, k, v > 0 ? json_integer(v) : json_null());
@@ -350,6 +352,7 @@ profile_show(const char *account)
 	    "breaker_cooldown_ms", (json_int_t)a->brk_cool_ms);
 	json_object_set_new(lim, "aimd_increase", json_real(a->aimd_inc));
 	json_object_set_new(lim, "aimd_decrease", json_real(a->aimd_beta));
+	json_object_set_new(lim, "aimd_noise", json_real(a->aimd_noise));
 	json_object_set_new(lim, "reserve_qps", json_integer(a->reserve_qps));
 	{
 		/* Every other caller's class (sr-rate): "*" for those the profile does not name. */

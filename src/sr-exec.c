@@ -121,6 +121,8 @@ struct reach {
 	struct reach *next;
 };
 static struct reach *reaches;
+/* SRQ_TEST_SEND_DELAY_MS: tests only, see where a held call is sent. */
+static long send_delay_ms;
 
 static void
 count_reach(const struct item *it)
@@ -842,6 +844,10 @@ schedule(void)
 				it->state = IT_CALL;
 				it->edge->held--;
 				nheld--;
+				/* Tests only: a machine too loaded to send on time, made
+				 * deterministic (every call leaves this late). */
+				if (send_delay_ms > 0)
+					sr_sleep_ms(send_delay_ms);
 				if (redis_up && sr_edge_late(&rds, &cfg, it->edge, it->wake) < 0) /* sent all the same: its slot was granted */
 					sr_redis_lost(&rds, &redis_up, "task");
 				sr_gateway_start(gw, &it->call);
@@ -914,6 +920,12 @@ main(int argc, char *argv[])
 	sr_no_operands(argc, argv, usage);
 	sr_gateway_url_check(cfg.gateway);
 	sr_lease_require(&cfg);
+	{
+		const char *d = getenv("SRQ_TEST_SEND_DELAY_MS");
+
+		if (d && *d)
+			send_delay_ms = sr_num("SRQ_TEST_SEND_DELAY_MS", d, 0, 1000);
+	}
 	redis_up = sr_redis_open_filter(&rds, &cfg, "task is answered with status \"error\"");
 	gw = sr_gateway_new(&cfg);
 	sr_clocks_init(&clocks, &cfg, SLOT_AHEAD_MS);

@@ -751,7 +751,7 @@ struct sr_profile {
 	long qps, running, burst, interval_ms, timeout_ms, connect_timeout_ms;
 	long connect_budget_ms, keepalive_ms, poll_ms, settle_ms, aimd_memory_ms;
 	long brk_failures, brk_window_ms, brk_cool_ms, brk_cool_max_ms, token_ttl_s;
-	double aimd_inc, aimd_beta, brk_ratio;
+	double aimd_inc, aimd_beta, aimd_noise, brk_ratio;
 	long reserve_qps; /* the account's calls a second kept for srq's own (sr-rate) */
 	struct sr_share { char *cls; double share; } *shares; /* max_share ("*") and max_share.CLASS */
 	int nshares;
@@ -797,7 +797,7 @@ struct sr_account {
 	long connect_budget_ms, keepalive_ms, poll_ms, settle_ms, confirm_delay_ms;
 	long alert_after, freeze_after, audit_max, aimd_memory_ms;
 	long brk_failures, brk_window_ms, brk_cool_ms, brk_cool_max_ms;
-	double aimd_inc, aimd_beta, brk_ratio;
+	double aimd_inc, aimd_beta, aimd_noise, brk_ratio;
 	long reserve_qps; /* 0: none */
 	char *settings; /* the same, as the JSON the scripts take */
 	struct sr_account *next;
@@ -978,6 +978,12 @@ struct sr_edge {
 	long long step_since;
 	int saved_state;      /* the clock an earlier process saved: 0 not asked, 1 asked */
 	struct sr_clock saved; /* known: for its first reading */
+	/* How late its calls leave (sr_edge_late): a histogram of the lateness
+	 * at send, in SR_LATE_BIN_MS steps, per ten seconds for the last minute;
+	 * its p99 is the headroom reported to the account's edge. */
+	struct sr_late_slice *late;  /* SR_LATE_SLICES of them, made on first use */
+	long hr_sent;                /* the headroom last reported (0: none) */
+	int64_t hr_sent_at;          /* when (mono ms) */
 	struct sr_edge *next;
 };
 
@@ -995,8 +1001,20 @@ long sr_edge_spread(struct sr_edge *e);
 /* Right before a call leaves: if it leaves SR_LATE_MS or more after its
  * slot (mono ms) - a new connection to set up, or a late send - move the
  * account's pace by that much (late.lua), so the rate accounts for when it
- * really leaves. -1 if Redis failed. */
+ * really leaves. The send's lateness is counted too, and its p99 over the
+ * last minute (SR_HR_MIN_MS..SR_HR_MAX_MS) is reported as the account's
+ * headroom when it changes (at most once a second) and every 20 s while it
+ * is above the floor, in the same round trip. -1 if Redis failed. */
 #define SR_LATE_MS 3
+#define SR_LATE_SLICES 6
+#define SR_LATE_SLICE_MS 10000
+#define SR_LATE_BIN_MS 5
+#define SR_HR_MAX_MS 200
+#define SR_LATE_BINS (SR_HR_MAX_MS / SR_LATE_BIN_MS + 1)
+struct sr_late_slice {
+	int64_t start; /* mono ms / SR_LATE_SLICE_MS */
+	unsigned n[SR_LATE_BINS];
+};
 int sr_edge_late(struct sr_redis *r, const struct sr_config *cfg, struct sr_edge *e, int64_t slot);
 /* Authentication: 1 ready, 0 waiting for a token (its fetch is started:
  * one for every waiting call), -1 failed (e->auth_error). */

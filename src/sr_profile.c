@@ -487,6 +487,8 @@ parse_line(struct parse *ps, char *key, char *v)
 		return preal(ps, key, v, 0.01, 100000, &p->aimd_inc);
 	if (!strcmp(key, "aimd_decrease"))
 		return preal(ps, key, v, 0.1, 0.99, &p->aimd_beta);
+	if (!strcmp(key, "aimd_noise"))
+		return preal(ps, key, v, 0, 0.5, &p->aimd_noise);
 	if (!strcmp(key, "breaker_ratio"))
 		return preal(ps, key, v, 0.01, 1, &p->brk_ratio);
 	if (!strcmp(key, "max_share") || !strncmp(key, "max_share.", 10))
@@ -593,7 +595,7 @@ profile_init(struct sr_profile *p)
 	p->poll_ms = p->settle_ms = p->aimd_memory_ms = -1;
 	p->brk_failures = p->brk_window_ms = p->brk_cool_ms = p->brk_cool_max_ms = -1;
 	p->token_ttl_s = p->reserve_qps = -1;
-	p->aimd_inc = p->aimd_beta = p->brk_ratio = -1;
+	p->aimd_inc = p->aimd_beta = p->aimd_noise = p->brk_ratio = -1;
 	for (int r = 0; r < 4; r++)
 		p->req[r].type = -1;
 }
@@ -1039,6 +1041,9 @@ sr_account(const struct sr_config *cfg, const char *carrier)
 	a->audit_max = cfg->audit_maxlen;
 	a->aimd_inc = pickd(p->aimd_inc, a->qps > 0 ? (a->qps / 20.0 > 0.1 ? a->qps / 20.0 : 0.1) : 1);
 	a->aimd_beta = pickd(p->aimd_beta, 0.7);
+	/* The share of calls a carrier refuses for rate at random, noise not
+	 * its limit (includes/edge.lua, edgeLower). */
+	a->aimd_noise = pickd(p->aimd_noise, 0.1);
 	a->aimd_memory_ms = pick(p->aimd_memory_ms, 20000);
 	a->reserve_qps = pick(p->reserve_qps, 0);
 	a->brk_failures = pick(p->brk_failures, 5);
@@ -1048,7 +1053,7 @@ sr_account(const struct sr_config *cfg, const char *carrier)
 	a->brk_cool_max_ms = pick(p->brk_cool_max_ms, 300000);
 	if (a->brk_cool_max_ms < a->brk_cool_ms)
 		a->brk_cool_max_ms = a->brk_cool_ms;
-	s = json_pack("{sI sI sI sI sI sI sI sI sI sI sI sI sI sf sf sI sI sf sI sI sI sI sb}",
+	s = json_pack("{sI sI sI sI sI sI sI sI sI sI sI sI sI sf sf sf sI sI sf sI sI sI sI sb}",
 	    "interval", (json_int_t)a->interval_ms, "window", (json_int_t)a->window_ms,
 	    "lease", (json_int_t)a->lease_ms, "qps", (json_int_t)a->qps,
 	    "running", (json_int_t)a->running, "burst", (json_int_t)a->burst,
@@ -1056,7 +1061,7 @@ sr_account(const struct sr_config *cfg, const char *carrier)
 	    "audit_max", (json_int_t)a->audit_max, "confirm_delay", (json_int_t)a->confirm_delay_ms,
 	    "poll", (json_int_t)a->poll_ms, "settle", (json_int_t)a->settle_ms,
 	    "aimd_memory", (json_int_t)a->aimd_memory_ms, "aimd_inc", a->aimd_inc,
-	    "aimd_beta", a->aimd_beta, "brk_failures", (json_int_t)a->brk_failures,
+	    "aimd_beta", a->aimd_beta, "aimd_noise", a->aimd_noise, "brk_failures", (json_int_t)a->brk_failures,
 	    "brk_window", (json_int_t)a->brk_window_ms, "brk_ratio", a->brk_ratio,
 	    "brk_cool", (json_int_t)a->brk_cool_ms, "brk_cool_max", (json_int_t)a->brk_cool_max_ms,
 	    "connect_budget", (json_int_t)a->connect_budget_ms, "call", (json_int_t)a->timeout_ms,

@@ -123,3 +123,65 @@ all_stopped() {
 	run -0 sr-admin why B0
 	assert_equal "$(echo "$output" | jq -r .state)" paused
 }
+
+@test "random throttles at the limit are noise: 0 seconds over, and the rate is not lowered for them" {
+	export SRQ_QPS=20
+	# 2% of calls refused for rate at random, the carrier's limit srq's own.
+	gwsim_start --qps 20 --fault-429 0.02 --seed 3
+	backlog 300 1
+	run -0 drain 60
+	run gwcheck rate "$T/gw.log" 20
+	assert_output ''
+	# The carrier refused several calls at random, none for its limit...
+	jq -s -e '[.[] | select(.fault == "429")] | length >= 3' "$T/gw.log"
+	assert_equal "$(jq -s '[.[] | select(.fault == "qps")] | length' "$T/gw.log")" 0
+	# ...and none of those refusals lowered the rate (the observable: no
+	# rate:lowered in the audit, the effective rate the configured one).
+	run -0 rcli XRANGE 't:carrier:{c0}:audit' - +
+	refute_output --partial 'rate:lowered'
+	assert_equal "$(sr-admin limits c0 | jq -r .qps_effective)" 20
+	all_stopped 300
+}
+
+@test "a carrier whose limit drops mid-run: srq lowers its rate, and never goes over the configured limit" {
+	export SRQ_QPS=20
+	gwsim_start --qps 20
+	backlog 240 1
+	drain 90 >"$T/finals" &
+	pid=$!
+	sleep 4
+	dropped=$(date +%s%3N)
+	gw_set qps=10
+	wait "$pid"
+	# The lowering is audited, after the drop (an entry's id is its time).
+	run -0 rcli --raw XRANGE "t:carrier:{c0}:audit" "$dropped" +
+	assert_output --partial 'rate:lowered'
+	run gwcheck rate "$T/gw.log" 20
+	assert_output ''
+	# The carrier refused calls at first, then under a tenth of them: the
+	# new limit was found (AIMD probes back near it now and then).
+	jq -s -e --argjson d "$dropped" '[.[] | select(.refused and .t >= $d)] | length > 0' "$T/gw.log"
+	jq -s -e --argjson d "$dropped" '
+	  [.[] | select(.t >= $d + 4000)] | ([.[] | select(.refused)] | length) < 0.1 * length' "$T/gw.log"
+	all_stopped 240
+}
+
+@test "calls sent late (a loaded machine) widen the account's headroom, kept in its edge" {
+	# The production headroom (20 ms), and an executor that sends every call
+	# 60 ms after its slot (SRQ_TEST_SEND_DELAY_MS: a machine too loaded to
+	# send on time, made deterministic).
+	export SRQ_QPS=20 SRQ_RATE_WINDOW_MS=1020
+	gwsim_start --qps 20
+	backlog 80 1
+	SRQ_TEST_SEND_DELAY_MS=60 run -0 drain 60
+	# The p99 of the lateness measured (5 ms bins, the upper end): the
+	# window widened by it, bounded at 200 ms; sr-admin shows it.
+	hr=$(rcli HGET 't:carrier:{c0}:edge' hr)
+	[ "$hr" -ge 60 ]
+	[ "$hr" -le 200 ]
+	assert_equal "$(sr-admin limits c0 | jq -r .headroom_ms)" "$hr"
+	# The carrier never saw more than the limit in a second.
+	run gwcheck rate "$T/gw.log" 20
+	assert_output ''
+	all_stopped 80
+}

@@ -6,8 +6,9 @@
   be the command's live claim and the one that passed the gate for that call
   ('called') or query ('queried'). Anything else (forged, replayed, a claim
   since lost) is answered "stale" and changes nothing. A result that counts
-  moves the account's side first: a refusal for rate lowers the account's
-  effective rate (AIMD) and the breaker counts failures (5xx, unknown, not
+  moves the account's side first: the carrier's answers are counted for the
+  account's effective rate (AIMD: lowered when the share refused for rate
+  is the carrier's limit, not its noise) and the breaker counts failures (5xx, unknown, not
   sent, authentication) and successes; a probe's result closes or reopens it
   (includes/edge.lua). Results the gate settled itself
   (blocked, superseded: it released or finished the command) change nothing
@@ -267,9 +268,13 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     count('finishes')
   end
 
-  -- The account's side: the effective rate and the breaker.
-  if live and outcome == 'retry' and (class == 'throttled' or class == 'too_frequent') then
-    local from, to = edgeLower(edgeKey, e, qps, now, gatedAt or (now - s.window), s)
+  -- The account's side: the effective rate and the breaker. Every answer
+  -- of the carrier counts for the rate (edgeLower tells its limit from its
+  -- noise by the share refused); a call that never reached it does not.
+  if live and (gatedAt or 1) > 0 and not (outcome == 'retry' and (class == 'not_sent' or
+      class == 'auth' or class == 'unreplicated' or class == 'clock_step')) then
+    local refused = outcome == 'retry' and (class == 'throttled' or class == 'too_frequent')
+    local from, to = edgeLower(edgeKey, e, qps, now, gatedAt or (now - s.window), refused, s)
     if from then
       auditAccount('rate:lowered', 'qps_from', string.format('%.2f', from), 'qps_to',
         string.format('%.2f', to), 'http', http, 'error', err)

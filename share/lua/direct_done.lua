@@ -1,8 +1,9 @@
 #!lua
 --[[
   direct_done - the account's side of one direct-path call's answer (global
-  switch off), as confirm.lua does it for the queue: a refusal for rate
-  lowers the account's effective rate (AIMD), the breaker counts the result
+  switch off), as confirm.lua does it for the queue: the answer counts for the
+  account's effective rate (AIMD: lowered when the share refused for rate is
+  the carrier's limit, not its noise), the breaker counts the result
   (a half-open breaker's probe, direct_gate.lua's, closes it or reopens it),
   and a call the carrier did not apply (throttled, refused, not sent, auth)
   gives the card's interval back. The state the answer says the card is now
@@ -42,8 +43,10 @@ local outcome, class, gatedAt, err, http, account, kind =
 
 local e = edgeRead(edgeKey)
 local qps = edgeLimits(KEYS[3], s)
-if outcome == 'retry' and (class == 'throttled' or class == 'too_frequent') then
-  local from, to = edgeLower(edgeKey, e, qps, now, gatedAt, s)
+if not (outcome == 'retry' and (class == 'not_sent' or class == 'auth' or
+    class == 'unreplicated' or class == 'clock_step')) then
+  local refused = outcome == 'retry' and (class == 'throttled' or class == 'too_frequent')
+  local from, to = edgeLower(edgeKey, e, qps, now, gatedAt, refused, s)
   if from then
     rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'rate:lowered',
       'qps_from', string.format('%.2f', from), 'qps_to', string.format('%.2f', to), 'http', http,

@@ -20,7 +20,8 @@
     KEYS[1]  command hash of the card (holds last_call)
     KEYS[2]  account edge state (HASH)   KEYS[3] account limits (HASH)
     KEYS[4]  the card's idle bucket      KEYS[5] its wait bucket
-    ARGV[1]  the account's settings (JSON: interval, window, qps, burst, aimd_*)
+    ARGV[1]  the account's settings (JSON: interval, window (widened by the
+             edge's measured headroom, edgeWindow), qps, burst, aimd_*)
     ARGV[2]  kind (call|query|resend)
     ARGV[3]  ahead ms
     ARGV[4]  the request's id (the probe's, if it is one)
@@ -44,6 +45,8 @@ local kind, ahead, id, probeLease = ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumbe
 cardAwake(key, KEYS[4], KEYS[5]) -- its last call is in its hash
 local lastCall = rcall('HGET', key, 'last_call')
 local e = edgeRead(edgeKey)
+-- The pace's window: the headroom sr-exec measured widens it (edgeWindow).
+s.window = edgeWindow(e, s, now)
 local since = clockLast(clockSteps(e), tonumber(lastCall) or 0)
 if kind == 'call' and since + s.interval > now then
   return { 'interval', since + s.interval }

@@ -13,7 +13,8 @@
       before a step of the Redis clock counted on the clock after it:
       includes/clock.lua);
     the account's pace grants a slot (includes/edge.lua: calls leave evenly,
-      qps per second at most, at the carrier's wire; the account's other
+      qps per second at most, at the carrier's wire, over a window widened
+      by the lateness sr-exec measured, edgeWindow; the account's other
       callers take theirs from the same pace, rate_take.lua).
   A batch that asked the pace for a slot, granted or not, records when
   (srq_at): while srq asks, the other callers leave its reserve free.
@@ -88,6 +89,8 @@ local ahead = tonumber(ARGV[3])
 local maxlen = digits(s.audit_max)
 local count, flushCounts = statsBatch(ARGV[2], now)
 local e = edgeRead(edgeKey)
+-- The pace's window: the headroom sr-exec measured widens it (edgeWindow).
+s.window = edgeWindow(e, s, now)
 local steps = clockSteps(e)
 local qps, _, burst, stopped = edgeLimits(limitsKey, s)
 local held, heldUntil = edgeBlocked(e, now, stopped)

@@ -28,6 +28,8 @@
 local now = serverNow()
 local s = cjson.decode(ARGV[1])
 local e = edgeRead(KEYS[1])
+-- The pace's window: the headroom sr-exec measured widens it (edgeWindow).
+s.window = edgeWindow(e, s, now)
 local qps, _, burst, stopped = edgeLimits(KEYS[2], s)
 local held = edgeBlocked(e, now, stopped)
 local rate = qps > 0 and edgeRate(e, qps, now, s) or 0

@@ -41,7 +41,8 @@
     KEYS[3]  the other callers' slots (ZSET P:carrier:{c}:rate:slots;
              includes/share.lua)
     ARGV[1]  the account's settings (JSON): window (ms, one second plus
-             headroom), qps, burst, aimd_inc, aimd_memory (the effective
+             headroom; widened by the headroom sr-exec measured, edge's hr:
+             includes/edge.lua, edgeWindow), qps, burst, aimd_inc, aimd_memory (the effective
              rate while the carrier refuses for rate, as the gate computes
              it), reserve (calls a second kept for srq), share (JSON object
              class -> fraction of the rate; "*": every class not named)
@@ -87,6 +88,8 @@ if not late or late < 0 or late > 10000 then
 end
 
 local e = edgeRead(edgeKey)
+-- The pace's window: the headroom sr-exec measured widens it (edgeWindow).
+s.window = edgeWindow(e, s, now)
 local qps, _, burst, stopped = edgeLimits(limitsKey, s)
 local why, untilMs = edgeBlocked(e, now, stopped)
 if why then return { why, untilMs, now } end

@@ -13,7 +13,8 @@
   Output:
     flat array of name, value pairs (values are integers): queued, due,
     claimed, confirming (frozen ones not counted), frozen, oldest_due_ms, running, max_running, qps,
-    burst, qps_effective_milli (the effective rate x 1000), paused_until_ms
+    burst, qps_effective_milli (the effective rate x 1000), headroom_ms (the
+    pace's: the configured one, or the lateness sr-exec measured), paused_until_ms
     (0: not paused), breaker (0 closed, 1 open, 2 half-open), breaker_since_ms,
     breaker_until_ms, flapping, alerts_open, the window's sums of every
     counter (calls, queries, cmds, finishes, conflicts, out_<outcome>,
@@ -55,6 +56,7 @@ put('max_running', running)
 put('qps', qps)
 put('burst', burst)
 put('qps_effective_milli', math.floor(edgeRate(e, qps, now, s) * 1000))
+put('headroom_ms', edgeWindow(e, s, now) - 1000)
 local held, heldUntil = edgeBlocked(e, now, stopped)
 put('paused_until_ms', held == 'paused' and heldUntil or 0)
 local brk = 0

@@ -10,7 +10,14 @@
                              effective rate (AIMD, calls per second), when it
                              was last computed, and when it was lowered;
                              absent: the configured rate
-    ref_at                   the last refusal for rate
+    ref_at                   the last refusal for rate, while lowered
+    rq_n rq_ref              answers at the configured rate, counted in
+                             blocks, and how many of them were refused for
+                             rate (edgeLower: the carrier's noise or its limit)
+    hr hr_at hr_by           the headroom sr-exec measured (its calls' lateness
+                             at send, p99 over a minute, ms), when and by whom
+                             it was reported (late.lua); edgeWindow widens the
+                             window by it
     pause_until pause_since pause_who pause_why     a pause (sr-admin pause)
     brk_until brk_since brk_why brk_cool brk_manual the breaker: open until
                              brk_until, then half-open (one probe call)
@@ -91,6 +98,21 @@ local function edgeRate(e, qps, now, s)
   return eff
 end
 
+-- The window the pace spreads qps calls over: one second plus headroom for
+-- the jitter between srq and the carrier. The configured headroom
+-- (s.window - 1000) is the floor; when sr-exec measured its calls leaving
+-- later than their slots (hr: the p99 of that lateness over the last
+-- minute, reported by late.lua), the headroom is that, up to 200 ms: on a
+-- loaded machine a call sent late next to one sent on time would squeeze
+-- the carrier's second, so the window widens instead. A report older than a
+-- minute (no sr-exec sending since) is not used.
+local EDGE_HR_MAX, EDGE_HR_TTL = 200, 60000
+local function edgeWindow(e, s, now)
+  local hr, at = tonumber(e.hr), tonumber(e.hr_at)
+  if not hr or not at or now - at > EDGE_HR_TTL then return s.window end
+  return math.max(s.window, 1000 + math.min(hr, EDGE_HR_MAX))
+end
+
 -- The pace after a change of the limits (or of the effective rate) can
 -- hold tat far ahead in the old spacing. A wait is never longer than one
 -- window past the horizon of granted slots: by then every call of the old
@@ -155,21 +177,49 @@ local function edgeSrqAsked(key, now)
   redis.call('HSET', key, 'srq_at', string.format('%d', now))
 end
 
--- The carrier refused a call for rate (429, a throttle code, too frequent):
--- lower the effective rate by s.aimd_beta. Not for a lone refusal (a second
--- one within a window says the rate is too high), and once per episode: a
--- refused call whose slot was granted before the last lowering (gatedAt <=
--- low_at) was paced at the old rate, and for a window after a lowering the
--- carrier still counts the calls before it: neither tells anything new.
--- Returns from, to; or nil.
-local function edgeLower(key, e, qps, now, gatedAt, s)
+-- The carrier's answer to a call paced since the last lowering: refused
+-- for rate (429, a throttle code, too frequent) or not. Lowers the
+-- effective rate by s.aimd_beta when the refusals are the carrier's limit,
+-- not its noise. A carrier refuses some calls at random (a busy node, a
+-- shared quota), a few in a hundred whatever the rate; were each pair of
+-- them a lowering, such noise would hold the rate at two thirds of the
+-- limit. Calls over a real limit are refused at a share that grows with the
+-- excess (half of them at twice the limit). So, at the configured rate, the
+-- answers are counted in blocks of N = max(30, 5 qps) (rq_n, of them rq_ref
+-- refused), and the rate is lowered once a block holds K = max(3,
+-- s.aimd_noise * N) refusals: a lone refusal never, a steady share under
+-- s.aimd_noise almost never (2% of 100 reach 10 once in ~20000 blocks), a
+-- carrier refusing half the calls within 2 K answers. Once the carrier has
+-- shown a limit below the configured one (the rate is lowered and not yet
+-- back), it is probed near that limit, where the share refused is small by
+-- nature: a second refusal within a window (ref_at) lowers it again.
+-- Once per episode: a refused call whose slot was granted before the last
+-- lowering (gatedAt <= low_at) was paced at the old rate, and for a window
+-- after a lowering the carrier still counts the calls before it: neither
+-- tells anything new, and neither is counted. The counts are kept in e;
+-- edgeWindowSave writes them once per batch. Returns from, to; or nil.
+local function edgeLower(key, e, qps, now, gatedAt, refused, s)
   local low = tonumber(e.low_at) or 0
   if qps <= 0 or gatedAt <= low or now - low < s.window then return nil end
-  local last = tonumber(e.ref_at) or 0
-  redis.call('HSET', key, 'ref_at', now)
-  e.ref_at = now
-  if now - last > s.window then return nil end
   local cur = edgeRate(e, qps, now, s)
+  if cur < qps then
+    if not refused then return nil end
+    local last = tonumber(e.ref_at) or 0
+    redis.call('HSET', key, 'ref_at', now)
+    e.ref_at = now
+    if now - last > s.window then return nil end
+  else
+    local n, r = (tonumber(e.rq_n) or 0) + 1, (tonumber(e.rq_ref) or 0) + (refused and 1 or 0)
+    local N = math.max(30, math.ceil(5 * qps))
+    local K = math.max(3, math.ceil(s.aimd_noise * N))
+    e.rq_dirty = true
+    if r < K then
+      if n >= N then n, r = 0, 0 end
+      e.rq_n, e.rq_ref = n, r
+      return nil
+    end
+    e.rq_n, e.rq_ref = 0, 0
+  end
   local new = math.max(math.min(1, qps), cur * s.aimd_beta)
   redis.call('HSET', key, 'eff', fmt3(new), 'eff_at', now, 'low_at', now)
   e.eff, e.eff_at, e.low_at = new, now, now
@@ -221,8 +271,13 @@ local function edgeResult(key, e, id, verdict, now, s, why, force)
   return nil
 end
 
--- The breaker's window as edgeResult left it in e, written once.
+-- The breaker's window as edgeResult left it in e, and the answers
+-- edgeLower counted, written once.
 local function edgeWindowSave(key, e)
+  if e.rq_dirty then
+    redis.call('HSET', key, 'rq_n', digits(e.rq_n), 'rq_ref', digits(e.rq_ref))
+    e.rq_dirty = nil
+  end
   if not e.win_dirty then return end
   redis.call('HSET', key, 'win_start', digits(e.win_start), 'win_n', digits(e.win_n),
     'win_fail', digits(e.win_fail))
