@@ -376,14 +376,6 @@ settle(struct sr_direct *d)
 			finish(d, 1, NULL);
 			return;
 		}
-		if (c->outcome == SR_OUT_OK && !strcmp(c->observed, "pending")) {
-			/* A change on its way at the carrier: the unknown call was
-			 * taken, as an accepted one is (not the card's status yet).
-			 * Called again, it would be a second change. */
-			d->to_record = 0;
-			finish(d, 1, NULL);
-			return;
-		}
 		if (c->outcome == SR_OUT_OK)
 			d->query_next = 0; /* the unknown call did not apply */
 		else if (d->queries >= TRIES) {

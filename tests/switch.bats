@@ -290,18 +290,6 @@ oom_during_call() {
 	assert_equal "$(jq -r .code "$T/gw.log" | paste -sd,)" ACCEPTED,APPLIED,ALREADY
 }
 
-@test "switch off: an unknown result whose query says the change is on its way (pending) is not called again" {
-	# The carrier takes the stop, answers 500, and says "updating" until
-	# the change lands 3 s later.
-	profiles 'from = default' 'accounts = *' 'state.pending = updating'
-	gwsim_start --async-ms 3000 --pending-state updating --fault-5xx-after 1
-	sr-admin switch off --reason test >/dev/null
-	run -0 sr-enqueue < <(req A1 "$PAST")
-	assert_equal "$(echo "$output" | jq -r .status)" direct_ok
-	assert_equal "$(jq -r 'select(.kind != "apply") | .kind' "$T/gw.log" | paste -sd,)" stop,status
-	assert_equal "$(sr-admin show A1 | jq -r .facts.status)" active
-}
-
 @test "switch off: a call refused for rate gives the card's interval back and is tried again" {
 	# The carrier allows one call a second; srq's pace allows more, so the
 	# second card's first call is refused (429), not applied.
