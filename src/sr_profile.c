@@ -1394,14 +1394,17 @@ sr_classify(const struct sr_profile *p, long http, const char *body, size_t body
 			}
 	}
 	if (is_query) {
-		/* A query is ok only with a state we can read, or when its rule
-		 * says the card's change is under way (in_progress): the card is
-		 * on its way, whatever state the answer names, and is asked again
-		 * (pending). */
+		/* A query is ok only with a state we can read, or when a rule of
+		 * its own (query.rule) says the card's change is under way
+		 * (in_progress): the card is on its way, whatever state the
+		 * answer names, and is asked again (pending). A change's rule
+		 * that a query falls back on (a 202 accepted) says nothing of the
+		 * sort: the state is read as it always was. */
 		if (a->verdict == SR_V_OK || a->verdict == SR_V_ALREADY || a->verdict == SR_V_IN_PROGRESS) {
 			int read = sr_answer_field(j, body, p->state_path, a->raw_state, sizeof a->raw_state);
+			int under_way = a->verdict == SR_V_IN_PROGRESS && p->nqrules;
 
-			if (a->verdict == SR_V_IN_PROGRESS || (read && in_list(p->state_pending, a->raw_state)))
+			if (under_way || (read && in_list(p->state_pending, a->raw_state)))
 				snprintf(a->observed, sizeof a->observed, "pending");
 			else if (read)
 				snprintf(a->observed, sizeof a->observed, "%s",

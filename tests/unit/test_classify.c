@@ -118,6 +118,9 @@ main(void)
 		{ 404, "{\"errorCode\":\"20000001\",\"errorMessage\":\"Invalid ICCID\"}", 0, SR_V_FAIL, NULL },
 		{ 500, "{\"errorCode\":\"30000001\"}", 0, SR_V_UNKNOWN, NULL },
 		{ 200, "{\"iccid\":\"X\",\"status\":\"DEACTIVATED\"}", 1, SR_V_OK, "stopped" },
+		/* a query falling back on the change's rules: their in_progress
+		 * (a 202) is no word on the card's change; its state is read */
+		{ 202, "{\"iccid\":\"X\",\"status\":\"DEACTIVATED\"}", 1, SR_V_OK, "stopped" },
 		{ 200, "{\"iccid\":\"X\",\"status\":\"RETIRED\"}", 1, SR_V_OK, "other" },
 	};
 	struct sr_profile *d = load("share/profiles/default.profile");
