@@ -129,10 +129,10 @@ case_parse(const struct sr_profile *p, const char *path, int line, const char *t
 		return bad_line(path, line, "%s", "\"observed\" is a query's");
 	if (!strcmp(c->kind, "query") && c->outcome == SR_V_OK && !c->observed)
 		return bad_line(path, line, "%s", "a query read as ok is read as a state: "
-		    "\"observed\" (active, stopped, other) is needed");
+		    "\"observed\" (active, stopped, pending, other) is needed");
 	if (c->observed && strcmp(c->observed, "active") && strcmp(c->observed, "stopped") &&
-	    strcmp(c->observed, "other"))
-		return bad_line(path, line, "%s", "\"observed\" must be active, stopped or other");
+	    strcmp(c->observed, "pending") && strcmp(c->observed, "other"))
+		return bad_line(path, line, "%s", "\"observed\" must be active, stopped, pending or other");
 	return 0;
 }
 

@@ -94,6 +94,18 @@ lines_where() {
 	done
 }
 
+@test "--test: a change on its way is recorded as pending (state.pending), and a rule read wrong fails it" {
+	profiles 'from = default' 'accounts = *' 'state.pending = updating'
+	printf '%s\n' \
+		'{"kind":"query","http":200,"body":"{\"card\":\"K1\",\"status\":\"updating\"}","card":"K1","outcome":"ok","observed":"pending"}' \
+		'{"kind":"query","http":200,"body":"{\"card\":\"K1\",\"status\":\"stopped\"}","card":"K1","outcome":"ok","observed":"stopped"}' \
+		>"$T/pending.jsonl"
+	run -0 --separate-stderr sr-admin profile c1 --test "$T/pending.jsonl"
+	# Without state.pending, "updating" is a state srq never changes: other.
+	profiles 'from = default' 'accounts = *'
+	run -1 --separate-stderr sr-admin profile c1 --test "$T/pending.jsonl"
+}
+
 @test "--test: a bad line is named by its number, exit 2, nothing replayed" {
 	profiles 'from = default' 'accounts = c1'
 	good='{"kind":"change","http":200,"body":"{\"code\":\"OK\"}","card":"C1","outcome":"ok"}'
