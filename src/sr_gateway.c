@@ -1451,6 +1451,13 @@ classify(struct sr_call *call)
 		return;
 	}
 	sr_classify(p, call->http, call->body, call->body_len, is_query, call->card, &a);
+	/* Each field the carrier wrote, redacted on its own: one cut short to
+	 * its field's size ends in the start of a secret, which the error put
+	 * together from them would carry in its middle, past the check for a
+	 * secret cut short at the end. */
+	redact_secrets(call, a.code, sizeof a.code);
+	redact_secrets(call, a.msg, sizeof a.msg);
+	redact_secrets(call, a.card, sizeof a.card);
 	call->verdict = a.verdict;
 	snprintf(call->observed, sizeof call->observed, "%s", a.observed);
 	snprintf(call->raw_state, sizeof call->raw_state, "%s", a.raw_state);
