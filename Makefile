@@ -132,16 +132,21 @@ $(OUT)/test_%: tests/unit/test_%.c $(LIBOBJ)
 unit: $(UNIT:%=$(OUT)/%)
 	@for t in $^; do $$t || exit 1; done
 
-# The shipped carrier profiles, compiled into fuzz_classify: a target and
-# its reproducers then need no file beside them.
-build/fuzz/fuzz_profiles.c: share/profiles/onelink.profile share/profiles/cisco.profile
+# The shipped carrier profiles (every one but the built-in default),
+# compiled into fuzz_classify: a target and its reproducers then need no
+# file beside them, and a new profile is fuzzed with no list to keep.
+FUZZ_PROFILES = $(filter-out share/profiles/default.profile,$(wildcard share/profiles/*.profile))
+build/fuzz/fuzz_profiles.c: $(FUZZ_PROFILES)
 	@mkdir -p build/fuzz
 	@{ echo '/* generated from share/profiles by make; do not edit */'; \
+	   echo 'const char *const fuzz_profile_name[] = {'; \
+	   for f in $^; do echo "\"$$(basename $$f .profile)\","; done; \
+	   echo '0 };'; \
+	   echo 'const char *const fuzz_profile_text[] = {'; \
 	   for f in $^; do \
-	     echo "const char fuzz_$$(basename $$f .profile)_profile[] ="; \
 	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; \
-	     echo ';'; \
-	   done; } > $@.tmp && mv $@.tmp $@
+	     echo ','; \
+	   done; echo '0 };'; } > $@.tmp && mv $@.tmp $@
 
 build/fuzz/fuzz_classify: build/fuzz/fuzz_profiles.c
 
