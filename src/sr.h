@@ -1036,6 +1036,17 @@ int sr_gateway_running(struct sr_gateway *gw);
  * (reported as set, not set, or why it cannot be read; never its value),
  * every request built and sent nowhere. Fills report; -1 if any failed. */
 int sr_edge_check(struct sr_gateway *gw, struct sr_edge *e, json_t *report);
+
+/* ----------------------------------------------------------------- sr_sign.c */
+
+/* {params}: the parameters a carrier receives - the URL's query string,
+ * and a form body's fields or a JSON body's top-level strings and integers
+ * (body NULL when none is sent) - each decoded, sorted by name then value,
+ * joined "k=v&k=v" with nothing encoded, into out; a parameter whose name
+ * or value holds skip (the signature's stand-in; NULL or "": none) left
+ * out. 0, or -1 when it did not fit. */
+int sr_params(const char *url, const char *body, int type, const char *skip, char *out,
+    size_t outlen);
 /* A request signature: the hex digest (SR_SIGN_MD5, SHA256, or
  * HMAC_SHA256 with key) of data, into out (129 bytes). 0, or -1. */
 int sr_digest_hex(int alg, const char *key, size_t keylen, const char *data, size_t len, int upper,

@@ -32,7 +32,6 @@
 
 #include <curl/curl.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include "sr.h"
@@ -684,58 +683,6 @@ build_init(struct build *b, struct sr_gateway *gw, struct sr_edge *e, struct sr_
 	    sizeof b->err);
 }
 
-/* One parameter of a request, decoded, as the carrier reads it. */
-struct param {
-	char *name, *value;
-};
-
-/* By name, then by value, byte by byte (strcmp compares unsigned chars):
- * what a carrier that sorts its parameters by name computes. Sorting
- * whole "k=v" strings would put user=u1 after user.id= and user2=
- * ('=' is above '.' and '2'). */
-static int
-cmp_param(const void *a, const void *b)
-{
-	const struct param *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
-
-	return c ? c : strcmp(x->value, y->value);
-}
-
-void
-sr_hex(const unsigned char *md, size_t n, char *out, int upper)
-{
-	static const char lo[] = "0123456789abcdef", up[] = "0123456789ABCDEF";
-	const char *h = upper ? up : lo;
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = h[md[i] >> 4];
-		out[2 * i + 1] = h[md[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-/* Decode %XX and '+' (a space) in place: a query string's or a form's
- * text as the carrier reads it. */
-static void
-form_decode(char *s)
-{
-	char *o = s;
-
-	for (char *i = s; *i; i++) {
-		if (*i == '%' && isxdigit((unsigned char)i[1]) && isxdigit((unsigned char)i[2])) {
-			char h[3] = { i[1], i[2], 0 };
-
-			*o++ = (char)strtol(h, NULL, 16);
-			i += 2;
-		} else
-			*o++ = *i == '+' ? ' ' : *i;
-	}
-	*o = '\0';
-}
-
-#define PARAMS_MAX 128
-
 /* Whether a request carries its body: a GET sends none (see start()), so
  * none of its parameters reaches the carrier, and none is signed. */
 static int
@@ -744,98 +691,12 @@ sends_body(const struct sr_request_tmpl *t)
 	return t->body && strcmp(t->method, "GET");
 }
 
-/* Is this the signature's own parameter: does it hold {sign}'s stand-in? */
-static int
-own_sign(const struct build *b, const char *s)
-{
-	return b->stand_in[0] && strstr(s, b->stand_in);
-}
-
-/* {params}, what a signature is made of: the parameters the carrier
- * receives - the URL's query string, and a form body's fields or a JSON
- * body's top-level strings and integers (body is NULL when none is sent) -
- * each decoded, sorted by name then value, and joined as "k=v&k=v" with
- * nothing encoded; the signature's own parameter left out (README, Signed
- * requests). */
+/* {params} of the request being built (sr_sign.c): the signature's own
+ * parameter, the one that holds {sign}'s stand-in, left out. */
 static void
 collect_params(struct build *b, const char *url, const char *body, int type)
 {
-	struct param items[PARAMS_MAX];
-	char copy[REQ_MAX];
-	int n = 0;
-	const char *q = strchr(url, '?');
-	size_t len = 0;
-
-	copy[0] = '\0';
-	if (q)
-		snprintf(copy, sizeof copy, "%s", q + 1);
-	if (body && type == SR_BODY_FORM)
-		snprintf(copy + strlen(copy), sizeof copy - strlen(copy), "%s%s", copy[0] ? "&" : "", body);
-	for (char *s = copy, *save = NULL, *t; (t = strtok_r(s, "&", &save)) && n < PARAMS_MAX;
-	    s = NULL) {
-		char *eq = strchr(t, '=');
-
-		if (eq)
-			*eq = '\0';
-		form_decode(t);
-		if (eq)
-			form_decode(eq + 1);
-		if (own_sign(b, t) || (eq && own_sign(b, eq + 1)))
-			continue;
-		items[n].name = sr_strdup(t);
-		items[n++].value = sr_strdup(eq ? eq + 1 : "");
-	}
-	if (body && type == SR_BODY_JSON) {
-		json_t *j = json_loads(body, 0, NULL);
-		const char *k;
-		json_t *v;
-
-		json_object_foreach(j, k, v) {
-			char val[512];
-
-			if (n == PARAMS_MAX)
-				break;
-			if (json_is_string(v))
-				snprintf(val, sizeof val, "%s", json_string_value(v));
-			else if (json_is_integer(v))
-				snprintf(val, sizeof val, "%lld", (long long)json_integer_value(v));
-			else
-				continue;
-			if (own_sign(b, k) || own_sign(b, val))
-				continue;
-			items[n].name = sr_strdup(k);
-			items[n++].value = sr_strdup(val);
-		}
-		json_decref(j);
-	}
-	qsort(items, (size_t)n, sizeof *items, cmp_param);
-	b->params[0] = '\0';
-	for (int i = 0; i < n; i++) {
-		len += (size_t)snprintf(b->params + len, len < sizeof b->params ? sizeof b->params - len : 0,
-		    "%s%s=%s", i ? "&" : "", items[i].name, items[i].value);
-		free(items[i].name);
-		free(items[i].value);
-	}
-	b->have_params = len < sizeof b->params;
-}
-
-int
-sr_digest_hex(int alg, const char *key, size_t keylen, const char *data, size_t len, int upper,
-    char *out)
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	int ok;
-
-	if (alg == SR_SIGN_HMAC_SHA256)
-		ok = HMAC(EVP_sha256(), key, (int)keylen, (const unsigned char *)data, len, md, &mdlen) != NULL;
-	else
-		ok = EVP_Digest(data, len, md, &mdlen, alg == SR_SIGN_MD5 ? EVP_md5() : EVP_sha256(),
-		    NULL) == 1;
-	if (!ok)
-		return -1;
-	sr_hex(md, mdlen, out, upper);
-	return 0;
+	b->have_params = sr_params(url, body, type, b->stand_in, b->params, sizeof b->params) == 0;
 }
 
 /* {sign}: a digest of sign.input (hex), as the profile says. */
