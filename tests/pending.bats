@@ -24,18 +24,10 @@ teardown() {
 # meanwhile. sr-exec's results in $T/results.jsonl, the finals in
 # $T/finals.jsonl.
 pending_drain() {
-	local round left
 	for i in $(seq 0 $(($1 - 1))); do printf '{"card":"C%d","status":"active"}\n' "$i"; done >"$T/gw-cards.jsonl"
 	gwsim_start --cards "$T/gw-cards.jsonl" --async-ms 1500 --pending-state updating
 	stop_requests "$1" 1 | sr-enqueue >/dev/null
-	for round in $(seq 8); do
-		sr-claim --until-empty --for 20 | sr-exec | tee -a "$T/results.jsonl" | sr-confirm >>"$T/finals.jsonl"
-		left=$(sr-stat | jq -s 'map(select(.carrier == "*"))[0] | .queued + .confirming')
-		[ "$left" = 0 ] && return 0
-		sleep 1
-	done
-	echo "still queued or confirming: $left" >&2
-	return 1
+	drain_until_empty
 }
 
 # What a drain through pending states must leave: every card stopped at the

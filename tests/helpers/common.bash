@@ -531,12 +531,13 @@ stop_requests() {
 
 # drain_until_empty: the pipeline again and again, as cron runs it, until
 # nothing is queued or confirming (claims lost with a failed master expire
-# after SRQ_LEASE_MS and are claimed again); at most 12 rounds. Finals are
-# appended to $T/finals.jsonl.
+# after SRQ_LEASE_MS and are claimed again); at most 12 rounds. sr-exec's
+# results are appended to $T/results.jsonl, the finals to $T/finals.jsonl.
 drain_until_empty() {
 	local round left
 	for round in $(seq 12); do
-		sr-claim --until-empty --for 20 | sr-exec --concurrency 16 | sr-confirm >>"$T/finals.jsonl" 2>>"$T/drain.err" || true
+		sr-claim --until-empty --for 20 | sr-exec --concurrency 16 | tee -a "$T/results.jsonl" |
+			sr-confirm >>"$T/finals.jsonl" 2>>"$T/drain.err" || true
 		left=$(sr-stat 2>/dev/null | jq -s 'map(select(.carrier == "*"))[0] | .queued + .confirming')
 		[ "$left" = 0 ] && return 0
 		sleep 1
