@@ -136,14 +136,15 @@ unit: $(UNIT:%=$(OUT)/%)
 # compiled into fuzz_classify: a target and its reproducers then need no
 # file beside them, and a new profile is fuzzed with no list to keep.
 FUZZ_PROFILES = $(filter-out share/profiles/default.profile,$(wildcard share/profiles/*.profile))
-build/fuzz/fuzz_profiles.c: $(FUZZ_PROFILES)
+# (Its shape is made here: a tree built by an older Makefile makes it again.)
+build/fuzz/fuzz_profiles.c: $(FUZZ_PROFILES) Makefile
 	@mkdir -p build/fuzz
 	@{ echo '/* generated from share/profiles by make; do not edit */'; \
 	   echo 'const char *const fuzz_profile_name[] = {'; \
-	   for f in $^; do echo "\"$$(basename $$f .profile)\","; done; \
+	   for f in $(FUZZ_PROFILES); do echo "\"$$(basename $$f .profile)\","; done; \
 	   echo '0 };'; \
 	   echo 'const char *const fuzz_profile_text[] = {'; \
-	   for f in $^; do \
+	   for f in $(FUZZ_PROFILES); do \
 	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; \
 	     echo ','; \
 	   done; echo '0 };'; } > $@.tmp && mv $@.tmp $@
