@@ -330,7 +330,6 @@ profile_probe(const char *account)
 static int
 profile_show(const char *account)
 {
-	static const char *const reqs[] = { "stop", "resume", "query", "token" };
 	const struct sr_account *a = sr_account(&cfg, account);
 	const struct sr_profile *p = a->p;
 	struct sr_gateway *gw = sr_gateway_new(&cfg);
@@ -365,9 +364,9 @@ profile_show(const char *account)
 	}
 	json_object_set_new(o, "limits", lim);
 	json_object_set_new(o, "base", json_string(p->base ? p->base : "{gateway}"));
-	for (int r = 0; r < 4; r++)
+	for (int r = 0; r < SR_REQ_COUNT; r++)
 		if (p->req[r].url)
-			json_object_set_new(req, reqs[r], json_pack("{ss ss ss?}", "method", p->req[r].method,
+			json_object_set_new(req, sr_req_name[r], json_pack("{ss ss ss?}", "method", p->req[r].method,
 			    "url", p->req[r].url, "body", p->req[r].body));
 	json_object_set_new(o, "requests", req);
 	{
@@ -392,6 +391,11 @@ profile_show(const char *account)
 	/* How a status query's state is read: the carrier's codes for each. */
 	json_object_set_new(o, "states", json_pack("{ss ss ss}", "active", p->state_active,
 	    "stopped", p->state_stopped, "pending", p->state_pending ? p->state_pending : ""));
+	/* How a poll reads an order: the carrier's codes for each verdict. */
+	if (p->req[SR_REQ_POLL].url)
+		json_object_set_new(o, "orders", json_pack("{ss ss ss ss}", "state", p->poll_state,
+		    "done", p->poll_done, "failed", p->poll_failed ? p->poll_failed : "",
+		    "pending", p->poll_pending ? p->poll_pending : ""));
 	bad = sr_edge_check(gw, sr_gateway_edge(gw, account), check) < 0;
 	/* A call that outlives its claim's lease is asked again: sr-claim and
 	 * sr-exec refuse the profile, and so does its check (exit 2). */

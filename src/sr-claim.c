@@ -88,9 +88,9 @@ load_accounts(void)
 }
 
 /* claim.lua's tasks come as one flat array, this many values to a task. */
-#define CLAIM_TASK_VALUES 9
+#define CLAIM_TASK_VALUES 10
 
-/* One task: the 9 values claim.lua gives it, at t[0..8]. */
+/* One task: the 10 values claim.lua gives it, at t[0..9]. */
 static void
 emit_task(const char *carrier, redisReply **t)
 {
@@ -106,6 +106,10 @@ emit_task(const char *carrier, redisReply **t)
 	json_object_set_new(o, "reason", json_string(t[6]->str));
 	json_object_set_new(o, "scene", json_string(t[7]->str));
 	json_object_set_new(o, "lane", json_string(t[8]->str));
+	/* A query's order at the carrier, when it gave one (not UTF-8: none,
+	 * and the card's status is asked instead). */
+	if (t[9]->type == REDIS_REPLY_STRING && t[9]->len)
+		json_object_set_new(o, "txn", json_stringn(t[9]->str, t[9]->len));
 	sr_emit(o);
 }
 

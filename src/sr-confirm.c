@@ -116,11 +116,19 @@ parse(struct res *r, const char *line)
 static const char *
 status_proved(const struct res *r, const char **by_out)
 {
-	const char *state = NULL, *by = NULL;
+	const char *state = NULL, *by = NULL, *order = sr_jstr(r->obj, "order");
 	int is_query = !strcmp(r->t.kind, "query");
 
 	*by_out = NULL;
-	if (is_query && !strcmp(r->outcome, "ok")) {
+	if (order && is_query && !strcmp(r->outcome, "ok")) {
+		/* A poll that found the change done and finished the command
+		 * proves the card at the command's target: the script finishes
+		 * one only when the order done was its own direction. */
+		if (!strcmp(order, "done") && !strcmp(r->state, "done")) {
+			state = !strcmp(r->t.action, "stop") ? "stopped" : "active";
+			by = r->own_stop && !strcmp(state, "stopped") ? "auto" : NULL;
+		}
+	} else if (is_query && !strcmp(r->outcome, "ok")) {
 		state = sr_jstr(r->obj, "observed");
 		/* The stop srq sent, found landed: srq's, as an ok would say. */
 		by = r->own_stop && state && !strcmp(state, "stopped") ? "auto" : NULL;
@@ -193,6 +201,10 @@ append_confirm(struct res *rs, const int *idx, int m, struct res_args *ra,
 		struct res_args *a = &ra[idx[k]];
 		const char **v = argv + nk + na;
 		const char *observed = sr_jstr(r->obj, "observed"), *gate = sr_jstr(r->obj, "gate");
+		/* A poll (sr-exec asked the carrier about the change's order):
+		 * its word on the order goes where a query's state does, and
+		 * its txn says which order it was. */
+		const char *order = sr_jstr(r->obj, "order");
 		const char *error = sr_jstr(r->obj, "error");
 		long long sent = sr_jint(r->obj, "gated", 0), went = sr_jint(r->obj, "at", 0);
 
@@ -205,11 +217,11 @@ append_confirm(struct res *rs, const int *idx, int m, struct res_args *ra,
 		v[0] = r->t.card;
 		v[1] = r->t.token;
 		v[2] = a->ver;
-		v[3] = r->t.kind;
+		v[3] = order && !strcmp(r->t.kind, "query") ? "poll" : r->t.kind;
 		v[4] = r->outcome;
 		v[5] = a->http;
 		v[6] = error ? error : "";
-		v[7] = observed ? observed : "";
+		v[7] = order && !strcmp(r->t.kind, "query") ? order : observed ? observed : "";
 		v[8] = a->ra;
 		v[9] = a->jitter;
 		v[10] = gate ? gate : "";

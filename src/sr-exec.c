@@ -205,8 +205,13 @@ emit_result(struct item *it, const char *outcome, const char *error)
 		json_object_set_new(o, "class", json_string(c->class));
 	if (c->observed[0])
 		json_object_set_new(o, "observed", json_string(c->observed));
+	/* A poll's word on the order ("": not read); with it, sr-confirm
+	 * settles the change by its order. */
+	if (!strcmp(c->action, "poll"))
+		json_object_set_new(o, "order", json_string(c->order));
 	/* What the carrier said, where srq's name for it does not say it all. */
-	if (!strcmp(c->observed, "other") || (!strcmp(c->observed, "pending") && c->raw_state[0]))
+	if (!strcmp(c->observed, "other") || (!strcmp(c->observed, "pending") && c->raw_state[0]) ||
+	    (!strcmp(c->action, "poll") && c->raw_state[0]))
 		json_object_set_new(o, "carrier_state", json_string(c->raw_state));
 	if (c->in_progress)
 		json_object_set_new(o, "in_progress", json_true());
@@ -682,6 +687,13 @@ read_tasks(struct sr_reader *rd, int block)
 		strcpy(it->call.action, strcmp(it->t.kind, "query") == 0 ? "status" : it->t.action);
 		it->call.ver = it->t.ver;
 		it->edge = sr_gateway_edge(gw, it->t.carrier);
+		/* A query of a change the carrier gave an order id for asks
+		 * about the order, where the profile says how (poll.*). */
+		if (!strcmp(it->t.kind, "query") && it->t.txn[0] &&
+		    sr_account(&cfg, it->t.carrier)->p->req[SR_REQ_POLL].url) {
+			strcpy(it->call.action, "poll");
+			snprintf(it->call.txn, sizeof it->call.txn, "%s", it->t.txn);
+		}
 		it->state = IT_NEW;
 		queue_item(it);
 	}

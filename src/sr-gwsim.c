@@ -48,7 +48,7 @@
 #include "sr.h"
 
 static const char usage[] =
-"usage: sr-gwsim [--profile default|onelink|cisco|ctcmp] [--port N]\n"
+"usage: sr-gwsim [--profile default|onelink|cisco|ctcmp|ct5gcmp] [--port N]\n"
 "                [--port-file F] [--log F] [--qps N]\n"
 "                [--rate-mode sliding|fixed|bucket] [--burst B]\n"
 "                [--max-inflight M] [--interval-ms N] [--cards F]\n"
@@ -58,6 +58,7 @@ static const char usage[] =
 "                [--throttle-in-body] [--fault-reject P] [--fault-5xx-before P]\n"
 "                [--fault-5xx-after P] [--fault-drop-after P]\n"
 "                [--fault-timeout-after P] [--fault-other-card P] [--other-card C]\n"
+"                [--fault-order-failed P] [--fault-other-order P]\n"
 "                [--slow-ms N] [--fail-account ID]\n"
 "                [--seed N] [--token-file F] [--password-file F]\n"
 "                [--sign-key-file F] [--token-ttl-ms N]\n"
@@ -75,6 +76,9 @@ static const char usage[] =
 "       --async-ms: 202 {\"code\":\"ACCEPTED\",\"card\":\"CARD\",\"txn\":\"T<n>\"}\n"
 "  GET  /v1/cards/{card}/status?carrier=c17\n"
 "       200 {\"card\":\"CARD\",\"status\":\"active\"|\"stopped\"|\"retired\"}\n"
+"  GET  /v1/orders/{txn}?carrier=c17   (an accepted change's order)\n"
+"       200 {\"card\":\"CARD\",\"txn\":\"T<n>\",\"order\":\"pending\"|\"done\"|\"failed\"}\n"
+"       404 {\"code\":\"NO_ORDER\"} (not this account's)\n"
 "onelink (China Mobile OneLink-like), GET with a query or POST with a JSON or\n"
 "form body; the key is the transid, HTTP is 200 but for 5xx faults\n"
 "  /v5/ec/get/token?appid=A&password=P&transid=X   (the appid is the account)\n"
@@ -117,15 +121,35 @@ static const char usage[] =
 "  S: the hex HMAC-SHA256, keyed with --sign-key-file's key, of every other\n"
 "       parameter, decoded, sorted by name then by value (byte order), joined\n"
 "       as k=v&k=v\n"
+"ct5gcmp (China Telecom 5GCMP-like): GET, signed in headers, XML in HTTP 200\n"
+"but for 5xx faults; the account is the AppKey header\n"
+"  headers AppKey: A, Timestamp: ms, Sign: upper-case hex MD5 of the query\n"
+"       parameters (decoded, sorted by name then value, k=v&k=v), then the\n"
+"       app secret (--sign-key-file), then the Timestamp\n"
+"  /5gcmp/openapi/v1/common/disabledNumberService?accessNumber=CARD\n"
+"       &orderTypeId=19|20   (19 stop, 20 resume)\n"
+"       <SvcCont><Response><RspType>0</RspType><RspCode>0000</RspCode>\n"
+"       <RspDesc>成功</RspDesc></Response><accessNumber>CARD</accessNumber>\n"
+"       </SvcCont>  (--async-ms: <GROUP_TRANSACTIONID>T<n></...>)\n"
+"       0001 already, 1009 too frequent, 1010 over the rate, 1002 not\n"
+"       allowed, 1003 a wrong signature, 1001 bad parameters\n"
+"  /5gcmp/openapi/v1/prodinst/queryCardMainStatus?accessNumber=CARD\n"
+"       ...<productInfo><accessNumber>CARD</accessNumber><productMainStatusCd>\n"
+"       4|5|1</productMainStatusCd></productInfo>  (active, stopped, not yet\n"
+"       activated: the retired state)\n"
+"  /5gcmp/openapi/v1/common/queryOrderStatus?groupTransactionId=T<n>\n"
+"       ...<GROUP_TRANSACTIONID>T<n></...><accessNumber>CARD</accessNumber>\n"
+"       <STATUSCD>0|1|2</STATUSCD>  (pending, done, failed); 1004 no such order\n"
 "every shape\n"
-"  POST /_sim/set?qps=N&fail_account=ID&token_ttl_ms=N  change the carrier\n"
-"       mid-run (an empty fail_account clears it): 200 {\"ok\":true}, 400 on a bad\n"
+"  POST /_sim/set?qps=N&fail_account=ID&token_ttl_ms=N&order_failed=P  change\n"
+"       the carrier mid-run (an empty fail_account clears it): 200 {\"ok\":true}, 400 on a bad\n"
 "       parameter; neither logged nor counted\n"
 "  Unknown paths are 404; card ids are [A-Za-z0-9_.-]{1,64}. A change call on\n"
 "  a retired card is not allowed. Token fetches are not counted in the rate.\n"
 "\n"
 "Options:\n"
-"  --profile P          the API shape: default, onelink, cisco or ctcmp [default]\n"
+"  --profile P          the API shape: default, onelink, cisco, ctcmp or ct5gcmp\n"
+"                       [default]\n"
 "  --port N             port (0: any free port; see --port-file)  [8080]\n"
 "  --port-file F        write the bound port to F once listening\n"
 "  --log F              JSONL log of every call, query and token fetch [stderr]\n"
@@ -169,6 +193,10 @@ static const char usage[] =
 "                       (decided as usual; logged with \"named\") [0]\n"
 "  --other-card CARD    the card those answers name, a query's with its state\n"
 "                       [the card answered before]\n"
+"  --fault-order-failed P an accepted change (--async-ms) fails at the carrier:\n"
+"                       never lands; its order says failed once due [0]\n"
+"  --fault-other-order P an order query is answered about another order (the\n"
+"                       one before it; logged with \"named_txn\") [0]\n"
 "  --slow-ms N          how late --fault-timeout-after answers [15000]\n"
 "  --fail-account ID    every call of account ID, queries too, answers 500 (not\n"
 "                       applied) [none]\n"
@@ -181,8 +209,9 @@ static const char usage[] =
 "                       password of every account; ctcmp: the passWord of\n"
 "                       every account (read from F, trailing newline\n"
 "                       stripped) [any password]\n"
-"  --sign-key-file F    ctcmp: the key every account signs with (read from F,\n"
-"                       trailing newline stripped); ctcmp needs it\n"
+"  --sign-key-file F    ctcmp: the key every account signs with; ct5gcmp: every\n"
+"                       account's app secret (read from F, trailing newline\n"
+"                       stripped); both need it\n"
 "  --token-ttl-ms N     onelink: a token stops working N ms after its issue,\n"
 "                       whatever ttl it advertised (0: never) [0]\n"
 "  -h, --help, --version\n"
@@ -191,7 +220,7 @@ static const char usage[] =
 "line (malformed requests and /_sim/ are not):\n"
 "  {\"t\":ms,\"kind\":\"stop\",\"card\":..,\"carrier\":..,\"http\":200,\"code\":\"OK\",\n"
 "   \"applied\":true,\"state\":\"stopped\",\"fault\":\"\",\"key\":..,\"refused\":false}\n"
-"t is the arrival; kind is stop, resume, status, token or apply (an --async-ms\n"
+"t is the arrival; kind is stop, resume, status, order, token or apply (an --async-ms\n"
 "change landing at t: http 0, code APPLIED, applied, fault \"async\", the call's\n"
 "txn and key; async accepted calls carry \"txn\" too); code is the shape's\n"
 "business code (for an answered query, the state); http is 0 for a dropped\n"
@@ -212,13 +241,13 @@ static const char usage[] =
 enum state { ST_ACTIVE, ST_STOPPED, ST_RETIRED };
 static const char *const state_name[] = { "active", "stopped", "retired" };
 
-enum kind { K_STOP, K_RESUME, K_STATUS, K_APPLY, K_TOKEN };
-static const char *const kind_name[] = { "stop", "resume", "status", "apply", "token" };
+enum kind { K_STOP, K_RESUME, K_STATUS, K_APPLY, K_TOKEN, K_ORDER };
+static const char *const kind_name[] = { "stop", "resume", "status", "apply", "token", "order" };
 
 /* The API shapes: where the account of a call comes from, and how each
  * verdict is said. */
-enum profile { PR_DEFAULT, PR_ONELINK, PR_CISCO, PR_CTCMP };
-static const char *const profile_name[] = { "default", "onelink", "cisco", "ctcmp" };
+enum profile { PR_DEFAULT, PR_ONELINK, PR_CISCO, PR_CTCMP, PR_CT5GCMP };
+static const char *const profile_name[] = { "default", "onelink", "cisco", "ctcmp", "ct5gcmp" };
 
 /* What the carrier decided about a request, whatever the API shape. */
 enum verdict {
@@ -286,12 +315,14 @@ struct call {
 	int applied, drop, slow;
 	const char *fault;
 	char token[33];   /* K_TOKEN: the one issued */
+	const char *order; /* K_ORDER: pending, done or failed; NULL: no such order */
+	char named_txn[24]; /* the order its answer names: its own, but for --fault-other-order */
 };
 
 /* How a verdict is said on the wire. */
 struct answer {
 	int http;
-	char body[256];
+	char body[512];
 	const char *code; /* for the log */
 	const char *type; /* Content-Type; NULL: JSON */
 	int retry_after;
@@ -317,6 +348,16 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER; /* the applier's */
 static struct pending *pend;
 static size_t npend, cappend;
+/* Every accepted change's order, by its number (txn T<n> at n - 1): an
+ * order status query (K_ORDER) answers from it. */
+struct order {
+	char card[65], carrier[65];
+	int64_t due;      /* when it lands, or fails */
+	int fails;        /* --fault-order-failed: it never lands */
+};
+static struct order *orders;
+static size_t capord;
+static double porder_failed, pother_order;
 static unsigned long ntxn;
 static char txn_prefix = 'T'; /* OneLink says jobId J<n> */
 static struct token *tokens;
@@ -340,7 +381,9 @@ static unsigned seed = 1, jitter_seed; /* jitter draws leave the faults' sequenc
 static long conn_delay_ms, jitter_ms;
 static char *token;     /* --token-file */
 static char *password;  /* --password-file */
-static char *sign_key;  /* --sign-key-file */
+static char *sign_key;  /* --sign-key-file, as last read (key_now) */
+static const char *sign_key_path;
+static pthread_mutex_t keymu = PTHREAD_MUTEX_INITIALIZER;
 static long token_ttl_ms;
 static enum profile profile;
 static char fail_account[65]; /* every call of this account: 500 */
@@ -536,6 +579,8 @@ log_call(const struct call *c, const struct answer *a)
 		json_object_set_new(o, "txn", json_string(c->txn));
 	if (c->named[0] && strcmp(c->named, c->card))
 		json_object_set_new(o, "named", json_string(c->named));
+	if (c->named_txn[0] && strcmp(c->named_txn, c->txn))
+		json_object_set_new(o, "named_txn", json_string(c->named_txn));
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	fprintf(logf, "%s\n", s);
 	fflush(logf);
@@ -598,6 +643,20 @@ parse_default(struct MHD_Connection *con, const char *method, const char *url,
 	const char *p, *slash, *action;
 
 	*bad = "{\"code\":\"NOT_FOUND\"}";
+	if (!strncmp(url, "/v1/orders/", 11) && !strcmp(method, "GET")) {
+		/* An accepted change's order: GET /v1/orders/{txn}?carrier=c17 */
+		if (strlen(url + 11) >= sizeof c->txn || !sr_valid_id(url + 11))
+			return 404;
+		snprintf(c->txn, sizeof c->txn, "%s", url + 11);
+		c->kind = K_ORDER;
+		id_copy(c->carrier, MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "carrier"));
+		*bad = "{\"code\":\"BAD_CARRIER\"}";
+		if (!sr_valid_id(c->carrier))
+			return 400;
+		if (!bearer_ok(con))
+			c->v = V_BEARER;
+		return 0;
+	}
 	if (strncmp(url, "/v1/cards/", 10) != 0 || !(slash = strchr(url + 10, '/')) ||
 	    (size_t)(slash - url - 10) >= sizeof c->card || slash == url + 10)
 		return 404;
@@ -651,7 +710,14 @@ answer_default(const struct call *c, struct answer *a)
 	if (c->v == V_RATE && throttle_in_body)
 		a->http = 200, a->code = "THROTTLED";
 	a->retry_after = a->http == 429;
-	if (c->kind == K_STATUS && c->v == V_OK) {
+	if (c->kind == K_ORDER && c->v == V_OK) {
+		a->code = c->order;
+		snprintf(a->body, sizeof a->body, "{\"card\":\"%s\",\"txn\":\"%s\",\"order\":\"%s\"}",
+		    c->named, c->named_txn, c->order);
+	} else if (c->kind == K_ORDER && c->v == V_NOT_ALLOWED) {
+		a->http = 404, a->code = "NO_ORDER";
+		snprintf(a->body, sizeof a->body, "{\"code\":\"NO_ORDER\"}");
+	} else if (c->kind == K_STATUS && c->v == V_OK) {
 		a->code = c->said_pending ? pending_state : state_name[c->said];
 		snprintf(a->body, sizeof a->body, "{\"card\":\"%s\",\"status\":\"%s\"}", c->named, a->code);
 	} else if (c->v == V_ACCEPTED)
@@ -1002,29 +1068,66 @@ qparam_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->value, y->value);
 }
 
-/* Is the query string signed with --sign-key-file's key? sign is the hex
- * HMAC-SHA256 of every other parameter, decoded, sorted by name, then by
- * value (byte order), joined as "k=v&k=v", nothing encoded again: what
- * the carrier computes on its side, written here apart from srq's own. */
-static int
-ctcmp_signed(struct MHD_Connection *con)
+/* A request's query parameters as a carrier signs them: every one but
+ * "sign", decoded, sorted by name, then by value (byte order), joined as
+ * "k=v&k=v", nothing encoded again: what the carrier computes on its
+ * side, written here apart from srq's own. Its length (size: too many).
+ * ctcmp: is the query string signed with --sign-key-file's key? sign is
+ * the hex HMAC-SHA256 of that text. */
+/* The signing key now, into out: --sign-key-file read again at each
+ * request, so a test rotates it as a carrier would (unreadable for a
+ * moment, as it is replaced: the last one read). */
+static void
+key_now(char *out, size_t n)
 {
-	const char *sign = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "sign");
+	FILE *f;
+	char buf[512];
+	size_t len;
+
+	pthread_mutex_lock(&keymu);
+	if ((f = fopen(sign_key_path, "r"))) {
+		len = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+			len--;
+		buf[len] = '\0';
+		if (len) {
+			free(sign_key);
+			sign_key = sr_strdup(buf);
+		}
+	}
+	snprintf(out, n, "%s", sign_key);
+	pthread_mutex_unlock(&keymu);
+}
+
+static size_t
+signed_params(struct MHD_Connection *con, char *text, size_t size)
+{
 	struct qparams q;
-	char text[8192], want[129];
 	size_t len = 0;
 
 	memset(&q, 0, sizeof q);
 	MHD_get_connection_values(con, MHD_GET_ARGUMENT_KIND, qparam_add, &q);
-	if (!sign || q.over)
-		return 0;
+	if (q.over)
+		return size;
 	qsort(q.v, (size_t)q.n, sizeof q.v[0], qparam_cmp);
 	text[0] = '\0';
-	for (int i = 0; i < q.n && len < sizeof text; i++)
-		len += (size_t)snprintf(text + len, sizeof text - len, "%s%s=%s", i ? "&" : "",
+	for (int i = 0; i < q.n && len < size; i++)
+		len += (size_t)snprintf(text + len, size - len, "%s%s=%s", i ? "&" : "",
 		    q.v[i].name, q.v[i].value);
-	if (len >= sizeof text || sr_digest_hex(SR_SIGN_HMAC_SHA256, sign_key, strlen(sign_key), text,
-	    len, 0, want) < 0)
+	return len;
+}
+
+static int
+ctcmp_signed(struct MHD_Connection *con)
+{
+	const char *sign = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "sign");
+	char text[8192], want[129], key[512];
+	size_t len = signed_params(con, text, sizeof text);
+
+	key_now(key, sizeof key);
+	if (!sign || len >= sizeof text || sr_digest_hex(SR_SIGN_HMAC_SHA256, key,
+	    strlen(key), text, len, 0, want) < 0)
 		return 0;
 	return !strcasecmp(sign, want);
 }
@@ -1099,6 +1202,127 @@ answer_ctcmp(const struct call *c, struct answer *a)
 		    w[c->v].message);
 }
 
+/* China Telecom 5GCMP-like shape: every request a GET whose headers sign
+ * it (AppKey: the account, Timestamp: ms, Sign: the upper-case hex MD5 of
+ * the query parameters as signed_params joins them, then the app secret
+ * (--sign-key-file), then the Timestamp), answered in XML inside HTTP 200:
+ *   /5gcmp/openapi/v1/common/disabledNumberService?accessNumber=&orderTypeId=19|20
+ *   /5gcmp/openapi/v1/prodinst/queryCardMainStatus?accessNumber=
+ *   /5gcmp/openapi/v1/common/queryOrderStatus?groupTransactionId=
+ * A change is an order (GROUP_TRANSACTIONID), which the order query
+ * follows. */
+static int
+ct5g_signed(struct MHD_Connection *con)
+{
+	const char *sign = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Sign");
+	const char *ts = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Timestamp");
+	char text[8192], want[129], key[512];
+	size_t len = signed_params(con, text, sizeof text);
+
+	key_now(key, sizeof key);
+	if (!sign || !ts || len >= sizeof text ||
+	    (len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", key, ts)) >= sizeof text ||
+	    sr_digest_hex(SR_SIGN_MD5, NULL, 0, text, len, 1, want) < 0)
+		return 0;
+	return !strcmp(sign, want);
+}
+
+static int
+parse_ct5gcmp(struct MHD_Connection *con, const char *method, const char *url,
+    const struct ctx *cx, struct call *c, const char **bad)
+{
+	static const char prefix[] = "/5gcmp/openapi/v1/";
+	const char *order = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "orderTypeId");
+	const char *txn = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "groupTransactionId");
+	const char *path = url + sizeof prefix - 1;
+
+	(void)cx;
+	*bad = "{\"code\":\"NOT_FOUND\"}";
+	if (strcmp(method, "GET") || strncmp(url, prefix, sizeof prefix - 1))
+		return 404;
+	*bad = "<SvcCont><Response><RspType>1</RspType><RspCode>1001</RspCode>"
+	    "<RspDesc>参数错误</RspDesc></Response></SvcCont>";
+	if (!strcmp(path, "prodinst/queryCardMainStatus"))
+		c->kind = K_STATUS;
+	else if (!strcmp(path, "common/disabledNumberService") && order && !strcmp(order, "19"))
+		c->kind = K_STOP;
+	else if (!strcmp(path, "common/disabledNumberService") && order && !strcmp(order, "20"))
+		c->kind = K_RESUME;
+	else if (!strcmp(path, "common/queryOrderStatus") && txn && strlen(txn) < sizeof c->txn &&
+	    sr_valid_id(txn)) {
+		c->kind = K_ORDER;
+		snprintf(c->txn, sizeof c->txn, "%s", txn);
+	} else if (!strncmp(path, "common/", 7) || !strncmp(path, "prodinst/", 9))
+		return 200;
+	else
+		return 404;
+	if (c->kind != K_ORDER)
+		id_copy(c->card, MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "accessNumber"));
+	id_copy(c->carrier, MHD_lookup_connection_value(con, MHD_HEADER_KIND, "AppKey"));
+	if ((c->kind != K_ORDER && !c->card[0]) || !c->carrier[0])
+		return 200;
+	if (!ct5g_signed(con))
+		c->v = V_AUTH;
+	if (!bearer_ok(con))
+		c->v = V_BEARER;
+	return 0;
+}
+
+static void
+answer_ct5gcmp(const struct call *c, struct answer *a)
+{
+	static const struct {
+		const char *code, *message;
+	} w[] = {
+		[V_OK] = { "0000", "成功" },
+		[V_ALREADY] = { "0001", "号码已是该状态" },
+		[V_ACCEPTED] = { "0000", "成功" },
+		[V_TOO_FREQUENT] = { "1009", "操作过于频繁" },
+		[V_RATE] = { "1010", "超过调用频率限制" },
+		[V_AUTH] = { "1003", "签名错误" },
+		[V_NOT_ALLOWED] = { "1002", "号码状态不允许办理" },
+	};
+	/* 4 在用 (active), 5 停机 (stopped), 1 可激活 (not yet activated: the
+	 * simulator's retired card, never to be changed by srq). */
+	static const char *const main_status[] = { "4", "5", "1" };
+	const char *word;
+	int n;
+
+	if (answer_outside(c, a))
+		return;
+	a->type = "application/xml";
+	if (c->kind == K_ORDER && c->v == V_NOT_ALLOWED) {
+		a->code = "1004";
+		snprintf(a->body, sizeof a->body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?><SvcCont>"
+		    "<Response><RspType>1</RspType><RspCode>1004</RspCode><RspDesc>订单不存在</RspDesc>"
+		    "</Response></SvcCont>");
+		return;
+	}
+	a->code = w[c->v].code;
+	n = snprintf(a->body, sizeof a->body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?><SvcCont>"
+	    "<Response><RspType>%d</RspType><RspCode>%s</RspCode><RspDesc>%s</RspDesc></Response>",
+	    strcmp(a->code, "0000") != 0, a->code, w[c->v].message);
+	if (c->kind == K_ORDER && c->v == V_OK) {
+		word = !strcmp(c->order, "done") ? "1" : !strcmp(c->order, "failed") ? "2" : "0";
+		a->code = c->order;
+		snprintf(a->body + n, sizeof a->body - (size_t)n, "<GROUP_TRANSACTIONID>%s</GROUP_TRANSACTIONID>"
+		    "<accessNumber>%s</accessNumber><STATUSCD>%s</STATUSCD></SvcCont>", c->named_txn,
+		    c->named, word);
+	} else if (c->kind == K_STATUS && c->v == V_OK) {
+		a->code = state_name[c->said];
+		snprintf(a->body + n, sizeof a->body - (size_t)n, "<productInfo><accessNumber>%s</accessNumber>"
+		    "<productMainStatusCd>%s</productMainStatusCd></productInfo></SvcCont>", c->named,
+		    main_status[c->said]);
+	} else if (c->v == V_ACCEPTED)
+		snprintf(a->body + n, sizeof a->body - (size_t)n, "<accessNumber>%s</accessNumber>"
+		    "<GROUP_TRANSACTIONID>%s</GROUP_TRANSACTIONID></SvcCont>", c->named, c->txn);
+	else if (c->v == V_OK || c->v == V_ALREADY)
+		snprintf(a->body + n, sizeof a->body - (size_t)n, "<accessNumber>%s</accessNumber></SvcCont>",
+		    c->named);
+	else
+		snprintf(a->body + n, sizeof a->body - (size_t)n, "</SvcCont>");
+}
+
 static int
 pending_before(const struct pending *a, const struct pending *b)
 {
@@ -1117,25 +1341,37 @@ pending_swap(size_t i, size_t j)
 /* Accept a change to land async_ms from now; its txn goes into c (caller
  * holds mu). */
 static void
-schedule(struct call *c, enum state want)
+schedule(struct call *c, enum state want, int fails)
 {
 	struct pending *p;
+	struct order *o;
 	size_t i;
 
+	if (ntxn == capord) {
+		capord = capord ? capord * 2 : 64;
+		orders = sr_realloc(orders, capord * sizeof *orders);
+	}
+	o = &orders[ntxn++];
+	snprintf(o->card, sizeof o->card, "%s", c->card);
+	snprintf(o->carrier, sizeof o->carrier, "%s", c->carrier);
+	o->due = now_ms() + async_ms;
+	o->fails = fails;
+	snprintf(c->txn, sizeof c->txn, "%c%lu", txn_prefix, ntxn);
+	if (fails)
+		return; /* accepted, and it will fail: nothing lands */
 	if (npend == cappend) {
 		cappend = cappend ? cappend * 2 : 64;
 		pend = sr_realloc(pend, cappend * sizeof *pend);
 	}
 	p = &pend[i = npend++];
 	memset(p, 0, sizeof *p);
-	p->due = now_ms() + async_ms;
-	p->n = ++ntxn;
+	p->due = o->due;
+	p->n = ntxn;
 	p->state = want;
 	snprintf(p->card, sizeof p->card, "%s", c->card);
 	snprintf(p->carrier, sizeof p->carrier, "%s", c->carrier);
 	snprintf(p->key, sizeof p->key, "%s", c->key);
-	snprintf(p->txn, sizeof p->txn, "%c%lu", txn_prefix, p->n);
-	snprintf(c->txn, sizeof c->txn, "%s", p->txn);
+	snprintf(p->txn, sizeof p->txn, "%s", c->txn);
 	for (; i > 0 && pending_before(&pend[i], &pend[(i - 1) / 2]); i = (i - 1) / 2)
 		pending_swap(i, (i - 1) / 2);
 	pthread_cond_signal(&wake);
@@ -1224,9 +1460,16 @@ accept_change(struct call *c, struct card *k)
 	k->last_change = c->arrived;
 	c->v = V_ALREADY;
 	if (k->will != want && async_ms > 0) {
-		k->will = want;
+		/* --fault-order-failed: accepted, then the order fails at the
+		 * carrier: the card stays as it is. */
+		int fails = porder_failed > 0 && coin() < porder_failed;
+
+		if (!fails)
+			k->will = want;
+		else
+			c->fault = "order_failed";
 		c->v = V_ACCEPTED;
-		schedule(c, want);
+		schedule(c, want, fails);
 	} else if (k->will != want) {
 		k->state = k->will = want;
 		c->v = V_OK, c->applied = 1;
@@ -1275,6 +1518,58 @@ name_card(struct call *c)
 	snprintf(last, sizeof last, "%s", c->card);
 }
 
+/* The order a txn names (this run's T<n>, or J<n>: its number n), or NULL
+ * (caller holds mu). */
+static struct order *
+order_get(const char *txn, unsigned long *n)
+{
+	char *end;
+	unsigned long v;
+
+	if (txn[0] != txn_prefix || !isdigit((unsigned char)txn[1]))
+		return NULL;
+	v = strtoul(txn + 1, &end, 10);
+	if (*end || v == 0 || v > ntxn)
+		return NULL;
+	*n = v;
+	return &orders[v - 1];
+}
+
+/* How an order stands now: pending until it lands (or fails). */
+static const char *
+order_word(const struct order *o, int64_t now)
+{
+	return now < o->due ? "pending" : o->fails ? "failed" : "done";
+}
+
+/* An order status query: the account's own order, or none (not allowed:
+ * the shape's "no such order"). --fault-other-order: the answer is
+ * another order's (the one before it), as a carrier mixing up a card's
+ * orders would answer; its card is still the one asked. */
+static void
+decide_order(struct call *c)
+{
+	unsigned long n;
+	struct order *o = order_get(c->txn, &n);
+	int64_t now = now_ms();
+
+	if (!o || strcmp(o->carrier, c->carrier)) {
+		c->v = V_NOT_ALLOWED;
+		return;
+	}
+	c->v = V_OK;
+	snprintf(c->card, sizeof c->card, "%s", o->card);
+	snprintf(c->named_txn, sizeof c->named_txn, "%s", c->txn);
+	c->order = order_word(o, now);
+	if (pother_order > 0 && ntxn > 1 && coin() < pother_order) {
+		unsigned long other = n == 1 ? 2 : n - 1;
+
+		snprintf(c->named_txn, sizeof c->named_txn, "%c%lu", txn_prefix, other);
+		c->order = order_word(&orders[other - 1], now);
+		c->fault = "other_order";
+	}
+}
+
 static void
 decide(struct call *c)
 {
@@ -1283,6 +1578,13 @@ decide(struct call *c)
 	if (c->kind == K_TOKEN) {
 		token_issue(c);
 		c->v = V_OK;
+		return;
+	}
+	if (c->kind == K_ORDER) {
+		if (fail_account[0] && !strcmp(fail_account, c->carrier))
+			c->v = V_INTERNAL, c->fault = "account_down";
+		else
+			decide_order(c);
 		return;
 	}
 	k = card_get(c->card, c->carrier);
@@ -1306,8 +1608,9 @@ decide(struct call *c)
 
 /* What POST /_sim/set asks: each member is set only if given. */
 struct setting {
-	int bad, has_qps, has_fail, has_ttl;
+	int bad, has_qps, has_fail, has_ttl, has_order_failed;
 	long qps, token_ttl_ms;
+	double order_failed;
 	char fail_account[65];
 };
 
@@ -1323,6 +1626,12 @@ setting_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *val
 	} else if (!strcmp(key, "token_ttl_ms")) {
 		st->has_ttl = 1;
 		st->bad |= (st->token_ttl_ms = sr_parse_long(value)) < 0;
+	} else if (!strcmp(key, "order_failed")) {
+		char *end;
+
+		st->has_order_failed = 1;
+		st->order_failed = value ? strtod(value, &end) : -1;
+		st->bad |= !value || *end || !(st->order_failed >= 0 && st->order_failed <= 1);
 	} else if (!strcmp(key, "fail_account")) {
 		st->has_fail = 1;
 		value = value ? value : "";
@@ -1333,7 +1642,7 @@ setting_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *val
 	return MHD_YES;
 }
 
-/* The tests' control: POST /_sim/set?qps=N&fail_account=ID&token_ttl_ms=N
+/* The tests' control: POST /_sim/set?qps=N&fail_account=ID&token_ttl_ms=N&order_failed=P
  * changes the carrier mid-run; a new TTL applies to the tokens already
  * issued too (expiry is judged when a token is used). Neither logged nor
  * counted: it is not a call. All or nothing: a bad or unknown parameter
@@ -1347,7 +1656,7 @@ control(struct MHD_Connection *con, const char *method, const char *url)
 		return reply(con, 404, "{\"code\":\"NOT_FOUND\"}", 0);
 	memset(&st, 0, sizeof st);
 	MHD_get_connection_values(con, MHD_GET_ARGUMENT_KIND, setting_arg, &st);
-	if (st.bad || !(st.has_qps || st.has_fail || st.has_ttl))
+	if (st.bad || !(st.has_qps || st.has_fail || st.has_ttl || st.has_order_failed))
 		return reply(con, 400, "{\"ok\":false}", 0);
 	pthread_mutex_lock(&mu);
 	if (st.has_qps)
@@ -1356,6 +1665,8 @@ control(struct MHD_Connection *con, const char *method, const char *url)
 		snprintf(fail_account, sizeof fail_account, "%s", st.fail_account);
 	if (st.has_ttl)
 		token_ttl_ms = st.token_ttl_ms;
+	if (st.has_order_failed)
+		porder_failed = st.order_failed;
 	pthread_mutex_unlock(&mu);
 	return reply(con, 200, "{\"ok\":true}", 0);
 }
@@ -1370,6 +1681,7 @@ static const struct shape {
 	[PR_ONELINK] = { parse_onelink, answer_onelink },
 	[PR_CISCO] = { parse_cisco, answer_cisco },
 	[PR_CTCMP] = { parse_ctcmp, answer_ctcmp },
+	[PR_CT5GCMP] = { parse_ct5gcmp, answer_ct5gcmp },
 };
 
 /* Handle a complete request. Returns MHD_NO to drop the connection. */
@@ -1407,7 +1719,7 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 	apply_due(now_ms()); /* what is due has landed, even if the applier is late */
 	if (c.v == V_NONE)
 		decide(&c);
-	if (c.kind != K_TOKEN) {
+	if (c.kind != K_TOKEN && c.card[0]) { /* (an order not found has no card) */
 		c.state = card_get(c.card, c.carrier)->state;
 		name_card(&c);
 	}
@@ -1618,7 +1930,8 @@ main(int argc, char *argv[])
 		O_5XXB, O_5XXA, O_DROP, O_TIMEOUT, O_SEED, O_TOKEN, O_SLOW, O_REJECT,
 		O_RETRY_AFTER, O_FAIL_ACCOUNT, O_THROTTLE_BODY, O_RATE_MODE, O_BURST,
 		O_MAX_INFLIGHT, O_CONN_DELAY, O_JITTER, O_ASYNC, O_PASSWORD, O_TOKEN_TTL,
-		O_PROFILE, O_OTHER_CARD, O_OTHER_ID, O_SIGN_KEY, O_PENDING_STATE };
+		O_PROFILE, O_OTHER_CARD, O_OTHER_ID, O_SIGN_KEY, O_PENDING_STATE,
+		O_ORDER_FAILED, O_OTHER_ORDER };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
 		{ "port-file", required_argument, NULL, O_PORTFILE },
@@ -1646,6 +1959,8 @@ main(int argc, char *argv[])
 		{ "jitter-ms", required_argument, NULL, O_JITTER },
 		{ "async-ms", required_argument, NULL, O_ASYNC },
 		{ "pending-state", required_argument, NULL, O_PENDING_STATE },
+		{ "fault-order-failed", required_argument, NULL, O_ORDER_FAILED },
+		{ "fault-other-order", required_argument, NULL, O_OTHER_ORDER },
 		{ "password-file", required_argument, NULL, O_PASSWORD },
 		{ "sign-key-file", required_argument, NULL, O_SIGN_KEY },
 		{ "token-ttl-ms", required_argument, NULL, O_TOKEN_TTL },
@@ -1679,6 +1994,8 @@ main(int argc, char *argv[])
 		case O_5XXB: p5xx_before = prob("--fault-5xx-before", optarg); break;
 		case O_5XXA: p5xx_after = prob("--fault-5xx-after", optarg); break;
 		case O_OTHER_CARD: pother_card = prob("--fault-other-card", optarg); break;
+		case O_ORDER_FAILED: porder_failed = prob("--fault-order-failed", optarg); break;
+		case O_OTHER_ORDER: pother_order = prob("--fault-other-order", optarg); break;
 		case O_OTHER_ID:
 			if (!sr_valid_id(optarg))
 				sr_die(SR_EX_USAGE, "--other-card: not a card id [A-Za-z0-9_.-]{1,64}");
@@ -1723,6 +2040,7 @@ main(int argc, char *argv[])
 		case O_SIGN_KEY:
 			free(sign_key);
 			sign_key = secret("--sign-key-file", optarg);
+			sign_key_path = optarg;
 			break;
 		case O_TOKEN_TTL: token_ttl_ms = num("--token-ttl-ms", optarg); break;
 		case O_PROFILE:
@@ -1737,9 +2055,9 @@ main(int argc, char *argv[])
 	jitter_seed = seed ^ 0x5bd1e995u;
 	if (profile == PR_ONELINK)
 		txn_prefix = 'J';
-	if (profile == PR_CTCMP && !sign_key)
-		sr_die(SR_EX_USAGE, "--profile ctcmp needs --sign-key-file: it checks every "
-		    "request's signature");
+	if ((profile == PR_CTCMP || profile == PR_CT5GCMP) && !sign_key)
+		sr_die(SR_EX_USAGE, "--profile %s needs --sign-key-file: it checks every "
+		    "request's signature", profile_name[profile]);
 	if (profile == PR_CISCO && token && password)
 		sr_die(SR_EX_USAGE, "--profile cisco: the API key is --password-file or "
 		    "--token-file, not both");
@@ -1804,6 +2122,7 @@ main(int argc, char *argv[])
 	}
 	pthread_mutex_lock(&mu);
 	free(pend);
+	free(orders);
 	if (logf != stderr)
 		fclose(logf);
 	free(cards);

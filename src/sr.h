@@ -719,7 +719,11 @@ const char *sr_why(const struct sr_why_card *c, const struct sr_why_account *a, 
  * profile leaves them to the environment's defaults. */
 #define SR_PROFILE_MAX (64 * 1024)
 #define SR_RULE_HTTP_MAX 8
-enum { SR_REQ_STOP, SR_REQ_RESUME, SR_REQ_QUERY, SR_REQ_TOKEN };
+/* A profile's requests; sr_req_name[r] is the prefix of its keys
+ * ("stop.url", "poll.method"). poll: an accepted change's order, by its
+ * txn ({txn}). */
+enum { SR_REQ_STOP, SR_REQ_RESUME, SR_REQ_QUERY, SR_REQ_TOKEN, SR_REQ_POLL, SR_REQ_COUNT };
+extern const char *const sr_req_name[SR_REQ_COUNT];
 enum { SR_BODY_NONE, SR_BODY_JSON, SR_BODY_FORM, SR_BODY_TEXT };
 enum { SR_SIGN_NONE, SR_SIGN_MD5, SR_SIGN_SHA256, SR_SIGN_HMAC_SHA256 };
 /* What a rule makes of an answer. */
@@ -757,7 +761,7 @@ struct sr_profile {
 	int nshares;
 	int async;
 	char *base, *reqid, *basic;
-	struct sr_request_tmpl req[4]; /* SR_REQ_* */
+	struct sr_request_tmpl req[SR_REQ_COUNT];
 	char **headers;
 	int nheaders;
 	struct sr_var *vars;
@@ -772,6 +776,10 @@ struct sr_profile {
 	/* Where a change's (card) and a query's (query.card, else card) answer
 	 * names its card; a path ending in '?' is checked only when present. */
 	char *card_path, *qcard_path;
+	/* Order polling: where a poll's answer says how the order stands, the
+	 * codes of each verdict (poll.done, .failed, .pending), and where it
+	 * names its card and its order (checked as card is). */
+	char *poll_state, *poll_done, *poll_failed, *poll_pending, *poll_card, *poll_txn;
 	struct sr_rule *rules, *qrules; /* qrules: query.rule, when a profile gives them */
 	int nrules, nqrules;
 };
@@ -840,19 +848,26 @@ struct sr_answer {
 	char code[64], msg[160], txn[64];
 	char raw_state[32]; /* queries: the carrier's state code */
 	char observed[16];  /* queries: active, stopped or other */
+	char order[12];     /* polls: done, failed, pending or other ("": not read) */
 	char card[65];      /* the card the answer names (card, query.card), if any */
-	int mismatch;       /* it names another card, or none where it must: not believed */
+	int mismatch;       /* it names another card (1) or order (2, its txn in txn), or
+	                     * none where it must: not believed */
 	char unread[120];   /* why the answer was not read at all (unknown, no rule asked) */
 };
-/* Classify the answer to a call about card (a change, or is_query a status
- * query); body holds body_len bytes (and a NUL after them). A status that is
+/* What a request asked: how its answer is read. */
+enum sr_ask { SR_ASK_CHANGE, SR_ASK_QUERY, SR_ASK_POLL };
+/* Classify the answer to a request about card (a change, a status query,
+ * or a poll of the order txn); body holds body_len bytes (and a NUL after
+ * them). A poll is read with the query's rules, its order's state by
+ * poll.state; it must name this card and order where the profile says
+ * (poll.card, poll.txn). A status that is
  * not final (not 200..599) or a body holding a NUL byte is not read:
  * unknown, with unread saying why. An answer that would say how the card
  * stands (ok, already, accepted, a state) but names another card, or none
  * where the profile says it must, is unknown, its mismatch set: never
  * believed of this card. */
 void sr_classify(const struct sr_profile *p, long http, const char *body, size_t body_len,
-    int is_query, const char *card, struct sr_answer *a);
+    enum sr_ask ask, const char *card, const char *txn, struct sr_answer *a);
 /* A carrier's body as JSON (a byte order mark and white space before it
  * skipped, duplicate keys refused), or NULL when it holds none. */
 json_t *sr_answer_json(const char *body);
@@ -896,7 +911,7 @@ struct sr_edge;
 
 struct sr_call {
 	/* in */
-	char card[65], carrier[65], action[8]; /* action: stop, resume, status */
+	char card[65], carrier[65], action[8]; /* action: stop, resume, status, poll */
 	long long ver;
 	long long seq;          /* the account's call number from the gate ({seq}; 0: none) */
 	void *user;
@@ -909,7 +924,8 @@ struct sr_call {
 	long http;
 	char error[160];
 	char observed[16];      /* for status: active/stopped/other */
-	char raw_state[32], txn[64];
+	char raw_state[32], txn[64]; /* txn: a poll's order (in), else what a change's answer said */
+	char order[12];         /* a poll's: done, failed, pending, other, or "" (not read) */
 	char answer_card[65];   /* the card the answer named ("": none); with class
 	                         * "mismatch", the one it was not believed of */
 	long long retry_after_ms;
@@ -1205,6 +1221,7 @@ int sr_direct_in_flight(const struct sr_direct *d);
 struct sr_task {
 	char kind[8]; /* call or query */
 	char card[65], carrier[65], action[8], token[64];
+	char txn[64]; /* a query's: the order of the change it settles ("": none) */
 	long long ver, attempt;
 	enum sr_lane lane; /* its "lane"; without one, its kind's or its scene's */
 };

@@ -573,6 +573,8 @@ lookup(void *arg, const char *name, int *raw)
 		return c ? c->card : "";
 	if (!strcmp(name, "carrier"))
 		return b->e->acct->id;
+	if (!strcmp(name, "txn"))
+		return c ? c->txn : "";
 	if (!strcmp(name, "action"))
 		return b->action;
 	if (!strcmp(name, "ver"))
@@ -836,6 +838,13 @@ on_read(char *buf, size_t size, size_t nitems, void *userp)
  * So a change is sent once: a second send is aborted, and the call is
  * unknown (settled by a status query). A query or a token fetch may go
  * again: it changes nothing. */
+/* A stop or resume: what a second send could apply twice. */
+static int
+is_change(const struct sr_call *call)
+{
+	return !call->is_fetch && (!strcmp(call->action, "stop") || !strcmp(call->action, "resume"));
+}
+
 static int
 on_prereq(void *userp, char *ip, char *local_ip, int remote_port, int local_port)
 {
@@ -845,7 +854,7 @@ on_prereq(void *userp, char *ip, char *local_ip, int remote_port, int local_port
 	(void)local_ip;
 	(void)remote_port;
 	(void)local_port;
-	if (++call->sends > 1 && !call->is_fetch && strcmp(call->action, "status"))
+	if (++call->sends > 1 && is_change(call))
 		return CURL_PREREQFUNC_ABORT;
 	return CURL_PREREQFUNC_OK;
 }
@@ -886,6 +895,7 @@ start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 {
 	const struct sr_profile *p = ed->acct->p;
 	int r = call->is_fetch ? SR_REQ_TOKEN : !strcmp(call->action, "status") ? SR_REQ_QUERY :
+	    !strcmp(call->action, "poll") ? SR_REQ_POLL :
 	    !strcmp(call->action, "stop") ? SR_REQ_STOP : SR_REQ_RESUME;
 	const struct sr_request_tmpl *t = &p->req[r];
 	char url[REQ_MAX], body[REQ_MAX], hdr[2048];
@@ -1046,8 +1056,10 @@ sr_gateway_start(struct sr_gateway *gw, struct sr_call *call)
 	struct sr_edge *ed = sr_gateway_edge(gw, call->carrier);
 
 	call->edge = ed;
-	call->error[0] = call->observed[0] = call->raw_state[0] = call->txn[0] = '\0';
+	call->error[0] = call->observed[0] = call->raw_state[0] = call->order[0] = '\0';
 	call->answer_card[0] = '\0';
+	if (strcmp(call->action, "poll")) /* (a poll's is the order it asks about) */
+		call->txn[0] = '\0';
 	call->http = 0;
 	call->retry_after_ms = 0;
 	call->class = NULL;
@@ -1184,7 +1196,7 @@ classify_transport(struct sr_call *call, CURLcode rc, CURL *e)
 	 * could not connect, or the handshake of that one. The carrier may have
 	 * applied the first send: a change is unknown, never not_sent (which
 	 * gives the card its interval back and calls it again). */
-	if (call->sends > 0 && !call->is_fetch && strcmp(call->action, "status")) {
+	if (call->sends > 0 && is_change(call)) {
 		call->outcome = SR_OUT_UNKNOWN;
 		return;
 	}
@@ -1300,7 +1312,8 @@ classify(struct sr_call *call)
 {
 	const struct sr_profile *p = call->edge->acct->p;
 	struct sr_answer a;
-	int is_query = !strcmp(call->action, "status");
+	enum sr_ask ask = !strcmp(call->action, "status") ? SR_ASK_QUERY :
+	    !strcmp(call->action, "poll") ? SR_ASK_POLL : SR_ASK_CHANGE;
 
 	if (call->body_cut) {
 		/* Its end was not kept: what it says there (an error after a
@@ -1311,7 +1324,7 @@ classify(struct sr_call *call)
 		    "carrier answered HTTP %ld with a body over %d bytes: not read", call->http, BODY_MAX);
 		return;
 	}
-	sr_classify(p, call->http, call->body, call->body_len, is_query, call->card, &a);
+	sr_classify(p, call->http, call->body, call->body_len, ask, call->card, call->txn, &a);
 	/* Each field the carrier wrote, redacted on its own: one cut short to
 	 * its field's size ends in the start of a secret, which the error put
 	 * together from them would carry in its middle, past the check for a
@@ -1322,7 +1335,10 @@ classify(struct sr_call *call)
 	call->verdict = a.verdict;
 	snprintf(call->observed, sizeof call->observed, "%s", a.observed);
 	snprintf(call->raw_state, sizeof call->raw_state, "%s", a.raw_state);
-	snprintf(call->txn, sizeof call->txn, "%s", a.txn);
+	snprintf(call->order, sizeof call->order, "%s", a.order);
+	/* (A poll's txn is the order it asked about, kept.) */
+	if (ask != SR_ASK_POLL)
+		snprintf(call->txn, sizeof call->txn, "%s", a.txn);
 	switch (a.verdict) {
 	case SR_V_OK: call->outcome = SR_OUT_OK; break;
 	case SR_V_IN_PROGRESS: call->outcome = SR_OUT_OK; call->in_progress = 1; break;
@@ -1340,7 +1356,12 @@ classify(struct sr_call *call)
 		/* Not believed: the call may have applied (a change is then
 		 * queried), and what a query said is no observation. */
 		call->class = "mismatch";
-		if (a.card[0])
+		if (a.mismatch == 2) {
+			redact_secrets(call, a.txn, sizeof a.txn);
+			snprintf(call->error, sizeof call->error, a.txn[0] ?
+			    "HTTP %ld: the answer is about order %s, not %s" :
+			    "HTTP %ld: the answer names no order%s, not %s", call->http, a.txn, call->txn);
+		} else if (a.card[0])
 			snprintf(call->error, sizeof call->error, "HTTP %ld: the answer is about card %s, not %s",
 			    call->http, a.card, call->card);
 		else
@@ -1412,7 +1433,7 @@ sr_gateway_done(struct sr_gateway *gw)
 int
 sr_edge_check(struct sr_gateway *gw, struct sr_edge *e, json_t *report)
 {
-	static const char *const names[] = { "stop", "resume", "query", "token" };
+	const char *const *names = sr_req_name;
 	const struct sr_profile *p = e->acct->p;
 	json_t *reqs = json_object(), *secrets = json_object();
 	struct sr_call call;
@@ -1436,7 +1457,8 @@ sr_edge_check(struct sr_gateway *gw, struct sr_edge *e, json_t *report)
 		bad |= failed;
 	}
 	/* Every request built as it would be, sent nowhere. */
-	for (int r = 0; r < 4; r++) {
+	snprintf(call.txn, sizeof call.txn, "T0");
+	for (int r = 0; r < SR_REQ_COUNT; r++) {
 		const struct sr_request_tmpl *t = &p->req[r];
 		char url[REQ_MAX], body[REQ_MAX];
 		struct sr_buf ub = { url, 0, sizeof url }, bb = { body, 0, sizeof body };

@@ -274,7 +274,12 @@ valid_name(const char *s)
 
 /* Placeholders every request knows; a set. or secret. name may not shadow them. */
 static const char *const builtin_names[] = { "card", "carrier", "action", "ver", "reqid", "base",
-	"gateway", "token", "ts", "ms", "seq", "nonce", "params", "sign", NULL };
+	"gateway", "token", "ts", "ms", "seq", "nonce", "params", "sign", "txn", NULL };
+
+const char *const sr_req_name[SR_REQ_COUNT] = {
+	[SR_REQ_STOP] = "stop", [SR_REQ_RESUME] = "resume", [SR_REQ_QUERY] = "query",
+	[SR_REQ_TOKEN] = "token", [SR_REQ_POLL] = "poll",
+};
 
 static void
 rules_free(struct sr_rule *rules, int n);
@@ -425,7 +430,6 @@ parse_line(struct parse *ps, char *key, char *v)
 	struct sr_profile *p = ps->p;
 	int rep = !strcmp(key, "accounts") || !strcmp(key, "header") || !strcmp(key, "rule") ||
 	    !strcmp(key, "query.rule"), first;
-	static const char *const reqs[] = { "stop", "resume", "query", "token" };
 	struct {
 		const char *key;
 		long *dst, lo, hi;
@@ -459,6 +463,9 @@ parse_line(struct parse *ps, char *key, char *v)
 		{ "txn", &p->txn_path }, { "state.active", &p->state_active },
 		{ "card", &p->card_path }, { "query.card", &p->qcard_path },
 		{ "state.stopped", &p->state_stopped }, { "state.pending", &p->state_pending },
+		{ "poll.state", &p->poll_state }, { "poll.done", &p->poll_done },
+		{ "poll.failed", &p->poll_failed }, { "poll.pending", &p->poll_pending },
+		{ "poll.card", &p->poll_card }, { "poll.txn", &p->poll_txn },
 	};
 
 	/* Text before an '=' that is no key name may be a secret (a token
@@ -557,15 +564,15 @@ parse_line(struct parse *ps, char *key, char *v)
 		p->vars[p->nvars++].secret = secret;
 		return 0;
 	}
-	for (int r = 0; r < 4; r++) {
-		size_t n = strlen(reqs[r]);
+	for (int r = 0; r < SR_REQ_COUNT; r++) {
+		size_t n = strlen(sr_req_name[r]);
 		struct sr_request_tmpl *t = &p->req[r];
 
-		if (strncmp(key, reqs[r], n) || key[n] != '.')
+		if (strncmp(key, sr_req_name[r], n) || key[n] != '.')
 			continue;
 		if (!strcmp(key + n + 1, "method")) {
 			if (strcmp(v, "GET") && strcmp(v, "POST") && strcmp(v, "PUT") && strcmp(v, "PATCH"))
-				return perr(ps, "%s.method: the value is not GET, POST, PUT or PATCH", reqs[r]);
+				return perr(ps, "%s.method: the value is not GET, POST, PUT or PATCH", sr_req_name[r]);
 			free(t->method);
 			t->method = sr_strdup(v);
 			return 0;
@@ -596,7 +603,7 @@ profile_init(struct sr_profile *p)
 	p->brk_failures = p->brk_window_ms = p->brk_cool_ms = p->brk_cool_max_ms = -1;
 	p->token_ttl_s = p->reserve_qps = -1;
 	p->aimd_inc = p->aimd_beta = p->aimd_noise = p->brk_ratio = -1;
-	for (int r = 0; r < 4; r++)
+	for (int r = 0; r < SR_REQ_COUNT; r++)
 		p->req[r].type = -1;
 }
 
@@ -664,18 +671,17 @@ static int
 check_templates(struct parse *ps)
 {
 	struct sr_profile *p = ps->p;
-	static const char *const reqs[] = { "stop", "resume", "query", "token" };
 	char key[64];
 
 	if (check_names(ps, "base", p->base) < 0 || check_names(ps, "reqid", p->reqid) < 0 ||
 	    check_names(ps, "basic", p->basic) < 0 || check_names(ps, "sign.input", p->sign_input) < 0 ||
 	    check_names(ps, "sign.key", p->sign_key) < 0)
 		return -1;
-	for (int r = 0; r < 4; r++) {
-		snprintf(key, sizeof key, "%s.url", reqs[r]);
+	for (int r = 0; r < SR_REQ_COUNT; r++) {
+		snprintf(key, sizeof key, "%s.url", sr_req_name[r]);
 		if (check_names(ps, key, p->req[r].url) < 0)
 			return -1;
-		snprintf(key, sizeof key, "%s.body", reqs[r]);
+		snprintf(key, sizeof key, "%s.body", sr_req_name[r]);
 		if (check_names(ps, key, p->req[r].body) < 0)
 			return -1;
 	}
@@ -741,14 +747,49 @@ check_sign_place(struct parse *ps)
 	return 0;
 }
 
+/* Order polling (poll.*): all of it or none. A poll that names no {txn}
+ * would ask about no order, or another, and be believed; {txn} anywhere
+ * else has no value (only a poll has an order). */
+static int
+check_poll(struct parse *ps)
+{
+	const struct sr_profile *p = ps->p;
+	const struct sr_request_tmpl *t = &p->req[SR_REQ_POLL];
+	int named = names(p, t->url, "txn", 0) || names(p, t->body, "txn", 0);
+
+	ps->line = 0;
+	for (int r = 0; r < SR_REQ_COUNT; r++)
+		if (r != SR_REQ_POLL && (names(p, p->req[r].url, "txn", 0) || names(p, p->req[r].body, "txn", 0)))
+			return perr(ps, "%s: {txn} is only known to a poll (poll.url, poll.body)", sr_req_name[r]);
+	for (int i = 0; i < p->nheaders; i++)
+		if (names(p, p->headers[i], "txn", 0))
+			return perr(ps, "%s", "header: {txn} is only known to a poll (poll.url, poll.body)");
+	if (!t->url && !t->method && !t->body && !p->poll_state && !p->poll_done && !p->poll_failed &&
+	    !p->poll_pending && !p->poll_card && !p->poll_txn)
+		return 0;
+	if (!t->url || !t->method)
+		return perr(ps, "%s", "poll.url and poll.method are required to poll orders");
+	if (!named)
+		return perr(ps, "%s", "poll: neither poll.url nor poll.body names {txn} (the order asked about)");
+	if (!p->poll_state || !p->poll_done)
+		return perr(ps, "%s", "poll needs poll.state (where the answer says how the order stands) "
+		    "and poll.done (its codes for an order carried out)");
+	/* A code in two lists would be read as the first: a failed order
+	 * taken for done, or a done one polled until settle_ms. */
+	if (lists_share(p->poll_done, p->poll_failed) || lists_share(p->poll_done, p->poll_pending) ||
+	    lists_share(p->poll_failed, p->poll_pending))
+		return perr(ps, "%s", "poll.done, poll.failed and poll.pending share a code");
+	return 0;
+}
+
 /* The checks that need the whole profile. */
 static int
 profile_check(struct parse *ps)
 {
 	struct sr_profile *p = ps->p;
-	static const char *const reqs[] = { "stop", "resume", "query" };
+	const char *const *reqs = sr_req_name;
 
-	if (check_templates(ps) < 0 || check_sign_place(ps) < 0)
+	if (check_templates(ps) < 0 || check_sign_place(ps) < 0 || check_poll(ps) < 0)
 		return -1;
 	ps->line = 0;
 	for (int r = 0; r < 3; r++)
@@ -789,7 +830,7 @@ profile_check(struct parse *ps)
 		return perr(ps, "%s", "no rule: every answer would be unknown");
 	if (p->brk_cool_ms > 0 && p->brk_cool_max_ms > 0 && p->brk_cool_max_ms < p->brk_cool_ms)
 		return perr(ps, "%s", "breaker_cooldown_max_ms is below breaker_cooldown_ms");
-	for (int r = 0; r < 4; r++)
+	for (int r = 0; r < SR_REQ_COUNT; r++)
 		if (p->req[r].type < 0)
 			p->req[r].type = p->req[r].body ? SR_BODY_JSON : SR_BODY_NONE;
 	return 0;
@@ -889,7 +930,7 @@ sr_profile_free(struct sr_profile *p)
 	free(p->shares);
 	rules_free(p->rules, p->nrules);
 	rules_free(p->qrules, p->nqrules);
-	for (int r = 0; r < 4; r++) {
+	for (int r = 0; r < SR_REQ_COUNT; r++) {
 		free(p->req[r].method);
 		free(p->req[r].url);
 		free(p->req[r].body);
@@ -910,6 +951,12 @@ sr_profile_free(struct sr_profile *p)
 	free(p->state_active);
 	free(p->state_stopped);
 	free(p->state_pending);
+	free(p->poll_state);
+	free(p->poll_done);
+	free(p->poll_failed);
+	free(p->poll_pending);
+	free(p->poll_card);
+	free(p->poll_txn);
 	free(p);
 }
 
@@ -1335,30 +1382,50 @@ sr_answer_json(const char *body)
 	return *s == '{' || *s == '[' ? json_loads(s, JSON_REJECT_DUPLICATES, NULL) : NULL;
 }
 
-/* Whether the answer j/body is about card, by path (card, query.card):
- * 1 when it names card, or names none and the path ends in '?' (checked
- * only when present) or there is no path; else 0, the named card in a. */
+/* Whether the answer j/body names want at path (card, query.card,
+ * poll.card, poll.txn): 1 when it does, or names none and the path ends
+ * in '?' (checked only when present) or there is no path; else 0, what it
+ * named in named. answer_about: the card, named into a. */
 static int
-answer_about(json_t *j, const char *body, const char *path, const char *card, struct sr_answer *a)
+path_names(json_t *j, const char *body, const char *path, const char *want, char *named, size_t n)
 {
-	char want[80];
-	size_t n;
+	char at[80];
+	size_t len;
 
 	if (!path || !*path)
 		return 1;
-	n = strlen(path);
-	snprintf(want, sizeof want, "%.*s", (int)(path[n - 1] == '?' ? n - 1 : n), path);
-	if (!sr_answer_field(j, body, want, a->card, sizeof a->card))
-		return path[n - 1] == '?';
-	return card && !strcmp(a->card, card);
+	len = strlen(path);
+	snprintf(at, sizeof at, "%.*s", (int)(path[len - 1] == '?' ? len - 1 : len), path);
+	if (!sr_answer_field(j, body, at, named, n))
+		return path[len - 1] == '?';
+	return want && !strcmp(named, want);
+}
+
+static int
+answer_about(json_t *j, const char *body, const char *path, const char *card, struct sr_answer *a)
+{
+	return path_names(j, body, path, card, a->card, sizeof a->card);
+}
+
+/* How a poll's answer says its order stands (poll.state): done, failed,
+ * pending, or other (a code no list names); "" when it says nothing. */
+static void
+read_order(const struct sr_profile *p, json_t *j, const char *body, struct sr_answer *a)
+{
+	if (!sr_answer_field(j, body, p->poll_state, a->raw_state, sizeof a->raw_state))
+		return;
+	snprintf(a->order, sizeof a->order, "%s", in_list(p->poll_done, a->raw_state) ? "done" :
+	    in_list(p->poll_failed, a->raw_state) ? "failed" :
+	    in_list(p->poll_pending, a->raw_state) ? "pending" : "other");
 }
 
 void
 sr_classify(const struct sr_profile *p, long http, const char *body, size_t body_len,
-    int is_query, const char *card, struct sr_answer *a)
+    enum sr_ask ask, const char *card, const char *txn, struct sr_answer *a)
 {
 	json_t *j;
-	int has_code;
+	int has_code, is_query = ask != SR_ASK_CHANGE;
+	char named_txn[64];
 
 	memset(a, 0, sizeof *a);
 	a->verdict = SR_V_UNKNOWN;
@@ -1393,7 +1460,15 @@ sr_classify(const struct sr_profile *p, long http, const char *body, size_t body
 				break;
 			}
 	}
-	if (is_query) {
+	if (ask == SR_ASK_POLL) {
+		/* A poll is ok only with the order's state read; what it says
+		 * of the card is decided by confirm.lua, against the change
+		 * the order is (srq's outstanding one, by its txn). */
+		if (a->verdict == SR_V_OK || a->verdict == SR_V_ALREADY || a->verdict == SR_V_IN_PROGRESS) {
+			read_order(p, j, body, a);
+			a->verdict = a->order[0] ? SR_V_OK : SR_V_UNKNOWN;
+		}
+	} else if (is_query) {
 		/* A query is ok only with a state we can read, or when a rule of
 		 * its own (query.rule) says the card's change is under way
 		 * (in_progress): the card is on its way, whatever state the
@@ -1414,12 +1489,22 @@ sr_classify(const struct sr_profile *p, long http, const char *body, size_t body
 		}
 	} else if (a->verdict == SR_V_OK && p->async)
 		a->verdict = SR_V_IN_PROGRESS;
-	/* What says how the card stands must be about this card. */
-	if ((a->verdict == SR_V_OK || a->verdict == SR_V_ALREADY || a->verdict == SR_V_IN_PROGRESS) &&
-	    !answer_about(j, body, is_query && p->qcard_path ? p->qcard_path : p->card_path, card, a)) {
-		a->verdict = SR_V_UNKNOWN;
-		a->mismatch = 1;
-		a->observed[0] = '\0';
+	/* What says how the card stands must be about this card, and a
+	 * poll's about this order: another order of the same card (its stop
+	 * before this resume) done is not this one done. */
+	if (a->verdict == SR_V_OK || a->verdict == SR_V_ALREADY || a->verdict == SR_V_IN_PROGRESS) {
+		if (!answer_about(j, body, ask == SR_ASK_POLL ? p->poll_card : is_query && p->qcard_path ?
+		    p->qcard_path : p->card_path, card, a))
+			a->mismatch = 1;
+		else if (ask == SR_ASK_POLL &&
+		    !path_names(j, body, p->poll_txn, txn, named_txn, sizeof named_txn)) {
+			a->mismatch = 2;
+			snprintf(a->txn, sizeof a->txn, "%s", named_txn);
+		}
+		if (a->mismatch) {
+			a->verdict = SR_V_UNKNOWN;
+			a->observed[0] = a->order[0] = '\0';
+		}
 	}
 	json_decref(j);
 }

@@ -13,21 +13,22 @@
 /* One recorded answer: a line of the file. */
 struct rec_case {
 	int line;
-	const char *kind;   /* change, query or token */
+	const char *kind;   /* change, query, poll or token */
 	long http;
 	const char *body;
 	size_t body_len;
 	const char *card;
+	const char *txn;    /* a poll's: the order asked about */
 	int outcome;        /* the expected verdict (rule outcome names) */
-	const char *observed, *answer_card;
+	const char *observed, *answer_card, *order;
 	int mismatch;       /* -1: not checked */
 	json_t *obj;
 };
 
 /* The keys a case may have: any other is most likely a misspelt one, which
  * would check nothing while the case passed. */
-static const char *const case_keys[] = { "kind", "http", "headers", "body", "card", "outcome",
-	"observed", "answer_card", "mismatch", "note", NULL };
+static const char *const case_keys[] = { "kind", "http", "headers", "body", "card", "txn",
+	"outcome", "observed", "order", "answer_card", "mismatch", "note", NULL };
 
 static int
 bad_line(const char *path, int line, const char *fmt, const char *what)
@@ -74,13 +75,13 @@ case_parse(const struct sr_profile *p, const char *path, int line, const char *t
 		for (int i = 0; case_keys[i]; i++)
 			known |= !strcmp(k, case_keys[i]);
 		if (!known)
-			return bad_line(path, line, "unknown key '%s' (kind http headers body card "
-			    "outcome observed answer_card mismatch note)", k);
+			return bad_line(path, line, "unknown key '%s' (kind http headers body card txn "
+			    "outcome observed order answer_card mismatch note)", k);
 	}
 	c->kind = opt_string(c->obj, "kind", &bad);
 	if (bad || !c->kind || (strcmp(c->kind, "change") && strcmp(c->kind, "query") &&
-	    strcmp(c->kind, "token")))
-		return bad_line(path, line, "%s", "\"kind\" must be change, query or token");
+	    strcmp(c->kind, "poll") && strcmp(c->kind, "token")))
+		return bad_line(path, line, "%s", "\"kind\" must be change, query, poll or token");
 	v = json_object_get(c->obj, "http");
 	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 999)
 		return bad_line(path, line, "%s", "\"http\" must be a status, 0..999");
@@ -105,8 +106,11 @@ case_parse(const struct sr_profile *p, const char *path, int line, const char *t
 	c->observed = opt_string(c->obj, "observed", &bad);
 	c->answer_card = opt_string(c->obj, "answer_card", &bad);
 	c->card = opt_string(c->obj, "card", &bad);
+	c->txn = opt_string(c->obj, "txn", &bad);
+	c->order = opt_string(c->obj, "order", &bad);
 	if (bad)
-		return bad_line(path, line, "%s", "\"observed\", \"answer_card\" and \"card\" are strings");
+		return bad_line(path, line, "%s", "\"observed\", \"order\", \"answer_card\", \"card\" "
+		    "and \"txn\" are strings");
 	if ((v = json_object_get(c->obj, "mismatch"))) {
 		if (!json_is_boolean(v))
 			return bad_line(path, line, "%s", "\"mismatch\" must be true or false");
@@ -118,15 +122,30 @@ case_parse(const struct sr_profile *p, const char *path, int line, const char *t
 			    "(no token.url)");
 		if (c->outcome != SR_V_OK && c->outcome != SR_V_FAIL)
 			return bad_line(path, line, "%s", "a token answer is ok (a token read) or fail");
-		if (c->observed || c->answer_card || c->mismatch >= 0 || c->card)
+		if (c->observed || c->order || c->answer_card || c->mismatch >= 0 || c->card || c->txn)
 			return bad_line(path, line, "%s", "a token answer is about no card: \"outcome\" only");
 		return 0;
 	}
 	if (!c->card || !sr_valid_id(c->card))
 		return bad_line(path, line, "%s", "\"card\" (the card the call was about) must match "
 		    "[A-Za-z0-9_.-]{1,64}");
-	if (!strcmp(c->kind, "change") && c->observed)
+	if (strcmp(c->kind, "query") && c->observed)
 		return bad_line(path, line, "%s", "\"observed\" is a query's");
+	if (strcmp(c->kind, "poll") && (c->order || c->txn))
+		return bad_line(path, line, "%s", "\"order\" and \"txn\" are a poll's");
+	if (!strcmp(c->kind, "poll")) {
+		if (!p->req[SR_REQ_POLL].url)
+			return bad_line(path, line, "%s", "a poll answer, but the profile polls no orders "
+			    "(no poll.url)");
+		if (!c->txn || !*c->txn)
+			return bad_line(path, line, "%s", "\"txn\" (the order the poll asked about) is needed");
+		if (c->outcome == SR_V_OK && !c->order)
+			return bad_line(path, line, "%s", "a poll read as ok is read as an order's state: "
+			    "\"order\" (done, failed, pending, other) is needed");
+		if (c->order && strcmp(c->order, "done") && strcmp(c->order, "failed") &&
+		    strcmp(c->order, "pending") && strcmp(c->order, "other"))
+			return bad_line(path, line, "%s", "\"order\" must be done, failed, pending or other");
+	}
 	if (!strcmp(c->kind, "query") && c->outcome == SR_V_OK && !c->observed)
 		return bad_line(path, line, "%s", "a query read as ok is read as a state: "
 		    "\"observed\" (active, stopped, pending, other) is needed");
@@ -155,6 +174,8 @@ case_run(const struct sr_profile *p, const struct rec_case *c, char *why, size_t
 	json_object_set_new(exp, "outcome", json_string(sr_verdict_name(c->outcome)));
 	if (c->observed)
 		json_object_set_new(exp, "observed", json_string(c->observed));
+	if (c->order)
+		json_object_set_new(exp, "order", json_string(c->order));
 	if (c->answer_card)
 		json_object_set_new(exp, "answer_card", json_string(c->answer_card));
 	if (c->mismatch >= 0)
@@ -175,15 +196,20 @@ case_run(const struct sr_profile *p, const struct rec_case *c, char *why, size_t
 		memset(tok, 0, sizeof tok);
 		json_decref(j);
 	} else {
-		sr_classify(p, c->http, c->body, c->body_len, !strcmp(c->kind, "query"), c->card, &a);
+		sr_classify(p, c->http, c->body, c->body_len, !strcmp(c->kind, "query") ? SR_ASK_QUERY :
+		    !strcmp(c->kind, "poll") ? SR_ASK_POLL : SR_ASK_CHANGE, c->card, c->txn, &a);
 		verdict = a.verdict;
 		json_object_set_new(rd, "rule", json_integer(a.rule));
 		if (a.observed[0])
 			json_object_set_new(rd, "observed", json_string(a.observed));
+		if (a.order[0])
+			json_object_set_new(rd, "order", json_string(a.order));
 		if (a.raw_state[0])
 			json_object_set_new(rd, "carrier_state", json_string(a.raw_state));
 		json_object_set_new(rd, "answer_card", json_string(a.card));
-		json_object_set_new(rd, "mismatch", json_boolean(a.mismatch));
+		json_object_set_new(rd, "mismatch", json_boolean(a.mismatch != 0));
+		if (a.mismatch == 2)
+			json_object_set_new(rd, "answer_txn", json_string(a.txn));
 		if (a.unread[0])
 			json_object_set_new(rd, "unread", json_string(a.unread));
 	}
@@ -196,10 +222,12 @@ case_run(const struct sr_profile *p, const struct rec_case *c, char *why, size_t
 	else if (c->observed && strcmp(c->observed, a.observed))
 		snprintf(why, whylen, "expected observed %s, read %s", c->observed,
 		    a.observed[0] ? a.observed : "none");
+	else if (c->order && strcmp(c->order, a.order))
+		snprintf(why, whylen, "expected order %s, read %s", c->order, a.order[0] ? a.order : "none");
 	else if (c->answer_card && strcmp(c->answer_card, a.card))
 		snprintf(why, whylen, "expected the answer to name card '%s', it names '%s'",
 		    c->answer_card, a.card);
-	else if (c->mismatch >= 0 && c->mismatch != a.mismatch)
+	else if (c->mismatch >= 0 && c->mismatch != (a.mismatch != 0))
 		snprintf(why, whylen, "expected mismatch %s, read %s", c->mismatch ? "true" : "false",
 		    a.mismatch ? "true" : "false");
 	if (why[0] && strcmp(c->kind, "token"))

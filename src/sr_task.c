@@ -42,6 +42,30 @@ task_lane(json_t *obj, struct sr_task *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* A query's "txn": the order it settles, polled when the account's profile
+ * polls orders. It goes into a request (escaped there): text a carrier could
+ * have given, no control bytes, and short. */
+static int
+task_txn(json_t *obj, struct sr_task *t, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(obj, "txn");
+	const char *s = json_string_value(v);
+
+	if (!v)
+		return 0;
+	if (!s || !*s || strlen(s) >= sizeof t->txn) {
+		snprintf(err, errlen, "bad \"txn\": a query's order id, 1 to %zu bytes", sizeof t->txn - 1);
+		return -1;
+	}
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c < 0x20 || *c == 0x7f) {
+			snprintf(err, errlen, "bad \"txn\": a control character in it");
+			return -1;
+		}
+	strcpy(t->txn, s);
+	return 0;
+}
+
 int
 sr_task_parse(json_t *obj, struct sr_task *t, char *err, size_t errlen)
 {
@@ -78,7 +102,7 @@ sr_task_parse(json_t *obj, struct sr_task *t, char *err, size_t errlen)
 		snprintf(err, errlen, "missing or bad \"ver\"");
 		return -1;
 	}
-	if (task_lane(obj, t, err, errlen) < 0)
+	if (task_lane(obj, t, err, errlen) < 0 || task_txn(obj, t, err, errlen) < 0)
 		return -1;
 	t->attempt = sr_jint(obj, "attempt", 0);
 	if ((json_object_get(obj, "attempt") && !json_is_integer(json_object_get(obj, "attempt"))) ||
@@ -114,6 +138,19 @@ sr_result_check(json_t *obj, char *err, size_t errlen)
 
 		if (v && !json_is_string(v)) {
 			snprintf(err, errlen, "bad \"%s\": not a string", strs[i]);
+			return -1;
+		}
+	}
+	if (json_object_get(obj, "order")) {
+		/* A poll's word on an order ("": not read); a call has none. */
+		static const char *const orders[] = { "done", "failed", "pending", "other", "", NULL };
+		const char *o = json_string_value(json_object_get(obj, "order"));
+		int known = 0;
+
+		for (int i = 0; o && orders[i]; i++)
+			known |= !strcmp(o, orders[i]);
+		if (!known || strcmp(sr_jstr(obj, "task") ? sr_jstr(obj, "task") : "", "query")) {
+			snprintf(err, errlen, "bad \"order\": a query's done, failed, pending, other or \"\"");
 			return -1;
 		}
 	}

@@ -143,6 +143,64 @@ ctcmp_setup() {
 	converged 3 5
 }
 
+# ct5gcmp_setup [LINE...]: the ct5gcmp example for ct5g-1 and ct5g-2, their
+# app secret in $T/key (what sr-gwsim checks).
+ct5gcmp_setup() {
+	printf 'app-s3cret-%s\n' "$RANDOM" >"$T/key"
+	example_profile ct5gcmp "$@"
+	# Orders polled every 300 ms, not the example's 5 s.
+	sed -i -e 's/^poll_ms = .*/poll_ms = 300/' -e 's/^settle_ms = .*/settle_ms = 20000/' \
+		"$T/profiles/ct5gcmp.profile"
+	for a in ct5g-1 ct5g-2; do cp "$T/key" "$T/secrets/$a.appsecret"; done
+}
+
+@test "ct5gcmp-like: headers signed, XML answers, every change an order polled to its end: throttles, a pre-activation card, orders failed, the secret rotated mid-run" {
+	ct5gcmp_setup
+	run -0 --separate-stderr sr-admin profile ct5g-1
+	echo "$output" | jq -e '.ok and (.check.requests | to_entries | all(.value == "ok"))'
+	# 12 cards on two accounts; P1 not yet activated (the carrier's 1).
+	{
+		for a in ct5g-1 ct5g-2; do for i in $(seq 0 5); do printf '{"card":"%s-%d","status":"active"}\n' "$a" "$i"; done; done
+		echo '{"card":"P1","status":"retired"}'
+	} >"$T/gw-cards.jsonl"
+	# 5 calls a second; orders land 0.8 s after they are accepted; one in
+	# ten refused for rate inside HTTP 200 (1010), one in five orders
+	# fails at the carrier (then called again).
+	gwsim_start --profile ct5gcmp --sign-key-file "$T/key" --qps 5 --async-ms 800 \
+		--fault-429 0.1 --fault-order-failed 0.2 --seed 5 --cards "$T/gw-cards.jsonl"
+	stop_backlog 6 ct5g-1 ct5g-2
+	printf '{"card":"P1","carrier":"ct5g-1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' | sr-enqueue >/dev/null
+	# Mid-run, the carrier and srq's file both get a new app secret: what
+	# was signed with the old one is refused (1003) and signed again.
+	sr-claim --until-empty --for 3 | sr-exec | tee -a "$T/results.jsonl" | sr-confirm >>"$T/finals.jsonl" || true
+	cp "$T/key" "$T/key.old"
+	printf 'app-n3w-%s\n' "$RANDOM" >"$T/key.new"
+	cp "$T/key.new" "$T/key"
+	for a in ct5g-1 ct5g-2; do cp "$T/key.new" "$T/secrets/$a.appsecret"; done
+	drain_until_empty
+	# P1 never changed.
+	run -0 jq -s -r '[.[] | select(.kind == "stop" and .card == "P1" and .applied)] | length' "$T/gw.log"
+	assert_output 0
+	# (refused as not allowed in its state, 1002: frozen with an alert)
+	run -0 bash -c "sr-admin alerts | jq -r 'select(.card == \"P1\") | .alert'"
+	assert_output permanent
+	assert_equal "$(sr-admin show P1 | jq -r .command.frozen)" 1
+	# Orders were polled (pending, done and failed seen), throttles met.
+	run -0 jq -r 'select(.task == "query" and .order != null) | .order' "$T/results.jsonl"
+	for w in pending done failed; do assert_line "$w"; done
+	jq -s -e '[.[] | select(.code == "1010")] | length > 0' "$T/gw.log"
+	# No call left: every card of the backlog ended stopped by srq.
+	for a in ct5g-1 ct5g-2; do for i in $(seq 0 5); do
+		assert_equal "$(sr-admin show "$a-$i" | jq -r '.facts.status')" stopped
+	done; done
+	# The secrets never reached a result, a final or a log.
+	! grep -r -F -q -e "$(cat "$T/key.old")" -e "$(cat "$T/key.new")" "$T/results.jsonl" "$T/finals.jsonl" "$T/gw.log" "$T/drain.err"
+	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+	run gwcheck rate "$T/gw.log" 5
+	assert_output ''
+}
+
 @test "the default contract: asynchronous changes (202) and a throttle inside HTTP 200" {
 	profiles 'from = default' 'accounts = *' 'poll_ms = 200'
 	gwsim_start --qps 20 --async-ms 500 --throttle-in-body --fault-429 0.15 --seed 9

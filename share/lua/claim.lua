@@ -39,10 +39,12 @@
                 claim's token and forge its result (a forged line is 'stale')
   Output:
     { tasks, next_due_ms, queued, now_ms, held }
-    tasks: one flat array, 9 values per task: kind (call|query), card, action,
+    tasks: one flat array, 10 values per task: kind (call|query), card, action,
            ver, token, attempt, reason, scene, lane (query|retry|high|normal|
-           bulk) (a table per task cost Redis more to turn into its reply
-           than the task's own redis.calls)
+           bulk), txn (a query's: the carrier's id of the change it settles,
+           from the card's outstanding change, includes/out.lua; else '')
+           (a table per task cost Redis more to turn into its reply than the
+           task's own redis.calls)
     next_due_ms: earliest score left in the queues (-1 when empty)
     queued: commands in the queues, claimed ones included (frozen excluded)
     held: 'paused' or 'breaker' when the account takes no call now, else ''
@@ -167,7 +169,7 @@ local function claimOne(q, card, lane, want)
   local exists = redis.pcall('EXISTS', key)
   if exists == 1 then
     h = redis.pcall('HMGET', key, 'action', 'ver', 'confirming', 'last_call', 'frozen',
-      'called', 'reason', 'scene', 'attempt')
+      'called', 'reason', 'scene', 'attempt', 'out')
     if h.err then h = {} end
   elseif exists == 0 and not lane then
     local w = redis.pcall('HGET', wait, f)
@@ -236,6 +238,9 @@ local function claimOne(q, card, lane, want)
           card, action, tonumber(h[2])
         tasks[t + 5], tasks[t + 6], tasks[t + 7], tasks[t + 8] = token, attempt, h[7] or '', h[8] or ''
         tasks[t + 9] = want or LANE_OF_QUEUE[q]
+        -- A query settles the change out: by its order (txn), when the
+        -- carrier gave one and the profile polls orders (sr-exec).
+        tasks[t + 10] = confirming and h[10] and string.match(h[10], '^%a+ %d+ %d+ %a+ (.+)$') or ''
         return true
       end
     end

@@ -48,6 +48,14 @@
         breaker an answer, not a failure (includes/out.lua).
     query that observed none of these (retired, pre-activation...): frozen
         with an alert; such a card is never changed automatically.
+    poll (a query that asked the carrier about the change's order, by the
+        txn it gave: kind 'poll', observed its word on the order): done
+        is the change landed, as a query showing its target; failed, it
+        did not land (called again after the interval); pending, as a
+        query that observed pending. Only of the change out whose order it
+        is (txn): else, or any other word (not read, a state no list
+        names), the order is asked no more and the card's status is
+        queried at once; a refused poll is no failure of the card's.
     unknown (the call may have happened): confirming; a status query decides.
     retry before the gate (gated 0): the account's login failed (auth) or
         did not connect (not_sent); nothing was called. It counts for the
@@ -92,8 +100,9 @@
              query_<outcome> of queries, finishes, conflicts)
     ARGV[3]  the account id (for account-level alerts and audit)
     ARGV[4+16(i-1)..19+16(i-1)]  result i:
-      card, token, version, kind (call|query), outcome, http, error,
-      observed (a query's: active|stopped|pending|other, else ''),
+      card, token, version, kind (call|query|poll), outcome, http, error,
+      observed (a query's: active|stopped|pending|other; a poll's:
+        done|failed|pending|other|''; else ''),
       retry_after ms, jitter in [0,1000),
       blocked reason (gate: interval|lost|rate|paused|breaker|replayed|frozen),
       class of a retry (throttled|too_frequent|refused|not_sent|auth|unreplicated|
@@ -102,7 +111,8 @@
       when the gate granted the call's slot (Redis ms; '' unknown; 0: the
         task never passed its gate),
       in_progress ('1' when the carrier only accepted the change),
-      txn (the carrier's id of an accepted change, or ''),
+      txn (the carrier's id of an accepted change; a poll's: the order it
+        asked about; or ''),
       the slot the call went at (Redis ms, the result's 'at'; '' unknown)
   Output: one reply per result, in order (an error for a result that failed):
     { state, version now, genuine }
@@ -207,6 +217,10 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     retryAfterArg, jitterArg, _, class, gatedAtArg, inProgressArg, txn, sentAtArg)
   local inProgress = inProgressArg == '1'
   local gatedAt = tonumber(gatedAtArg) -- nil: unknown; 0: never passed its gate
+  -- A poll is a status query that asked about the change's order (its
+  -- txn): it went through the query's gate, and counts as one.
+  local asked, poll = kind, kind == 'poll'
+  if poll then kind = 'query' end
   -- When the call went: a poll after it, the card's next query (the
   -- carrier sees them a poll apart at least; a slot may be granted ahead).
   -- (A line's time is its own word: never later than now, or an edited
@@ -338,6 +352,19 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
       out = { act = action, ver = curVer, at = accepted or 0, kind = accepted and 'accepted' or 'unknown' }
     end
   end
+  -- A poll's word on the order, believed only of the change out whose
+  -- order it is (its txn): done, the change landed (the card is at its
+  -- target); failed, it did not; pending, it is still on its way. Any
+  -- other (not read, an order state no list names): nothing learned.
+  local pollWord
+  if poll then
+    pollWord = outcome == 'ok' and out and out.txn ~= '' and out.txn == txn and observed or nil
+    if pollWord == 'done' then
+      observed = targetOf(out.act)
+    elseif pollWord ~= 'failed' and pollWord ~= 'pending' then
+      pollWord, observed = nil, ''
+    end
+  end
   -- A query settles the outstanding change first. settled: how it ends
   -- ('landed', 'not landed'), or nil while it may still land.
   local settled, ownStop = nil, 1
@@ -349,6 +376,8 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     -- A stop srq sent (accepted, or its result unknown) found landed is
     -- srq's stop, as an 'ok' to the call would have said.
     if settled == 'landed' and out and out.act == 'stop' then ownStop = 2 end
+  elseif pollWord == 'failed' then
+    settled, finished = 'not landed', false
   elseif kind == 'query' then
     finished = false
   end
@@ -367,7 +396,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
       { ver = h[2], last_call = h[13], seen = h[14], seen_ms = h[15], last_dir = h[9],
         dir_changes = h[10] })
     trimFlapping = true
-    auditResult(card, ver, curVer, kind .. ':' .. outcome, 'done', h, http, err)
+    auditResult(card, ver, curVer, asked .. ':' .. outcome, 'done', h, http, err)
     return { 'done', tonumber(curVer) or 0, ownStop }
   end
 
@@ -377,7 +406,7 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   local fails, lastCall, firstFail = tonumber(r[1]) or 0, tonumber(r[2]) or 0, r[3]
   local prevCall = r[4]
   local function audit(state)
-    auditResult(card, ver, curVer or ver, kind .. ':' .. outcome, state, h, http, err)
+    auditResult(card, ver, curVer or ver, asked .. ':' .. outcome, state, h, http, err)
   end
   local function release()
     cardRelease(key, token, h[8])
@@ -440,6 +469,20 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   end
   callStands()
 
+  if poll and not pollWord then
+    -- The order told nothing of this change (an order the carrier does
+    -- not name, or not read): it is not asked again; the card's status
+    -- is, next (the claim gives a query no txn then). An order the
+    -- carrier refused to look up is no failure of the card's; an
+    -- unknown answer is one as a query's is (below).
+    outForgetTxn(key, out)
+    if outcome == 'ok' or outcome == 'fail' then
+      queryAt(now)
+      audit('confirming')
+      return { 'confirming', tonumber(curVer) or 0, 1 }
+    end
+  end
+
   local function freeze(alertKind, n)
     release()
     rcall('HSET', key, 'frozen', '1')
@@ -468,7 +511,8 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
   end
 
   if kind == 'query' and outcome == 'ok' then
-    if observed ~= 'active' and observed ~= 'stopped' and observed ~= 'pending' then
+    if observed ~= 'active' and observed ~= 'stopped' and observed ~= 'pending' and
+        pollWord ~= 'failed' then
       return freeze('state', fails) -- never changed automatically
     end
     if not settled then
@@ -486,8 +530,9 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     -- The command's own call goes now, the card's interval permitting.
     local lastDir, dirChanges = turned(card, h, executed, curVer, err, http)
     rcall('HSET', key, 'confirming', '0', 'dir_changes', dirChanges)
-    if observed == 'pending' then
-      -- On its way to a state the query did not say: srq has seen none.
+    if observed == 'pending' or pollWord == 'failed' then
+      -- On its way to a state the query did not say, or a failed order
+      -- (the card's state unsaid): srq has seen none.
       rcall('HDEL', key, 'seen', 'seen_ms')
     else
       rcall('HSET', key, 'seen', observed, 'seen_ms', nowS)

@@ -30,6 +30,8 @@ header = Authorization: Bearer {gateway_token}
 
 # Reading the answers: the business code of a change, the state of a query.
 code = code
+# An accepted change's order id, when the gateway gives one (202 {"txn":…}).
+txn = txn
 state = status
 state.active = active
 state.stopped = stopped

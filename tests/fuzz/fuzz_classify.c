@@ -92,25 +92,27 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct sr_profile *p;
 	const struct sr_rule *rules, *r = NULL;
 	struct sr_answer a, b;
-	int is_query, n, rv;
+	int ask, is_query, n, rv;
 	long http;
 	char *body;
 
 	if (size < 3)
 		return 0;
 	p = prof[data[0] % nprof];
-	is_query = (data[0] / nprof) % 2;
+	ask = (data[0] / nprof) % 3; /* SR_ASK_CHANGE, _QUERY, _POLL */
+	is_query = ask != SR_ASK_CHANGE;
 	http = (int16_t)(uint16_t)(data[1] << 8 | data[2]);
 	body = fuzz_cstring(data + 3, size - 3);
 
 	memset(&a, 0x55, sizeof a);
-	sr_classify(p, http, body, size - 3, is_query, "C1", &a);
+	sr_classify(p, http, body, size - 3, (enum sr_ask)ask, "C1", "T1", &a);
 
 	FUZZ_CHECK(a.verdict >= SR_V_OK && a.verdict <= SR_V_REAUTH, "verdict %d", a.verdict);
 	FUZZ_CHECK(strcmp(sr_verdict_name(a.verdict), "?") != 0, "verdict %d has no name", a.verdict);
 	FUZZ_CHECK(ends_inside(a.code, sizeof a.code) && ends_inside(a.msg, sizeof a.msg) &&
 	    ends_inside(a.txn, sizeof a.txn) && ends_inside(a.raw_state, sizeof a.raw_state) &&
 	    ends_inside(a.observed, sizeof a.observed) && ends_inside(a.unread, sizeof a.unread) &&
+	    ends_inside(a.order, sizeof a.order) &&
 	    (!a.mismatch || ends_inside(a.card, sizeof a.card)),
 	    "a text field runs off its array");
 
@@ -136,33 +138,55 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rv = r ? r->verdict : SR_V_UNKNOWN;
 	/* An answer about another card ("C1" is the one called) is unknown,
 	 * whatever the rule said: only one that would have been believed. */
-	if (a.mismatch) {
-		FUZZ_CHECK(a.verdict == SR_V_UNKNOWN && !*a.observed && strcmp(a.card, "C1") != 0 &&
+	if (a.mismatch == 2) {
+		/* A poll's answer about another order ("T1" is the one asked). */
+		FUZZ_CHECK(ask == SR_ASK_POLL && a.verdict == SR_V_UNKNOWN && !*a.order &&
+		    strcmp(a.txn, "T1") != 0 && (rv == SR_V_OK || rv == SR_V_ALREADY || rv == SR_V_IN_PROGRESS),
+		    "order mismatch: rule says %s, verdict %s, txn '%s'", sr_verdict_name(rv),
+		    sr_verdict_name(a.verdict), a.txn);
+	} else if (a.mismatch) {
+		FUZZ_CHECK(a.verdict == SR_V_UNKNOWN && !*a.observed && !*a.order && strcmp(a.card, "C1") != 0 &&
 		    (rv == SR_V_OK || rv == SR_V_ALREADY || rv == SR_V_IN_PROGRESS),
 		    "mismatch: rule says %s, verdict %s, card '%s'", sr_verdict_name(rv),
 		    sr_verdict_name(a.verdict), a.card);
+	} else if (ask == SR_ASK_POLL) {
+		int ok = rv == SR_V_OK || rv == SR_V_ALREADY || rv == SR_V_IN_PROGRESS;
+
+		FUZZ_CHECK(ok ? a.verdict == SR_V_OK || a.verdict == SR_V_UNKNOWN : a.verdict == rv,
+		    "poll: rule says %s, verdict %s", sr_verdict_name(rv), sr_verdict_name(a.verdict));
+		FUZZ_CHECK(!*a.observed, "a poll with an observed state '%s'", a.observed);
+		if (a.verdict == SR_V_OK) {
+			int done = listed(p->poll_done, a.raw_state);
+			int failed = !done && listed(p->poll_failed, a.raw_state);
+			int pending = !done && !failed && listed(p->poll_pending, a.raw_state);
+
+			FUZZ_CHECK(!strcmp(a.order, done ? "done" : failed ? "failed" : pending ? "pending" :
+			    "other"), "order state '%s' read as '%s'", a.raw_state, a.order);
+		} else
+			FUZZ_CHECK(!*a.order, "order '%s' without an ok", a.order);
 	} else if (is_query) {
 		int ok = rv == SR_V_OK || rv == SR_V_ALREADY || rv == SR_V_IN_PROGRESS;
 
 		FUZZ_CHECK(ok ? a.verdict == SR_V_OK || a.verdict == SR_V_UNKNOWN : a.verdict == rv,
 		    "query: rule says %s, verdict %s", sr_verdict_name(rv), sr_verdict_name(a.verdict));
 		if (a.verdict == SR_V_OK) {
-			int act = listed(p->state_active, a.raw_state);
-			int stp = !act && listed(p->state_stopped, a.raw_state);
+			int pend = (rv == SR_V_IN_PROGRESS && p->nqrules) || listed(p->state_pending, a.raw_state);
+			int act = !pend && listed(p->state_active, a.raw_state);
+			int stp = !pend && !act && listed(p->state_stopped, a.raw_state);
 
-			FUZZ_CHECK(!strcmp(a.observed, act ? "active" : stp ? "stopped" : "other"),
+			FUZZ_CHECK(!strcmp(a.observed, pend ? "pending" : act ? "active" : stp ? "stopped" : "other"),
 			    "state '%s' observed as '%s'", a.raw_state, a.observed);
 		} else
 			FUZZ_CHECK(!*a.observed, "observed '%s' without an ok", a.observed);
 	} else {
 		FUZZ_CHECK(a.verdict == rv || (p->async && rv == SR_V_OK && a.verdict == SR_V_IN_PROGRESS),
 		    "rule says %s, verdict %s", sr_verdict_name(rv), sr_verdict_name(a.verdict));
-		FUZZ_CHECK(!*a.observed && !*a.raw_state, "a change with an observed state");
+		FUZZ_CHECK(!*a.observed && !*a.raw_state && !*a.order, "a change with an observed state");
 	}
 
 	/* Nothing left from before the call, nothing random: the same again. */
 	memset(&b, 0xAA, sizeof b);
-	sr_classify(p, http, body, size - 3, is_query, "C1", &b);
+	sr_classify(p, http, body, size - 3, (enum sr_ask)ask, "C1", "T1", &b);
 	FUZZ_CHECK(!memcmp(&a, &b, sizeof a), "the same answer classified differently");
 	free(body);
 	return 0;

@@ -44,7 +44,7 @@ table(const char *name, const struct sr_profile *p, const struct row *rows, size
 	for (size_t i = 0; i < n; i++) {
 		struct sr_answer a;
 
-		sr_classify(p, rows[i].http, rows[i].body, strlen(rows[i].body), rows[i].query, "X", &a);
+		sr_classify(p, rows[i].http, rows[i].body, strlen(rows[i].body), rows[i].query, "X", NULL, &a);
 		CHECK(a.verdict == rows[i].want, "%s: %ld %s (query %d): got %s, want %s", name,
 		    rows[i].http, rows[i].body, rows[i].query, sr_verdict_name(a.verdict),
 		    sr_verdict_name(rows[i].want));
@@ -135,9 +135,10 @@ main(void)
 
 		static const char accepted[] = "{\"code\":\"ACCEPTED\",\"txn\":\"T42\"}";
 
-		sr_classify(d, 202, accepted, sizeof accepted - 1, 0, "C1", &a);
-		/* the default profile reads no txn; a profile that says where does */
-		CHECK(a.txn[0] == '\0', "no txn path, no txn");
+		sr_classify(d, 202, accepted, sizeof accepted - 1, 0, "C1", NULL, &a);
+		/* the default profile reads the txn an accepted answer gives:
+		 * its order, polled where a profile says how */
+		CHECK(!strcmp(a.txn, "T42"), "the default profile reads the txn");
 	}
 	{
 		/* A NUL byte hides what follows it from every reader of the body:
@@ -146,13 +147,13 @@ main(void)
 		static const char query[] = "{\"status\":\"stopped\"}\0{\"status\":\"active\"}";
 		struct sr_answer a;
 
-		sr_classify(d, 200, change, sizeof change - 1, 0, "C1", &a);
+		sr_classify(d, 200, change, sizeof change - 1, 0, "C1", NULL, &a);
 		CHECK(a.verdict == SR_V_UNKNOWN && a.unread[0], "a change's body with a NUL: %s, '%s'",
 		    sr_verdict_name(a.verdict), a.unread);
-		sr_classify(d, 200, query, sizeof query - 1, 1, "C1", &a);
+		sr_classify(d, 200, query, sizeof query - 1, 1, "C1", NULL, &a);
 		CHECK(a.verdict == SR_V_UNKNOWN && !a.observed[0] && !a.raw_state[0],
 		    "a query's body with a NUL: %s, observed '%s'", sr_verdict_name(a.verdict), a.observed);
-		sr_classify(d, 999, "", 0, 0, "C1", &a);
+		sr_classify(d, 999, "", 0, 0, "C1", NULL, &a);
 		CHECK(!strcmp(a.unread, "carrier answered with HTTP status 999 (not a final status)"),
 		    "a status that is not final says so: '%s'", a.unread);
 	}
@@ -194,7 +195,7 @@ main(void)
 
 		static const char ok[] = "{\"status\":\"0\"}";
 
-		sr_classify(o, 200, ok, sizeof ok - 1, 0, "C1", &a);
+		sr_classify(o, 200, ok, sizeof ok - 1, 0, "C1", NULL, &a);
 		CHECK(a.verdict == SR_V_IN_PROGRESS, "an asynchronous carrier's ok is accepted, not done");
 	}
 	sr_profile_free(d);

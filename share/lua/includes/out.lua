@@ -81,3 +81,12 @@ local function outAnswered(key, out, action, ver, curVer, gatedAt, outcome, inPr
   redis.call('HDEL', key, 'out')
   return nil
 end
+
+-- The change's order is asked about no more (a poll told nothing of it):
+-- its txn goes, and the card's status settles it instead.
+local function outForgetTxn(key, out)
+  if out and out.txn and out.txn ~= '' then
+    redis.call('HSET', key, 'out', outValue(out.act, out.ver, string.format('%d', out.at), out.kind, ''))
+    out.txn = ''
+  end
+end
