@@ -16,6 +16,7 @@ BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/srq
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+SHAREDIR ?= $(PREFIX)/share/srq
 # sr-gwsim is a test and demo tool, kept out of the production tools' PATH.
 LIBEXECDIR ?= $(PREFIX)/lib/srq
 PKG_CONFIG ?= pkg-config
@@ -206,16 +207,22 @@ $(SCRIPTS:%=build/man/%.1): build/man/%.1: cron/% scripts/man-help $(TOOLS:%=bin
 # The production tools and the cron wrappers in BINDIR; sr-gwsim apart in
 # LIBEXECDIR; man pages; bash completion (one file, linked under every
 # tool's name, which is how bash-completion finds it); the README and the
-# crontab example as documentation. The Lua scripts are compiled into the
-# binaries: nothing else is read at run time.
+# crontab example as documentation; in SHAREDIR, the Prometheus rules (with
+# their unit tests, to run again after editing a threshold) and the Grafana
+# dashboard, for the operator's monitoring to load. The Lua scripts are
+# compiled into the binaries: nothing else is read at run time.
 install: all man
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(COMPLETIONDIR)
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(COMPLETIONDIR) \
+		$(DESTDIR)$(SHAREDIR)/prometheus $(DESTDIR)$(SHAREDIR)/grafana
 	install -m0755 $(PROD_TOOLS:%=bin/%) $(SCRIPTS:%=cron/%) $(DESTDIR)$(BINDIR)
 	install -m0755 bin/sr-gwsim $(DESTDIR)$(LIBEXECDIR)
 	install -m0644 $(MANS) $(DESTDIR)$(MANDIR)/man1
 	install -m0644 README.md cron/crontab.example $(DESTDIR)$(DOCDIR)
 	install -m0644 share/bash-completion/srq $(DESTDIR)$(COMPLETIONDIR)/srq
+	install -m0644 share/prometheus/srq.rules.yml share/prometheus/srq.rules.test.yml \
+		$(DESTDIR)$(SHAREDIR)/prometheus
+	install -m0644 share/grafana/srq.json $(DESTDIR)$(SHAREDIR)/grafana
 	for t in $(PROD_TOOLS) $(SCRIPTS); do ln -sf srq $(DESTDIR)$(COMPLETIONDIR)/$$t; done
 
 demo: deps

@@ -3,13 +3,16 @@
 # only those that are missing. Needs root (or sudo) when something is missing.
 # clang and libclang-rt-dev (libFuzzer and the sanitizers' runtimes) build
 # the fuzz targets, make test runs a short smoke of them. prometheus is here
-# for promtool (the metrics' format is checked with it; its daemon is not
+# for promtool (the metrics' format and the shipped rules are checked with
+# it) and for its server, which tests/prometheus.bats runs on a loopback
+# port to query the dashboard's panels (the package's service is not
 # started); help2man and man-db build and check the man pages; time (GNU
 # time) is how bench/core.sh reads one stage's CPU; parallel (GNU) lets bats run
 # two test files at a time (tests/run); gdb stops a tool at a known point
 # (a breakpoint) so that tests/device_attack.bats provokes its races exactly;
 # python3 and openssl run tests/helpers/badcarrier, a misbehaving carrier
-# (over TLS with a certificate made on the spot).
+# (over TLS with a certificate made on the spot); python3 also serves
+# sr-stat's textfile to that Prometheus, as node_exporter would.
 set -eu
 pkgs="build-essential pkg-config libhiredis-dev libcurl4-openssl-dev libjansson-dev
 libcsv-dev libmicrohttpd-dev libssl-dev redis-server redis-tools jq bats bats-support bats-assert parallel curl valgrind

@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
 # install.bats - what an operator installs: a man page per tool (made from
 # its --help), bash completion, and `make install` putting the production
-# tools, the cron wrappers, the pages, the completion and the docs where a
-# packager expects them, with sr-gwsim apart and nothing the tools do not
-# read.
+# tools, the cron wrappers, the pages, the completion, the docs and the
+# Prometheus rules and Grafana dashboard where a packager expects them, with
+# sr-gwsim apart and nothing the tools do not read.
 
 bats_require_minimum_version 1.5.0
 
@@ -52,7 +52,7 @@ setup() {
 	assert_equal "$(complete_words sr-gwsim --profile c)" "cisco ctcmp"
 }
 
-@test "make install: production tools and cron wrappers in bin, sr-gwsim apart, pages, completion, docs, no Lua" {
+@test "make install: production tools and cron wrappers in bin, sr-gwsim apart, pages, completion, docs, rules and dashboard, no Lua" {
 	make -s -C "$PROJECT_ROOT" install DESTDIR="$T/root" PREFIX=/usr >/dev/null
 	cd "$T/root/usr"
 	for t in $TOOLS $SCRIPTS; do
@@ -64,6 +64,12 @@ setup() {
 	[ -x lib/srq/sr-gwsim ]
 	[ -s share/doc/srq/README.md ]
 	[ -s share/doc/srq/crontab.example ]
+	# The monitoring's files, and the rules' tests run where they landed.
+	[ -s share/srq/prometheus/srq.rules.yml ]
+	[ -s share/srq/grafana/srq.json ]
+	if command -v promtool >/dev/null; then
+		(cd share/srq/prometheus && promtool test rules srq.rules.test.yml)
+	fi
 	run find . -name '*.lua'
 	assert_output ''
 	# What is installed runs from there, man page and all.
