@@ -9,10 +9,12 @@
  * state them: a task is accepted exactly when "task" is call or query,
  * "card" and "carrier" are ids ([A-Za-z0-9_.-]{1,64}), "action" is stop or
  * resume, "token" is a non-empty string under 64 bytes, "ver" a whole number
- * from 1 and "attempt", when present, one from 0 - and then struct sr_task
- * holds exactly those values; a result is accepted exactly when its numbers
- * are whole and in range, its text fields strings and in_progress a
- * boolean. A refusal leaves a non-empty message inside err; parsing twice
+ * from 1, "attempt", when present, one from 0, "lane", when present, a
+ * lane's name, and "txn", when present, a string of 1 to 63 bytes with no
+ * control byte - and then struct sr_task holds exactly those values; a
+ * result is accepted exactly when its numbers are whole and in range, its
+ * text fields strings, in_progress a boolean and "order", when present, a
+ * query's done, failed, pending, other or "". A refusal leaves a non-empty message inside err; parsing twice
  * gives the same answer. */
 #include <stdint.h>
 #include <string.h>
@@ -41,6 +43,32 @@ str_in(const char *s, const char *a, const char *b)
 	return s && (!strcmp(s, a) || !strcmp(s, b));
 }
 
+/* A task's "txn": absent, or text a request may carry. */
+static int
+txn_ok(json_t *v)
+{
+	const char *s = json_string_value(v);
+	size_t n = s ? strlen(s) : 0;
+
+	if (!v)
+		return 1;
+	if (n < 1 || n > 63)
+		return 0;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 0;
+	return 1;
+}
+
+static int
+lane_ok(json_t *v)
+{
+	for (int i = 0; v && i < SR_LANE_COUNT; i++)
+		if (json_is_string(v) && !strcmp(json_string_value(v), sr_lane_name[i]))
+			return 1;
+	return !v;
+}
+
 static void
 check_task(json_t *o)
 {
@@ -56,14 +84,16 @@ check_task(json_t *o)
 	    is_id(sr_jstr(o, "carrier")) && str_in(sr_jstr(o, "action"), "stop", "resume") &&
 	    token && *token && strlen(token) < 64 &&
 	    json_is_integer(ver) && json_integer_value(ver) >= 1 &&
-	    (!att || (json_is_integer(att) && json_integer_value(att) >= 0));
+	    (!att || (json_is_integer(att) && json_integer_value(att) >= 0)) &&
+	    lane_ok(json_object_get(o, "lane")) && txn_ok(json_object_get(o, "txn"));
 	FUZZ_CHECK(rc == 0 || rc == -1, "returned %d", rc);
 	FUZZ_CHECK((rc == 0) == want, "task %s, should be %s (%s)", rc ? "refused" : "accepted",
 	    want ? "accepted" : "refused", rc ? err : "");
 	if (rc == 0) {
 		FUZZ_CHECK(!strcmp(t.kind, kind) && !strcmp(t.card, sr_jstr(o, "card")) &&
 		    !strcmp(t.carrier, sr_jstr(o, "carrier")) && !strcmp(t.action, sr_jstr(o, "action")) &&
-		    !strcmp(t.token, token), "the task's text fields differ from the record");
+		    !strcmp(t.token, token) && !strcmp(t.txn, sr_jstr(o, "txn") ? sr_jstr(o, "txn") : ""),
+		    "the task's text fields differ from the record");
 		FUZZ_CHECK(t.ver == json_integer_value(ver) &&
 		    t.attempt == (att ? json_integer_value(att) : 0), "the task's numbers differ");
 	} else
@@ -84,8 +114,13 @@ check_result(json_t *o)
 	static const char *const strs[] = { "outcome", "class", "error", "gate", "observed", "txn",
 		"carrier_state", "status" };
 	char err[160];
-	json_t *ip = json_object_get(o, "in_progress");
+	json_t *ip = json_object_get(o, "in_progress"), *order = json_object_get(o, "order");
 	int want = !ip || json_is_boolean(ip), rc;
+	const char *ow = json_string_value(order), *kind = sr_jstr(o, "task");
+
+	if (order && (!ow || !kind || strcmp(kind, "query") || (strcmp(ow, "done") && strcmp(ow, "failed") &&
+	    strcmp(ow, "pending") && strcmp(ow, "other") && *ow)))
+		want = 0;
 
 	for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
 		json_t *v = json_object_get(o, nums[i].name);
