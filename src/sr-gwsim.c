@@ -105,19 +105,20 @@ static const char usage[] =
 "       404 20000001 not allowed (Invalid ICCID), 500 30000001, 400 10000024\n"
 "       bad status in the body\n"
 "ctcmp (China Telecom CMP-like, the older API): GET, the account, its password\n"
-"and a signature in the query string; HTTP is 200 but for 5xx faults\n"
+"and a signature in the query string; XML in HTTP 200 but for 5xx faults\n"
 "  /m2m_ec/query.do?method=disabledNumber&user_id=U&access_number=CARD\n"
 "       &orderTypeId=19|20&passWord=P&sign=S   (19 stop, 20 resume; the account\n"
 "       is the user_id)\n"
-"       {\"resultCode\":\"0\",\"resultMsg\":\"处理成功\"}\n"
-"       (--async-ms: \"GROUP_TRANSACTIONID\":\"T<n>\")\n"
+"       <businessServiceResponse><resultCode>0</resultCode><resultMsg>处理成功\n"
+"       </resultMsg><access_number>CARD</access_number></businessServiceResponse>\n"
+"       (--async-ms: <GROUP_TRANSACTIONID>T<n></GROUP_TRANSACTIONID>)\n"
 "       -3 already, -4 too frequent, -6 over the rate, -2 not allowed, -5 a\n"
 "       wrong signature or password, -1 bad parameters;\n"
 "       5xx: HTTP 500, text/plain \"Internal Server Error\"\n"
 "  /m2m_ec/query.do?method=queryCardMainStatus&user_id=U&access_number=CARD\n"
 "       &passWord=P&sign=S\n"
-"       {\"resultCode\":\"0\",\"resultMsg\":\"处理成功\",\"productMainStatusCd\":\"1\"|\"2\"|\"9\"}\n"
-"       (active, stopped, retired)\n"
+"       ...<access_number>CARD</access_number><productMainStatusCd>4|5|1\n"
+"       </productMainStatusCd>  (active, stopped, not yet activated: retired)\n"
 "  S: the hex HMAC-SHA256, keyed with --sign-key-file's key, of every other\n"
 "       parameter, decoded, sorted by name then by value (byte order), joined\n"
 "       as k=v&k=v\n"
@@ -1151,7 +1152,8 @@ parse_ctcmp(struct MHD_Connection *con, const char *method, const char *url,
 	*bad = "{\"code\":\"NOT_FOUND\"}";
 	if (strcmp(method, "GET") || strcmp(url, "/m2m_ec/query.do"))
 		return 404;
-	*bad = "{\"resultCode\":\"-1\",\"resultMsg\":\"参数错误\"}";
+	*bad = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><businessServiceResponse>"
+	    "<resultCode>-1</resultCode><resultMsg>参数错误</resultMsg></businessServiceResponse>";
 	if (m && !strcmp(m, "queryCardMainStatus"))
 		c->kind = K_STATUS;
 	else if (m && !strcmp(m, "disabledNumber") && order && !strcmp(order, "19"))
@@ -1185,21 +1187,31 @@ answer_ctcmp(const struct call *c, struct answer *a)
 		[V_AUTH] = { "-5", "签名或密码错误" },
 		[V_NOT_ALLOWED] = { "-2", "号码状态不允许办理" },
 	};
-	static const char *const main_status[] = { "1", "2", "9" }; /* active, stopped, retired */
+	/* 4 在用 (active), 5 停机 (stopped), 1 可激活 (not yet activated: the
+	 * simulator's retired card, never to be changed by srq). */
+	static const char *const main_status[] = { "4", "5", "1" };
+	int n;
 
 	if (answer_outside(c, a))
 		return;
+	a->type = "application/xml";
 	a->code = w[c->v].code;
+	n = snprintf(a->body, sizeof a->body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+	    "<businessServiceResponse><resultCode>%s</resultCode><resultMsg>%s</resultMsg>",
+	    a->code, w[c->v].message);
 	if (c->kind == K_STATUS && c->v == V_OK) {
 		a->code = state_name[c->said];
-		snprintf(a->body, sizeof a->body, "{\"resultCode\":\"0\",\"resultMsg\":\"处理成功\","
-		    "\"productMainStatusCd\":\"%s\"}", main_status[c->said]);
+		snprintf(a->body + n, sizeof a->body - (size_t)n, "<access_number>%s</access_number>"
+		    "<productMainStatusCd>%s</productMainStatusCd></businessServiceResponse>", c->named,
+		    main_status[c->said]);
 	} else if (c->v == V_ACCEPTED)
-		snprintf(a->body, sizeof a->body, "{\"resultCode\":\"0\",\"resultMsg\":\"处理成功\","
-		    "\"GROUP_TRANSACTIONID\":\"%s\"}", c->txn);
+		snprintf(a->body + n, sizeof a->body - (size_t)n, "<access_number>%s</access_number>"
+		    "<GROUP_TRANSACTIONID>%s</GROUP_TRANSACTIONID></businessServiceResponse>", c->named, c->txn);
+	else if (c->v == V_OK || c->v == V_ALREADY)
+		snprintf(a->body + n, sizeof a->body - (size_t)n, "<access_number>%s</access_number>"
+		    "</businessServiceResponse>", c->named);
 	else
-		snprintf(a->body, sizeof a->body, "{\"resultCode\":\"%s\",\"resultMsg\":\"%s\"}", a->code,
-		    w[c->v].message);
+		snprintf(a->body + n, sizeof a->body - (size_t)n, "</businessServiceResponse>");
 }
 
 /* China Telecom 5GCMP-like shape: every request a GET whose headers sign

@@ -638,6 +638,11 @@ cs_query() {
 	assert_equal "$http $body" '409 {"code":"TOO_FREQUENT"}'
 }
 
+# result_code: the resultCode of the XML answer in $body.
+result_code() {
+	sed -n 's|.*<resultCode>\(.*\)</resultCode>.*|\1|p' <<<"$body"
+}
+
 # ct_req KEY QUERY SIGNED: a ctcmp request with QUERY, signed with the hex
 # HMAC-SHA256 keyed KEY of SIGNED, computed here.
 ct_req() {
@@ -661,47 +666,47 @@ ct_call() {
 	# value, byte by byte (orderTypeId before passWord).
 	ct_req k3y 'user_id=ct1&tag=b&note=a%2Fb&method=disabledNumber&passWord=pw&tag=a&orderTypeId=19&access_number=K1' \
 		'access_number=K1&method=disabledNumber&note=a/b&orderTypeId=19&passWord=pw&tag=a&tag=b&user_id=ct1'
-	assert_equal "$http $body" '200 {"resultCode":"0","resultMsg":"处理成功"}'
+	assert_equal "$http $body" '200 <?xml version="1.0" encoding="UTF-8"?><businessServiceResponse><resultCode>0</resultCode><resultMsg>处理成功</resultMsg><access_number>K1</access_number></businessServiceResponse>'
 	logged -1 | jq -e '.kind == "stop" and .card == "K1" and .carrier == "ct1" and .code == "0"
 		and .applied and .state == "stopped" and (.refused | not)'
 	ct_call k3y queryCardMainStatus K1
-	assert_equal "$http $body" '200 {"resultCode":"0","resultMsg":"处理成功","productMainStatusCd":"2"}'
+	assert_equal "$http $body" '200 <?xml version="1.0" encoding="UTF-8"?><businessServiceResponse><resultCode>0</resultCode><resultMsg>处理成功</resultMsg><access_number>K1</access_number><productMainStatusCd>5</productMainStatusCd></businessServiceResponse>'
 	logged -1 | jq -e '.kind == "status" and .code == "stopped"'
 	ct_call k3y disabledNumber K1 20
-	assert_equal "$body" '{"resultCode":"-4","resultMsg":"操作过于频繁"}'
+	assert_equal "$body" '<?xml version="1.0" encoding="UTF-8"?><businessServiceResponse><resultCode>-4</resultCode><resultMsg>操作过于频繁</resultMsg></businessServiceResponse>'
 	ct_call k3y disabledNumber S1 19
-	assert_equal "$body" '{"resultCode":"-3","resultMsg":"号码已是该状态"}'
+	assert_equal "$body" '<?xml version="1.0" encoding="UTF-8"?><businessServiceResponse><resultCode>-3</resultCode><resultMsg>号码已是该状态</resultMsg><access_number>S1</access_number></businessServiceResponse>'
 	# Signed with another key: refused, not applied, all else right.
 	ct_call wrong disabledNumber K2 19
-	assert_equal "$http $body" '200 {"resultCode":"-5","resultMsg":"签名或密码错误"}'
+	assert_equal "$http $body" '200 <?xml version="1.0" encoding="UTF-8"?><businessServiceResponse><resultCode>-5</resultCode><resultMsg>签名或密码错误</resultMsg></businessServiceResponse>'
 	logged -1 | jq -e '.kind == "stop" and .card == "K2" and .code == "-5" and .refused
 		and (.applied | not) and .state == "active"'
 	# Signed over other parameters, over its own sorted as whole "k=v"
 	# strings (user.id= before user=), or not at all.
 	ct_req k3y 'user_id=ct1&method=disabledNumber&passWord=pw&orderTypeId=19&access_number=K2' \
 		'access_number=K2&method=disabledNumber&orderTypeId=20&passWord=pw&user_id=ct1'
-	assert_equal "$(jq -r .resultCode <<<"$body")" -5
+	assert_equal "$(result_code)" -5
 	ct_req k3y 'user_id=ct1&user=u1&user.id=42&method=disabledNumber&passWord=pw&orderTypeId=19&access_number=K2' \
 		'access_number=K2&method=disabledNumber&orderTypeId=19&passWord=pw&user.id=42&user=u1&user_id=ct1'
-	assert_equal "$(jq -r .resultCode <<<"$body")" -5
+	assert_equal "$(result_code)" -5
 	ct_req k3y 'user_id=ct1&user=u1&user.id=42&method=disabledNumber&passWord=pw&orderTypeId=19&access_number=K2' \
 		'access_number=K2&method=disabledNumber&orderTypeId=19&passWord=pw&user=u1&user.id=42&user_id=ct1'
-	assert_equal "$(jq -r .resultCode <<<"$body")" 0
+	assert_equal "$(result_code)" 0
 	req "$SRQ_GATEWAY/m2m_ec/query.do?user_id=ct1&method=disabledNumber&passWord=pw&orderTypeId=19&access_number=K4"
-	assert_equal "$(jq -r .resultCode <<<"$body")" -5
+	assert_equal "$(result_code)" -5
 	logged -1 | jq -e '.refused and (.applied | not)'
 	# The right signature with the wrong password.
 	printf 'other\n' >"$T/pw"
 	gwsim_start --profile ctcmp --sign-key-file "$T/key" --password-file "$T/pw"
 	ct_call k3y disabledNumber K3 19
-	assert_equal "$(jq -r .resultCode <<<"$body")" -5
+	assert_equal "$(result_code)" -5
 	logged -1 | jq -e '.refused and (.applied | not)'
 	# Malformed requests are answered, not logged; other paths are 404.
 	n=$(wc -l <"$T/gw.log")
 	ct_call k3y disabledNumber K3 7
-	assert_equal "$body" '{"resultCode":"-1","resultMsg":"参数错误"}'
+	assert_equal "$body" '<?xml version="1.0" encoding="UTF-8"?><businessServiceResponse><resultCode>-1</resultCode><resultMsg>参数错误</resultMsg></businessServiceResponse>'
 	ct_call k3y nosuchMethod K3
-	assert_equal "$body" '{"resultCode":"-1","resultMsg":"参数错误"}'
+	assert_equal "$body" '<?xml version="1.0" encoding="UTF-8"?><businessServiceResponse><resultCode>-1</resultCode><resultMsg>参数错误</resultMsg></businessServiceResponse>'
 	req "$SRQ_GATEWAY/m2m_ec/other.do"
 	assert_equal "$http" 404
 	assert_equal "$(wc -l <"$T/gw.log")" "$n"

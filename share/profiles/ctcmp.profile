@@ -7,7 +7,8 @@
 # name ({params}: README, Signed requests). A wrong signature or password
 # is answered -5, as an authentication refusal: the secret files are read
 # again and the call sent once more, then it is class auth. Every answer is
-# HTTP 200 with the outcome in resultCode ("0" is success). Replace base
+# XML in HTTP 200 with the outcome in resultCode ("0" is success), naming
+# the card it is about (access_number). Replace base
 # with the carrier's URL, and check every code below, and how the carrier
 # signs, against its own documentation before going live: they are the
 # simulator's (sr-gwsim --profile ctcmp), not the carrier's.
@@ -34,14 +35,15 @@ resume.url = {base}/query.do?method=disabledNumber&user_id={user}&access_number=
 query.method = GET
 query.url = {base}/query.do?method=queryCardMainStatus&user_id={user}&access_number={card}&passWord={password}&sign={sign}
 
-code = resultCode
-message = resultMsg
-txn = GROUP_TRANSACTIONID
-state = productMainStatusCd
-# 1 active (在用), 2 stopped (停机); anything else (9 closed, ...) is
-# "other": alerted, never changed automatically.
-state.active = 1
-state.stopped = 2
+code = xml:resultCode
+message = xml:resultMsg
+txn = xml:GROUP_TRANSACTIONID
+card = xml:access_number
+state = xml:productMainStatusCd
+# 4 active (在用), 5 stopped (停机); anything else (1 not yet activated,
+# 7 closed, ...) is "other": alerted, never changed automatically.
+state.active = 4
+state.stopped = 5
 
 rule = code=0 => ok
 rule = code=-5 => reauth
