@@ -123,6 +123,35 @@ ctcmp_setup() {
 	converged 16 5
 }
 
+@test "ctcmp-like: throttle codes inside HTTP 200, a card not yet activated left alone, the signing key rotated mid-run" {
+	ctcmp_setup 'async = yes' 'poll_ms = 300'
+	echo '{"card":"P1","status":"retired"}' >"$T/gw-cards.jsonl"
+	gwsim_start --profile ctcmp --password-file "$T/pw" --sign-key-file "$T/key" --qps 5 \
+		--async-ms 500 --fault-429 0.15 --seed 3 --cards "$T/gw-cards.jsonl"
+	stop_backlog 6 ctcc-1 ctcc-2
+	printf '{"card":"P1","carrier":"ctcc-1","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' | sr-enqueue >/dev/null
+	sr-claim --until-empty --for 2 | sr-exec | tee -a "$T/results.jsonl" | sr-confirm >>"$T/finals.jsonl" || true
+	# The carrier and srq's files get a new key: a request signed with the
+	# old one meanwhile is refused (-5), its secrets read again, signed again.
+	cp "$T/key" "$T/key.old"
+	printf 'sign-n3w-%s\n' "$RANDOM" >"$T/key"
+	for a in ctcc-1 ctcc-2; do cp "$T/key" "$T/secrets/$a.signkey"; done
+	drain_until_empty
+	jq -s -e '[.[] | select(.code == "-6")] | length > 0' "$T/gw.log"
+	# P1 (the carrier's 1, not yet activated) refused for good: frozen, never changed.
+	assert_equal "$(jq -s '[.[] | select(.card == "P1" and .applied)] | length' "$T/gw.log")" 0
+	assert_equal "$(sr-admin show P1 | jq -r .command.frozen)" 1
+	for a in ctcc-1 ctcc-2; do for i in $(seq 0 5); do
+		assert_equal "$(sr-admin show "$a-$i" | jq -r .facts.status)" stopped
+	done; done
+	! grep -r -F -q -e "$(cat "$T/key.old")" -e "$(cat "$T/key")" -e "$(cat "$T/pw")" \
+		"$T/results.jsonl" "$T/finals.jsonl" "$T/gw.log" "$T/drain.err"
+	run gwcheck interval "$T/gw.log" "$GW_INTERVAL_MS"
+	assert_output ''
+	run gwcheck rate "$T/gw.log" 5
+	assert_output ''
+}
+
 @test "ctcmp-like: signed with another key, every call refused unapplied and taken as an authentication refusal; the key put right, they go in" {
 	ctcmp_setup
 	printf 'wrong-key-%s\n' "$RANDOM" >"$T/secrets/ctcc-1.signkey"
