@@ -49,7 +49,7 @@ setup() {
 	assert_equal "$(complete_words sr-claim --until)" "--until-empty"
 	assert_equal "$(complete_words sr-enqueue --scene device_)" "device_package_expired"
 	assert_equal "$(complete_words sr-sweep --grace-h)" "--grace-high"
-	assert_equal "$(complete_words sr-gwsim --profile c)" "cisco ctcmp"
+	assert_equal "$(complete_words sr-gwsim --profile c)" "cisco ctcmp ct5gcmp"
 }
 
 @test "make install: production tools and cron wrappers in bin, sr-gwsim apart, pages, completion, docs, rules and dashboard, no Lua" {
