@@ -328,7 +328,8 @@ landed() {
 }
 
 @test "default --async-ms: accepted with a txn, the old state until the change lands, then an apply line" {
-	gwsim_start --async-ms 400
+	# (long enough for the checks before the query on a loaded machine)
+	gwsim_start --async-ms 2000
 	change K1 stop
 	assert_equal "$http $body" '202 {"code":"ACCEPTED","card":"K1","txn":"T1"}'
 	logged -1 | jq -e '.http == 202 and .code == "ACCEPTED" and (.applied | not) and .state == "active"
@@ -342,7 +343,7 @@ landed() {
 	wait_for landed 1
 	jq -c 'select(.kind == "apply")' "$T/gw.log" | jq -e --argjson t "$t_call" '.card == "K1"
 		and .carrier == "c1" and .applied and .state == "stopped" and .fault == "async"
-		and .txn == "T1" and .key == "K1-stop" and .t >= $t + 400'
+		and .txn == "T1" and .key == "K1-stop" and .t >= $t + 2000'
 	query K1
 	assert_equal "$body" '{"card":"K1","status":"stopped"}'
 }

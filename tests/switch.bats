@@ -408,7 +408,7 @@ direct_under_lock() {
 # half_open: until c1's breaker is half-open (its cool-down over; 5 s at most).
 half_open() {
 	local i
-	for i in $(seq 50); do
+	for i in $(seq 80); do
 		[ "$(sr-admin breaker c1 | jq -r .breaker)" = half_open ] && return 0
 		sleep 0.1
 	done
@@ -419,7 +419,7 @@ half_open() {
 	# A cool-down longer than the 2 s between a request's tries: one probe
 	# per request.
 	profiles 'from = default' 'accounts = *' 'breaker_failures = 1' \
-		'breaker_cooldown_ms = 3000' 'breaker_cooldown_max_ms = 3000'
+		'breaker_cooldown_ms = 5000' 'breaker_cooldown_max_ms = 5000'
 	gwsim_start --fail-account c1
 	sr-admin switch off --reason test >/dev/null
 	# A call fails: the breaker opens.
