@@ -58,6 +58,8 @@ PROD_TOOLS = $(filter-out sr-gwsim,$(TOOLS))
 SCRIPTS = srq-drain srq-expiry-scan
 MANS = $(TOOLS:%=build/man/%.1) $(SCRIPTS:%=build/man/%.1)
 VERSION := $(shell sed -n 's/^\#define SR_VERSION "\(.*\)"/\1/p' src/sr.h)
+# Bash completion, generated from the tools' --help (see its rule below).
+COMPLETION = share/bash-completion/srq
 # Every script in share/lua is embedded; includes/ holds the pieces they share.
 LUA = $(sort $(wildcard share/lua/*.lua))
 LUA_INC = $(wildcard share/lua/includes/*.lua)
@@ -75,7 +77,7 @@ FUZZ_SMOKE_SECONDS ?= 10
 # goes into a redis-server that is not.
 SHIM = build/clockshift.so
 
-all: $(TOOLS:%=$(BIN)/%) $(SHIM)
+all: $(TOOLS:%=$(BIN)/%) $(SHIM) $(COMPLETION)
 
 $(SHIM): tests/helpers/clockshift.c
 	@mkdir -p build
@@ -200,6 +202,15 @@ build/man/%.1: man/%.1 src/sr.h
 	@mkdir -p build/man
 	@sed 's/@VERSION@/$(VERSION)/g' $< >$@.$$$$ && mv -f $@.$$$$ $@
 
+# Bash completion: each tool's options, those that take a value or a file,
+# the values an option lists, sr-admin's commands and the scenes, read from
+# the tools' --help as built (scripts/completion-gen, scripts/help-options):
+# completion offers what a tool takes, a new option with no edit here.
+$(COMPLETION): share/bash-completion/srq.in scripts/completion-gen scripts/help-options \
+		$(TOOLS:%=$(BIN)/%) $(SCRIPTS:%=cron/%)
+	@echo "  GEN     $@"
+	@scripts/completion-gen $(TOOLS:%=$(BIN)/%) $(SCRIPTS:%=cron/%) >$@.$$$$ && mv -f $@.$$$$ $@
+
 # The production tools and the cron wrappers in BINDIR; sr-gwsim apart in
 # LIBEXECDIR; man pages; bash completion (one file, linked under every
 # tool's name, which is how bash-completion finds it); the README and the
@@ -238,7 +249,7 @@ bench: all
 	./bench/latency.sh
 
 clean:
-	rm -rf build bin src/sr_lua_gen.c src/sr_lua_gen.h src/sr_profile_gen.c
+	rm -rf build bin src/sr_lua_gen.c src/sr_lua_gen.h src/sr_profile_gen.c $(COMPLETION)
 
 .PHONY: all deps unit fuzz fuzz-bin fuzz-smoke test test-cluster man install demo bench clean
 .SECONDARY:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # man.bats - the man pages are pages: each renders without a warning, with
 # its sections in order and its examples one command a line, and lists every
-# option its tool's --help lists.
+# option its tool's --help lists; bash completion offers each tool's options
+# and nothing the tool does not take.
 
 bats_require_minimum_version 1.5.0
 
@@ -82,4 +83,83 @@ section() {
 	run -0 help-options --valued "$(tool_path sr-claim)"
 	assert_line -- '--for SECONDS'
 	refute_line --partial -- '--follow'
+}
+
+# complete_words WORD...: what TAB offers for the last word.
+complete_words() {
+	bash -c '. "$1/share/bash-completion/srq"; shift
+		COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _srq "$1"; echo "${COMPREPLY[*]}"' _ "$PROJECT_ROOT" "$@"
+}
+
+@test "completion offers each tool's options, and each one offered is taken by the tool" {
+	run -0 --separate-stderr bash -c ". '$PROJECT_ROOT/share/bash-completion/srq' && complete -p $TOOLS $SCRIPTS"
+	[ -z "$stderr" ]
+	for t in $TOOLS $SCRIPTS; do
+		assert_line --partial "_srq $t"
+	done
+	cd "$T" # (a file an option names, made by mistake, lands here)
+	export SRQ_REDIS=redis://127.0.0.1:1 SRQ_GATEWAY=http://127.0.0.1:1 # nothing listens
+	# (as installed: the cron wrappers on PATH too)
+	PATH="$PROJECT_ROOT/cron:$PATH"
+	for t in $TOOLS $SCRIPTS; do
+		offered=$(complete_words "$t" -- | tr ' ' '\n' | sort)
+		# What its page lists (the test above: what its --help lists).
+		MANWIDTH=1000 run -0 man -l "$PROJECT_ROOT/build/man/$t.1"
+		assert_equal "$t: $(paste -sd' ' <<<"$offered")" \
+			"$t: $(section OPTIONS | grep -E '^ {5}-' | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u | paste -sd' ')"
+		# Each is taken: given it (with a value, for one that takes
+		# one), the tool goes on to the next argument, an option nobody
+		# takes, and stops there (exit 2) without running; or it refuses
+		# the value, naming the option. --help and --version:
+		# tests/help.bats.
+		valued=" $(help-options --valued "$(tool_path "$t")" | cut -d' ' -f1 | paste -sd' ') "
+		for o in $offered; do
+			case $o in --help | --version) continue ;; esac
+			arg=$o
+			[[ $valued == *" $o "* ]] && arg="$o=1"
+			run -2 --separate-stderr timeout 10 "$(tool_path "$t")" "$arg" --no-such-option-x </dev/null
+			[[ $stderr != *"unrecognized option '$arg'"* && $stderr != *"('$arg')"* ]] ||
+				{ echo "$t does not take $o: $stderr"; false; }
+			[[ $stderr == *no-such-option-x* || $stderr == *"$o"* ]] ||
+				{ echo "$t $arg: $stderr"; false; }
+		done
+	done
+}
+
+@test "completion: sr-admin's commands and their words, scenes, an option's listed values, files" {
+	assert_equal "$(complete_words sr-admin re)" "resume retry"
+	assert_equal "$(complete_words sr-admin --reason 'gateway fixed' sw)" "switch"
+	assert_equal "$(complete_words sr-admin switch o)" "on off"
+	assert_equal "$(complete_words sr-admin breaker c17 c)" "close"
+	assert_equal "$(complete_words sr-admin list c1 --state fr)" "frozen"
+	assert_equal "$(complete_words sr-claim --until)" "--until-empty"
+	assert_equal "$(complete_words sr-enqueue --scene device_)" "device_package_expired"
+	assert_equal "$(complete_words sr-sweep --grace-h)" "--grace-high"
+	assert_equal "$(complete_words sr-gwsim --profile c)" "cisco ctcmp ct5gcmp"
+	assert_equal "$(complete_words sr-gwsim --rate-mode b)" "bucket"
+	# An option that takes a file completes files.
+	touch "$T/gw.token"
+	assert_equal "$(complete_words sr-gwsim --token-file "$T/gw.t")" "$T/gw.token"
+	# The operator's case: srq-drain takes no option of sr-claim's.
+	assert_equal "$(complete_words srq-drain --)" "--help --version"
+}
+
+@test "completion is made from the tools' --help: an option added to a --help is offered, with no edit" {
+	# A copy of the project with sr-sweep's --help given one more option.
+	mkdir -p "$T/p/share/bash-completion" "$T/p/bin" "$T/p/cron"
+	cp "$PROJECT_ROOT/share/bash-completion/srq.in" "$T/p/share/bash-completion/"
+	for t in $TOOLS; do ln -s "$(command -v "$t")" "$T/p/bin/$t"; done
+	cp "$PROJECT_ROOT"/cron/srq-* "$T/p/cron/"
+	rm "$T/p/bin/sr-sweep"
+	printf '#!/bin/sh\n"%s" "$@" | sed "s/^  --grace-high MS /  --grace-new MS  new\\n&/"\n' \
+		"$(command -v sr-sweep)" >"$T/p/bin/sr-sweep"
+	chmod +x "$T/p/bin/sr-sweep"
+	"$T/p/bin/sr-sweep" --help | grep -q -- '--grace-new MS'
+	mkdir -p "$T/p/scripts"
+	cp "$PROJECT_ROOT/scripts/completion-gen" "$PROJECT_ROOT/scripts/help-options" "$T/p/scripts/"
+	"$T/p/scripts/completion-gen" $(printf "$T/p/bin/%s " $TOOLS) "$T/p/cron/srq-drain" "$T/p/cron/srq-expiry-scan" \
+		>"$T/p/share/bash-completion/srq"
+	run -0 bash -c '. "$1"; COMP_WORDS=(sr-sweep --grace-n); COMP_CWORD=1; _srq sr-sweep; echo "${COMPREPLY[*]}"' \
+		_ "$T/p/share/bash-completion/srq"
+	assert_output "--grace-new --grace-normal"
 }
