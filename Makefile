@@ -8,7 +8,7 @@
 #   make demo       a local Redis, sr-gwsim and a sample of cards, end to end
 #   make bench      benchmarks (bench/): each figure and its ratio to a yardstick
 #                   of the same run; BullMQ beside them when node is here
-#   make man        man pages (build/man) from each tool's --help, by help2man
+#   make man        man pages (build/man) from their sources in man/
 #   make install PREFIX=/usr/local DESTDIR=
 
 PREFIX ?= /usr/local
@@ -57,6 +57,9 @@ TOOLS = sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admi
 PROD_TOOLS = $(filter-out sr-gwsim,$(TOOLS))
 SCRIPTS = srq-drain srq-expiry-scan
 MANS = $(TOOLS:%=build/man/%.1) $(SCRIPTS:%=build/man/%.1)
+VERSION := $(shell sed -n 's/^\#define SR_VERSION "\(.*\)"/\1/p' src/sr.h)
+# Bash completion, generated from the tools' --help (see its rule below).
+COMPLETION = share/bash-completion/srq
 # Every script in share/lua is embedded; includes/ holds the pieces they share.
 LUA = $(sort $(wildcard share/lua/*.lua))
 LUA_INC = $(wildcard share/lua/includes/*.lua)
@@ -74,7 +77,7 @@ FUZZ_SMOKE_SECONDS ?= 10
 # goes into a redis-server that is not.
 SHIM = build/clockshift.so
 
-all: $(TOOLS:%=$(BIN)/%) $(SHIM)
+all: $(TOOLS:%=$(BIN)/%) $(SHIM) $(COMPLETION)
 
 $(SHIM): tests/helpers/clockshift.c
 	@mkdir -p build
@@ -187,22 +190,26 @@ test-cluster:
 	$(MAKE) SAN=1 all
 	SRQ_BIN="$(CURDIR)/build/san/bin" SRQ_TEST_REDIS=cluster tests/run --filter-tags '!own-redis' tests
 
-# Man pages: each tool's --help (scripts/man-help reshapes it), so a page
-# never says something the tool does not. The NAME line is the summary on
-# the first line of the tool's source.
+# Man pages: written as pages, in mdoc, one per tool in man/ (from its
+# --help and the README); make puts the version in. tests/man.bats renders
+# each, fails on any warning, and fails when an option the tool's --help
+# lists is not in its page. (Each file is written aside and renamed into
+# place: two makes at once, as two test files may run, never show a reader
+# half a file.)
 man: $(MANS)
 
-man_name = $$(sed -n '1,3s/^\(\/\*\|\#\) $(1) - //p' src/$(1).c cron/$(1) 2>/dev/null | head -1 | \
-	sed 's/[:(].*//; s/\.$$//; s/ *$$//')
-
-$(TOOLS:%=build/man/%.1): build/man/%.1: bin/% scripts/man-help
+build/man/%.1: man/%.1 src/sr.h
 	@mkdir -p build/man
-	help2man --no-info --section 1 --name "$(call man_name,$*)" --output $@ "scripts/man-help $<"
+	@sed 's/@VERSION@/$(VERSION)/g' $< >$@.$$$$ && mv -f $@.$$$$ $@
 
-$(SCRIPTS:%=build/man/%.1): build/man/%.1: cron/% scripts/man-help $(TOOLS:%=bin/%)
-	@mkdir -p build/man
-	PATH="$(CURDIR)/bin:$$PATH" help2man --no-info --section 1 --name "$(call man_name,$*)" \
-		--output $@ "scripts/man-help $<"
+# Bash completion: each tool's options, those that take a value or a file,
+# the values an option lists, sr-admin's commands and the scenes, read from
+# the tools' --help as built (scripts/completion-gen, scripts/help-options):
+# completion offers what a tool takes, a new option with no edit here.
+$(COMPLETION): share/bash-completion/srq.in scripts/completion-gen scripts/help-options \
+		$(TOOLS:%=$(BIN)/%) $(SCRIPTS:%=cron/%)
+	@echo "  GEN     $@"
+	@scripts/completion-gen $(TOOLS:%=$(BIN)/%) $(SCRIPTS:%=cron/%) >$@.$$$$ && mv -f $@.$$$$ $@
 
 # The production tools and the cron wrappers in BINDIR; sr-gwsim apart in
 # LIBEXECDIR; man pages; bash completion (one file, linked under every
@@ -242,7 +249,7 @@ bench: all
 	./bench/latency.sh
 
 clean:
-	rm -rf build bin src/sr_lua_gen.c src/sr_lua_gen.h src/sr_profile_gen.c
+	rm -rf build bin src/sr_lua_gen.c src/sr_lua_gen.h src/sr_profile_gen.c $(COMPLETION)
 
 .PHONY: all deps unit fuzz fuzz-bin fuzz-smoke test test-cluster man install demo bench clean
 .SECONDARY:

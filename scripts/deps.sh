@@ -6,7 +6,7 @@
 # for promtool (the metrics' format and the shipped rules are checked with
 # it) and for its server, which tests/prometheus.bats runs on a loopback
 # port to query the dashboard's panels (the package's service is not
-# started); help2man and man-db build and check the man pages; time (GNU
+# started); man-db and mandoc render and lint the man pages; time (GNU
 # time) is how bench/core.sh reads one stage's CPU; parallel (GNU) lets bats run
 # two test files at a time (tests/run); gdb stops a tool at a known point
 # (a breakpoint) so that tests/device_attack.bats provokes its races exactly;
@@ -16,7 +16,7 @@
 set -eu
 pkgs="build-essential pkg-config libhiredis-dev libcurl4-openssl-dev libjansson-dev
 libcsv-dev libmicrohttpd-dev libssl-dev redis-server redis-tools jq bats bats-support bats-assert parallel curl valgrind
-clang libclang-rt-dev prometheus help2man man-db time gdb python3 openssl"
+clang libclang-rt-dev prometheus man-db mandoc time gdb python3 openssl"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

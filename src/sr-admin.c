@@ -69,7 +69,9 @@ static const char usage[] =
 "Everything else:\n"
 "  config               every setting, its value (secrets redacted) and where it came\n"
 "                       from: a flag, the environment, the config file (SRQ_CONFIG, or\n"
-"                       /etc/srq/srq.conf; NAME = value lines), or the default; exit 2\n"
+"                       /etc/srq/srq.conf; NAME = value lines), or the default; a\n"
+"                       secret's state (\"secret\": set, not set, readable, missing:,\n"
+"                       unreadable:), never its value, the file not read; exit 2\n"
 "                       if sr-claim and sr-exec would refuse them (SRQ_LEASE_MS not\n"
 "                       1000 more than a call's timeout)\n"
 "  switch on|off|show   the global switch stop_resume_queue_enabled\n"
@@ -936,7 +938,7 @@ c_audit(int argc, char **argv)
 }
 
 static void
-print_setting(const char *name, const char *value, const char *from, void *arg)
+print_setting(const char *name, const char *value, const char *from, const char *secret, void *arg)
 {
 	char shown[1024];
 
@@ -951,7 +953,13 @@ print_setting(const char *name, const char *value, const char *from, void *arg)
 		value = cfg.prefix;
 		from = "--prefix";
 	}
-	sr_out(json_pack("{ss ss ss}", "setting", name, "value", value, "from", from));
+	/* A secret's state (never its value): a missing or unreadable one is
+	 * said, not fatal; the tool that needs it fails when it does. */
+	if (secret)
+		sr_out(json_pack("{ss ss ss ss}", "setting", name, "value", value, "from", from,
+		    "secret", secret));
+	else
+		sr_out(json_pack("{ss ss ss}", "setting", name, "value", value, "from", from));
 }
 
 static int

@@ -391,8 +391,8 @@ main(int argc, char *argv[])
 	account = argv[optind + 1];
 	if (!sr_valid_id(account))
 		fail(SR_EX_USAGE, NULL, "account '%s' is not [A-Za-z0-9_.-]{1,64}", account);
-	if (sr_redis_connect(&rds, &cfg) < 0)
-		fail(SR_EX_BACKEND, NULL, "%s", rds.errstr);
+	if ((rc = sr_redis_connect(&rds, &cfg)) < 0) /* -2: the configuration's fault */
+		fail(rc == -2 ? SR_EX_USAGE : SR_EX_BACKEND, NULL, "%s", rds.errstr);
 	{
 		/* A mistyped account would pace nobody's calls. */
 		const char *m[] = { "SISMEMBER", sr_key_accounts(key, cfg.prefix), account };

@@ -123,8 +123,6 @@ struct sr_config {
 	const char *redis_from; /* which of the two, for messages */
 	const char *prefix;     /* --prefix / SRQ_PREFIX */
 	const char *gateway;    /* --gateway / SRQ_GATEWAY */
-	char *redis_password;   /* SRQ_REDIS_PASSWORD(_FILE); never argv */
-	char *gateway_token;    /* SRQ_GATEWAY_TOKEN(_FILE); never argv */
 	long min_interval_ms;   /* SRQ_MIN_INTERVAL_MS */
 	long qps;               /* SRQ_QPS: default per-account rate */
 	long max_running;       /* SRQ_MAX_RUNNING */
@@ -154,9 +152,17 @@ enum { SR_OPT_REDIS = 1000, SR_OPT_PREFIX, SR_OPT_GATEWAY, SR_OPT_VERSION, SR_OP
 	{ "version", no_argument, NULL, SR_OPT_VERSION }
 
 /* Every setting with its value (secrets redacted) and where it came from:
- * "environment", "FILE:LINE" (the config file) or "default". */
-void sr_config_each(void (*fn)(const char *name, const char *value, const char *from, void *arg),
-    void *arg);
+ * "environment", "FILE:LINE" (the config file) or "default"; for the
+ * setting a secret is taken from (NAME_FILE when set, else NAME), secret
+ * says its state ("set", "not set", "readable", "empty", "missing: ...",
+ * "unreadable: ..."), found without reading it; NULL for the others. */
+void sr_config_each(void (*fn)(const char *name, const char *value, const char *from,
+    const char *secret, void *arg), void *arg);
+/* A secret from the environment (SRQ_REDIS_PASSWORD, ...), read now, by the
+ * tool about to use it: NAME_FILE's content, its trailing newline dropped
+ * (it wins), else NAME. 0 with *value (NULL when not set; free it, wiped),
+ * or -1 with err naming the file and why it cannot be read. */
+int sr_secret_read(const char *name, char **value, char *err, size_t errlen);
 /* The config file read, or NULL. */
 const char *sr_config_file(void);
 /* url for display: a password (or a user with none: a token) and a query
@@ -165,7 +171,7 @@ const char *sr_config_file(void);
 const char *sr_url_shown(const char *url, char *out, size_t n);
 /* Fill cfg from the config file (SRQ_CONFIG, or /etc/srq/srq.conf when it
  * exists), the environment (which overrides it) and defaults; dies (exit 2)
- * on a malformed file or number, or an unreadable secret file. */
+ * on a malformed file or number. No secret is read here (sr_secret_read). */
 void sr_config_init(struct sr_config *cfg);
 /* Handle a common option; returns 1 if handled. Prints version/usage and
  * exits for --version/--help. */
@@ -241,14 +247,17 @@ struct sr_redis {
 	long long *loop_until;    /* cluster, per slot: its redirects ran out; not waited for
 	                           * again before this (monotonic ms). NULL until needed */
 	unsigned long long seq0;  /* the sequence number of pq's first */
+	char *password;           /* SRQ_REDIS_PASSWORD(_FILE), read as it connects; never argv */
 };
 
 /* The Lua scripts, embedded at build time from share/lua: enum sr_script
  * (SR_LUA_<NAME>, one per file), sr_lua_source[] and sr_lua_name[]. */
 #include "sr_lua_gen.h"
 
-/* Connect (and AUTH when a password is configured). Returns 0, or -1 with
- * r->errstr set. Parses redis://host:port[/db] and unix:///path[?db=N]. */
+/* Connect (and AUTH when a password is configured: read here, by the tools
+ * that talk to Redis only). Returns 0, -1 with r->errstr set, or -2 for a
+ * configuration error (a URL holding a password, a password file that
+ * cannot be read). Parses redis://host:port[/db] and unix:///path[?db=N]. */
 int sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg);
 void sr_redis_close(struct sr_redis *r);
 /* Connect or die: a bad URL exits 2, Redis unavailable exits 3 (for tools

@@ -1,14 +1,17 @@
 /* sr_config.c - configuration from flags and the environment.
  * Secrets (Redis password, gateway token) are read only from the environment
- * or from files named there, never from argv, and are never printed. */
+ * or from files named there, never from argv, and are never printed; and
+ * only by the tool about to use one, when it does (sr_secret_read). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <curl/curl.h>
 
@@ -59,43 +62,84 @@ env_str(const char *name, const char *dflt)
 	return s && *s ? s : dflt;
 }
 
-/* Read a secret: NAME_FILE wins over NAME. The trailing newline is dropped. */
-static char *
-env_secret(const char *name)
+/* A secret of the environment, read only by a tool about to use it (Redis's
+ * password, as it connects; the carrier's are read by sr_gateway.c as a
+ * call is built): a tool that does not need one runs for an operator who
+ * cannot read it. NAME_FILE wins over NAME; the trailing newline is dropped.
+ * 0 with *value set (NULL: neither is set, or the file is empty), or -1 with
+ * err naming the file and why it cannot be read (never the value). */
+int
+sr_secret_read(const char *name, char **value, char *err, size_t errlen)
 {
 	char filevar[128];
 	const char *path, *val;
 
+	*value = NULL;
 	snprintf(filevar, sizeof filevar, "%s_FILE", name);
 	if ((path = getenv(filevar)) && *path) {
 		FILE *f = fopen(path, "r");
 		char buf[1024];
 		size_t n;
 
-		if (!f)
-			sr_die(SR_EX_USAGE, "%s: cannot open '%s':", filevar, path);
+		if (!f) {
+			snprintf(err, errlen, "%s: cannot open '%s': %s", filevar, path, strerror(errno));
+			return -1;
+		}
 		n = fread(buf, 1, sizeof buf - 1, f);
+		if (ferror(f)) { /* a directory opens, and fails here */
+			snprintf(err, errlen, "%s: cannot read '%s': %s", filevar, path, strerror(errno));
+			fclose(f);
+			return -1;
+		}
 		fclose(f);
 		buf[n] = '\0';
 		while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
 			buf[--n] = '\0';
-		return n ? sr_strdup(buf) : NULL;
+		if (n)
+			*value = sr_strdup(buf);
+		memset(buf, 0, sizeof buf);
+		return 0;
 	}
 	if ((val = getenv(name)) && *val)
-		return sr_strdup(val);
-	return NULL;
+		*value = sr_strdup(val);
+	return 0;
 }
+
+/* What state a secret file is in, for sr-admin config: told from its
+ * metadata and the permission bits the kernel would apply (faccessat, as
+ * the effective user), never opened: config shows a secret's state, and
+ * reads nothing it does not print. */
+static const char *
+secret_file_state(const char *path, char *out, size_t n)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		snprintf(out, n, "%s: %s", errno == ENOENT || errno == ENOTDIR ? "missing" : "unreadable",
+		    strerror(errno));
+	else if (S_ISDIR(st.st_mode))
+		snprintf(out, n, "unreadable: %s", strerror(EISDIR));
+	else if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) != 0)
+		snprintf(out, n, "unreadable: %s", strerror(errno));
+	else if (S_ISREG(st.st_mode) && st.st_size == 0)
+		snprintf(out, n, "empty");
+	else
+		snprintf(out, n, "readable");
+	return out;
+}
+
+enum { SECRET = 1, SECRET_FILE };
 
 /* The settings a config file may hold: the environment's names. Secrets
  * only as *_FILE (a path): a config file is no place for a password. */
 static const struct setting {
 	const char *name, *dflt;
-	int secret; /* redacted in sr-admin config */
+	int secret; /* SECRET: redacted in sr-admin config; SECRET_FILE: names one */
 } settings[] = {
 	{ "SRQ_REDIS", "redis://127.0.0.1:6379/0", 0 }, { "SRQ_PREFIX", "polling", 0 },
 	{ "SRQ_GATEWAY", "http://127.0.0.1:8080", 0 },
-	{ "SRQ_REDIS_PASSWORD", "", 1 }, { "SRQ_REDIS_PASSWORD_FILE", "", 0 },
-	{ "SRQ_GATEWAY_TOKEN", "", 1 }, { "SRQ_GATEWAY_TOKEN_FILE", "", 0 },
+	{ "SRQ_REDIS_PASSWORD", "", SECRET }, { "SRQ_REDIS_PASSWORD_FILE", "", SECRET_FILE },
+	{ "SRQ_GATEWAY_TOKEN", "", SECRET }, { "SRQ_GATEWAY_TOKEN_FILE", "", SECRET_FILE },
 	{ "SRQ_MIN_INTERVAL_MS", "600000", 0 }, { "SRQ_QPS", "10", 0 }, { "SRQ_MAX_RUNNING", "20", 0 },
 	{ "SRQ_LEASE_MS", "60000", 0 }, { "SRQ_RATE_WINDOW_MS", "1020", 0 },
 	{ "SRQ_GATEWAY_TIMEOUT_MS", "10000", 0 }, { "SRQ_GATEWAY_CONNECT_TIMEOUT_MS", "3000", 0 },
@@ -156,7 +200,7 @@ load_config_file(void)
 			;
 		if (!settings[i].name)
 			sr_die(SR_EX_USAGE, "%s: line %d: unknown setting '%s'", path, no, k);
-		if (settings[i].secret)
+		if (settings[i].secret == SECRET)
 			sr_die(SR_EX_USAGE, "%s: line %d: %s does not belong in a config file: put it in a "
 			    "file of its own (mode 600) and set %s_FILE", path, no, k, k);
 		if (getenv(k))
@@ -204,21 +248,34 @@ out:
 }
 
 void
-sr_config_each(void (*fn)(const char *name, const char *value, const char *from, void *arg), void *arg)
+sr_config_each(void (*fn)(const char *name, const char *value, const char *from, const char *secret,
+    void *arg), void *arg)
 {
-	char shown[1024];
+	char shown[1024], state[300];
 
 	for (int i = 0; settings[i].name; i++) {
-		const char *v = getenv(settings[i].name);
+		const char *name = settings[i].name, *v = getenv(name), *secret = NULL;
 		const char *from = from_file[i][0] ? from_file[i] : v && *v ? "environment" : "default";
 
 		if (!(v && *v))
 			v = settings[i].dflt;
-		if (settings[i].secret && *v)
+		/* A secret's state goes on the line of the setting it is taken
+		 * from: NAME_FILE when set (it wins), else NAME. */
+		if (settings[i].secret == SECRET_FILE && *v) {
+			secret = secret_file_state(v, state, sizeof state);
+		} else if (settings[i].secret == SECRET) {
+			char filevar[128];
+			const char *file;
+
+			snprintf(filevar, sizeof filevar, "%s_FILE", name);
+			if (!((file = getenv(filevar)) && *file))
+				secret = *v ? "set" : "not set";
+		}
+		if (settings[i].secret == SECRET && *v)
 			v = "(set, redacted)";
-		else if (!strcmp(settings[i].name, "SRQ_GATEWAY") || !strcmp(settings[i].name, "SRQ_REDIS"))
+		else if (!strcmp(name, "SRQ_GATEWAY") || !strcmp(name, "SRQ_REDIS"))
 			v = sr_url_shown(v, shown, sizeof shown);
-		fn(settings[i].name, v, from, arg);
+		fn(name, v, from, secret, arg);
 	}
 }
 
@@ -244,8 +301,6 @@ sr_config_init(struct sr_config *cfg)
 	if (!sr_valid_id(cfg->prefix))
 		sr_die(SR_EX_USAGE, "SRQ_PREFIX: '%.80s' must match [A-Za-z0-9_.-]{1,64}", cfg->prefix);
 	cfg->gateway = env_str("SRQ_GATEWAY", "http://127.0.0.1:8080");
-	cfg->redis_password = env_secret("SRQ_REDIS_PASSWORD");
-	cfg->gateway_token = env_secret("SRQ_GATEWAY_TOKEN");
 	/* Every number is bounded: a typo or an overflow is a usage error that
 	 * names the setting, never a silent wrap. */
 	cfg->min_interval_ms = env_long("SRQ_MIN_INTERVAL_MS", 600000, 0, 7 * 86400000L);

@@ -236,8 +236,8 @@ sr_redis_node_connect(struct sr_redis *r, struct sr_node *n, int scripts)
 		return -1;
 	}
 	redisSetTimeout(n->c, tv);
-	if (r->cfg->redis_password) {
-		const char *argv[2] = { "AUTH", r->cfg->redis_password };
+	if (r->password) {
+		const char *argv[2] = { "AUTH", r->password };
 
 		rep = redisCommandArgv(n->c, 2, argv, NULL);
 		if (!rep || rep->type == REDIS_REPLY_ERROR) {
@@ -312,6 +312,10 @@ sr_redis_connect(struct sr_redis *r, const struct sr_config *cfg)
 	memset(r, 0, sizeof *r);
 	r->cfg = cfg;
 	r->pq.size = sizeof(struct pend);
+	/* Read here, not with the rest of the configuration: a tool that
+	 * needs no Redis (sr-admin config, profile) needs no password. */
+	if (sr_secret_read("SRQ_REDIS_PASSWORD", &r->password, r->errstr, sizeof r->errstr) < 0)
+		return -2;
 	if (strncmp(cfg->redis_url, "redis+sentinel://", 17) == 0) {
 		r->sentinel = 1;
 		if ((rc = sr_sentinel_parse(r, cfg->redis_url)) < 0)
@@ -383,6 +387,11 @@ sr_redis_close(struct sr_redis *r)
 	r->master = r->slot = NULL;
 	r->nnodes = r->nmasters = 0;
 	memset(&r->pq, 0, sizeof r->pq);
+	if (r->password) {
+		memset(r->password, 0, strlen(r->password));
+		free(r->password);
+		r->password = NULL;
+	}
 }
 
 /* Commands that name no key: they go to the first master. */

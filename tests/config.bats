@@ -39,7 +39,7 @@ teardown() {
 	SRQ_MIN_INTERVAL_MS=1000 SRQ_REDIS_PASSWORD=hunter2 run -0 sr-admin config --prefix other
 	assert_line '{"setting":"SRQ_MIN_INTERVAL_MS","value":"1000","from":"environment"}'
 	assert_line '{"setting":"SRQ_PREFIX","value":"other","from":"--prefix"}'
-	assert_line '{"setting":"SRQ_REDIS_PASSWORD","value":"(set, redacted)","from":"environment"}'
+	assert_line '{"setting":"SRQ_REDIS_PASSWORD","value":"(set, redacted)","from":"environment","secret":"set"}'
 	refute_output --partial hunter2
 }
 
