@@ -216,12 +216,15 @@ $(COMPLETION): share/bash-completion/srq.in scripts/completion-gen scripts/help-
 # tool's name, which is how bash-completion finds it); the README and the
 # crontab example as documentation; in SHAREDIR, the Prometheus rules (with
 # their unit tests, to run again after editing a threshold) and the Grafana
-# dashboard, for the operator's monitoring to load. The Lua scripts are
-# compiled into the binaries: nothing else is read at run time.
+# dashboard, for the operator's monitoring to load; and the example carrier
+# profiles with their recorded answers, which a profile's 'from = NAME'
+# finds there (the tools look in ../share/srq/profiles from their own
+# directory: keep SHAREDIR beside BINDIR). The Lua scripts are compiled into
+# the binaries.
 install: all man
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(COMPLETIONDIR) \
-		$(DESTDIR)$(SHAREDIR)/prometheus $(DESTDIR)$(SHAREDIR)/grafana
+		$(DESTDIR)$(SHAREDIR)/prometheus $(DESTDIR)$(SHAREDIR)/grafana $(DESTDIR)$(SHAREDIR)/profiles
 	install -m0755 $(PROD_TOOLS:%=bin/%) $(SCRIPTS:%=cron/%) $(DESTDIR)$(BINDIR)
 	install -m0755 bin/sr-gwsim $(DESTDIR)$(LIBEXECDIR)
 	install -m0644 $(MANS) $(DESTDIR)$(MANDIR)/man1
@@ -230,6 +233,7 @@ install: all man
 	install -m0644 share/prometheus/srq.rules.yml share/prometheus/srq.rules.test.yml \
 		$(DESTDIR)$(SHAREDIR)/prometheus
 	install -m0644 share/grafana/srq.json $(DESTDIR)$(SHAREDIR)/grafana
+	install -m0644 share/profiles/*.profile share/profiles/*.test.jsonl $(DESTDIR)$(SHAREDIR)/profiles
 	for t in $(PROD_TOOLS) $(SCRIPTS); do ln -sf srq $(DESTDIR)$(COMPLETIONDIR)/$$t; done
 
 demo: deps

@@ -21,6 +21,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sr.h"
 
@@ -354,12 +355,34 @@ slurp(const char *path, char *err, size_t errlen)
 }
 
 
+/* The shipped example profiles as make install lays them out: the tools in
+ * PREFIX/bin, the examples in PREFIX/share/srq/profiles, so from the
+ * directory of the running tool they are ../share/srq/profiles (a prefix
+ * moved whole, or a DESTDIR staging tree, finds its own). Written into buf;
+ * -1 when the running executable cannot be named. */
+static int
+examples_dir(char *buf, size_t len)
+{
+	char exe[4096], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	if (!(slash = strrchr(exe, '/')))
+		return -1;
+	*slash = '\0';
+	snprintf(buf, len, "%s/../share/srq/profiles", exe);
+	return 0;
+}
+
 /* from = NAME: start from another profile (the built-in 'default', or a
- * profile file of the same directory), then override what this file sets. */
+ * profile file of the same directory, else of the installed examples), then
+ * override what this file sets. */
 static int
 parse_from(struct parse *ps, const char *name)
 {
-	char path[4096], err[200], *text = NULL;
+	char path[4096], err[200], dir[4096], *text = NULL;
 	struct parse base;
 	int rc;
 
@@ -378,6 +401,17 @@ parse_from(struct parse *ps, const char *name)
 		if (!sr_valid_id(name) || !ps->dir)
 			return perr(ps, "from: no profile '%s'", name);
 		snprintf(path, sizeof path, "%s/%s.profile", ps->dir, name);
+		if (access(path, F_OK) != 0 && errno == ENOENT && examples_dir(dir, sizeof dir) == 0) {
+			char shipped[4096 + 300];
+
+			snprintf(shipped, sizeof shipped, "%s/%s.profile", dir, name);
+			if (access(shipped, F_OK) != 0) {
+				snprintf(ps->err, sizeof ps->err, "%s: line %d: from: no profile '%s' in %s, "
+				    "nor in the installed examples (%s)", ps->file, ps->line, name, ps->dir, dir);
+				return -1;
+			}
+			snprintf(path, sizeof path, "%s", shipped);
+		}
 		if (!(text = slurp(path, err, sizeof err)))
 			return perr(ps, "from: %s", err);
 		base.file = path;
