@@ -15,7 +15,7 @@
 #include <hiredis/hiredis.h>
 #include <jansson.h>
 
-#define SR_VERSION "0.1.0"
+#define SR_VERSION "0.2.0"
 
 /* Exit codes, the same for every tool (README: Exit codes). */
 enum {
