@@ -207,13 +207,16 @@ setup_examples() {
 	assert_output '{"card":"K1","status":"active"}'
 }
 
-# The card stopped a moment ago (its package had expired); an order since
-# renewed it.
-setup_why() {
+# stopped_renewed SCENE: the card stopped by srq a moment ago (its package
+# had expired), then renewed by a request of SCENE: its resume queued, not
+# claimed, waiting for the card's interval.
+stopped_renewed() {
 	srq "printf '%s\n' '{\"card\":\"$CARD\",\"carrier\":\"c17\",\"scene\":\"package_expired\",\"facts\":{\"status\":\"active\",\"pkg_expires_at\":$PAST}}' | sr-enqueue >/dev/null
 		sr-claim --until-empty --for 10 | sr-exec | sr-confirm >/dev/null
-		printf '%s\n' '{\"card\":\"$CARD\",\"carrier\":\"c17\",\"scene\":\"order\",\"facts\":{\"pkg_expires_at\":$FUTURE}}' | sr-enqueue >/dev/null"
+		printf '%s\n' '{\"card\":\"$CARD\",\"carrier\":\"c17\",\"scene\":\"$1\",\"facts\":{\"pkg_expires_at\":$FUTURE}}' | sr-enqueue >/dev/null"
 }
+
+setup_why() { stopped_renewed order; }
 
 @test "README: why was card X not resumed" {
 	block why
@@ -391,13 +394,8 @@ setup_contract() { known_account; }
 	assert_line --index 3 --regexp '^[0-9]{13}$'
 }
 
-# The card stopped by srq; its resume queued since (a manual recheck: the
-# normal queue), not claimed.
-setup_layout() {
-	srq "printf '%s\n' '{\"card\":\"$CARD\",\"carrier\":\"c17\",\"scene\":\"package_expired\",\"facts\":{\"status\":\"active\",\"pkg_expires_at\":$PAST}}' | sr-enqueue >/dev/null
-		sr-claim --until-empty --for 10 | sr-exec | sr-confirm >/dev/null
-		printf '%s\n' '{\"card\":\"$CARD\",\"carrier\":\"c17\",\"scene\":\"manual_recheck\",\"facts\":{\"pkg_expires_at\":$FUTURE}}' | sr-enqueue >/dev/null"
-}
+# (A manual recheck: the resume in the normal queue.)
+setup_layout() { stopped_renewed manual_recheck; }
 
 @test "README: the Redis layout, read with redis-cli" {
 	block layout
