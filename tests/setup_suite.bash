@@ -1,6 +1,6 @@
 # setup_suite.bash - what a whole bats run shares: with SRQ_TEST_REDIS=cluster
-# the Redis Cluster that serves test after test (tests/helpers/common.bash),
-# killed once the run is over.
+# the Redis Clusters that serve test after test, one for each file run at
+# once (tests/helpers/common.bash), killed once the run is over.
 
 setup_suite() {
 	:
@@ -8,7 +8,7 @@ setup_suite() {
 
 teardown_suite() {
 	local f
-	for f in "$BATS_RUN_TMPDIR"/cluster/*/redis.pid; do
+	for f in "$BATS_RUN_TMPDIR"/cluster.*/*/redis.pid; do
 		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
 	done
 	return 0

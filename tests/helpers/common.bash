@@ -59,22 +59,37 @@ srq_teardown() {
 # cluster of 3 masters with a replica each instead of one server; redis_start, redis_stop and rcli
 # choose, so the suites run unchanged on either.
 #
-# A cluster takes about 3 s to form, longer than most tests, so one cluster
-# (under $SHARED_CLUSTER, stopped by tests/setup_suite.bash) serves test
-# after test, flushed in between. A test is given it only as it was made:
+# A cluster takes about 3 s to form, longer than most tests, so a few
+# clusters (one for each file bats runs at once, SRQ_TEST_JOBS: under
+# $BATS_RUN_TMPDIR/cluster.N, stopped by tests/setup_suite.bash) serve test
+# after test, flushed in between. A test takes the first that no other test
+# holds (a lock directory beside it), and is given it only as it was made:
 # its nodes up, masters and slots where they were, and no client connected
 # (a process of an earlier test could still write); otherwise, after a
-# failed test, and after redis_stop, the next test gets a new one. A test
-# that asks for options (--requirepass), or that finds the shared one in
-# use by another (bats --jobs), gets a cluster of its own.
-SHARED_CLUSTER="$BATS_RUN_TMPDIR/cluster"
+# failed test, and after redis_stop, the next test to take it gets a new
+# one. A test that asks for options (--requirepass), or that finds every
+# shared one in use, gets a cluster of its own.
+SHARED_CLUSTER=
+
+# shared_cluster_lock: SHARED_CLUSTER is the first shared cluster no other
+# test holds, now held by this one; false if all are held.
+shared_cluster_lock() {
+	local i
+	for i in $(seq "${SRQ_TEST_JOBS:-2}"); do
+		if mkdir "$BATS_RUN_TMPDIR/cluster.$i.lock" 2>/dev/null; then
+			SHARED_CLUSTER="$BATS_RUN_TMPDIR/cluster.$i"
+			return 0
+		fi
+	done
+	return 1
+}
 
 redis_start() {
 	if [ "${SRQ_TEST_REDIS:-}" = cluster ]; then
-		# Options, or the shared cluster in use (bats --jobs): one's own.
-		# Three masters with a replica each, as a production cluster runs:
+		# Options, or every shared cluster in use: one's own. Three
+		# masters with a replica each, as a production cluster runs:
 		# every write is also sent to a replica.
-		if [ $# -gt 0 ] || ! mkdir "$SHARED_CLUSTER.lock" 2>/dev/null; then
+		if [ $# -gt 0 ] || ! shared_cluster_lock; then
 			cluster_start 3 1 "$@"
 			return
 		fi
