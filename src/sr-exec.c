@@ -930,7 +930,7 @@ main(int argc, char *argv[])
 			sr_usage(SR_EX_USAGE, usage);
 	}
 	sr_no_operands(argc, argv, usage);
-	sr_gateway_url_check(cfg.gateway);
+	sr_gateway_url_check(&cfg);
 	sr_lease_require(&cfg);
 	{
 		const char *d = getenv("SRQ_TEST_SEND_DELAY_MS");

@@ -123,6 +123,7 @@ struct sr_config {
 	const char *redis_from; /* which of the two, for messages */
 	const char *prefix;     /* --prefix / SRQ_PREFIX */
 	const char *gateway;    /* --gateway / SRQ_GATEWAY */
+	const char *gateway_from; /* which of the two: "--gateway" or "SRQ_GATEWAY" */
 	long min_interval_ms;   /* SRQ_MIN_INTERVAL_MS */
 	long qps;               /* SRQ_QPS: default per-account rate */
 	long max_running;       /* SRQ_MAX_RUNNING */
@@ -178,9 +179,9 @@ void sr_config_init(struct sr_config *cfg);
 int sr_config_option(struct sr_config *cfg, int opt, const char *arg, const char *usage);
 /* Print usage to stdout (status 0) or a hint to stderr, then exit. */
 void sr_usage(int status, const char *usage) __attribute__((noreturn));
-/* A gateway base URL that is not http(s) is a usage error (exit 2), the
- * URL shown redacted. */
-void sr_gateway_url_check(const char *url);
+/* The gateway's base URL (cfg->gateway) that is not http(s) is a usage
+ * error (exit 2) naming where it came from, the URL shown redacted. */
+void sr_gateway_url_check(const struct sr_config *cfg);
 /* After getopt: any operand left is a usage error (exit 2). */
 void sr_no_operands(int argc, char *argv[], const char *usage);
 /* Parse a non-negative decimal; returns -1 on anything else (a sign,
