@@ -465,6 +465,7 @@ main(int argc, char *argv[])
 	int c;
 
 	sr_prog = "dev-eval";
+	sr_log_stamp = 1; /* it runs unattended: its stderr is a log */
 	sr_config_init(&cfg);
 	sr_dispatch_init(&d);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)

@@ -922,6 +922,7 @@ main(int argc, char *argv[])
 	int c;
 
 	sr_prog = "sr-exec";
+	sr_log_stamp = 1; /* it runs unattended: its stderr is a log */
 	sr_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == O_CONCURRENCY)

@@ -28,12 +28,23 @@ enum {
 /* ---------------------------------------------------------------- sr_util.c */
 
 extern const char *sr_prog;
+/* Set by the tools that run unattended (cron, systemd): each diagnostic
+ * line on stderr then starts with its ISO UTC time when stderr is not a
+ * terminal (a log file), or with its syslog level when it is the journal's
+ * stream (JOURNAL_STREAM), which stamps lines itself. */
+extern int sr_log_stamp;
+enum { SR_LOG_ERR = 3, SR_LOG_WARNING = 4, SR_LOG_NOTICE = 5 };
+/* What starts a diagnostic line on stderr (see sr_log_stamp): the journal's
+ * level prefix "<N>", the time, or nothing. */
+void sr_log_head(int prio);
 
 /* Print "PROG: fatal: MSG" and exit(status). A format ending in ':' gets
  * ": strerror(errno)" appended (sbase's eprintf rule). */
 void sr_die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 /* Print "PROG: warning: MSG" (same ':' rule). */
 void sr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "PROG: MSG": news, not a fault (same ':' rule). */
+void sr_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A warning an item may share with many (a refusal that fails a whole
  * batch): "subject: msg" for the first (subject may be NULL); the next
  * items with the same msg are counted, and said as "N more like it: msg"

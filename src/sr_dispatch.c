@@ -72,8 +72,7 @@ int
 sr_dispatch_switch_off(struct sr_dispatch *d, const char *kept)
 {
 	if (!d->said_off++)
-		fprintf(stderr, "%s: the global switch is off: claiming nothing (%s are kept)\n",
-		    sr_prog, kept);
+		sr_note("the global switch is off: claiming nothing (%s are kept)", kept);
 	if (!d->follow || d->until_empty)
 		return 0;
 	nap(d, IDLE_MAX_MS);
