@@ -51,6 +51,8 @@ static const char usage[] =
 "  SRQ_MIN_INTERVAL_MS, SRQ_PROFILES.\n"
 "Exit: 0 done, 2 usage or configuration (a lease a call may outlive), 3 Redis\n"
 "  unavailable.\n"
+"SIGTERM or SIGINT stops it as --for does: what it printed was claimed, and is\n"
+"handed on; a second one kills it (what it claimed then waits for its lease).\n"
 "Takes leases: what it prints is claimed for SRQ_LEASE_MS; to look without\n"
 "taking, use sr-admin why/show.\n"
 "Example (cron, every minute, under flock; or srq-drain, which also reports):\n"

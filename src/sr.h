@@ -117,7 +117,8 @@ enum { SR_OPT_FOLLOW = 1100, SR_OPT_UNTIL_EMPTY, SR_OPT_FOR, SR_OPT_MAX, SR_OPT_
 void sr_dispatch_init(struct sr_dispatch *d);
 /* Handle a dispatcher option; 1 if handled (dies on a bad value). */
 int sr_dispatch_option(struct sr_dispatch *d, int opt, const char *arg);
-/* --for elapsed, or --max reached: stop claiming. */
+/* --for elapsed, --max reached, or a stop asked (SIGTERM, SIGINT, caught
+ * from sr_dispatch_init on): stop claiming. */
 int sr_dispatch_done(const struct sr_dispatch *d);
 /* How many to claim this round: what --max leaves, else per_round. */
 long sr_dispatch_budget(const struct sr_dispatch *d, long per_round);

@@ -127,3 +127,23 @@ enqueue() {
 	run -0 sr-claim --max 2
 	assert_equal "$(jq -r .carrier <<<"$output" | paste -sd' ')" "c1 c1"
 }
+
+@test "SIGTERM stops sr-claim --follow as --for does: what it printed is claimed, handed on, exit 0" {
+	gwsim_start
+	enqueue c1 polling 1 5
+	sr-claim --follow >"$T/tasks" 2>"$T/claim.err" &
+	pid=$!
+	for i in $(seq 100); do [ "$(wc -l <"$T/tasks")" -ge 5 ] && break; sleep 0.05; done
+	# It is idle, and then told to stop.
+	kill -TERM "$pid"
+	start=$(date +%s%3N)
+	wait "$pid"
+	[ $(($(date +%s%3N) - start)) -lt 2000 ]
+	# Every task it printed is a live claim, whose result counts.
+	assert_equal "$(wc -l <"$T/tasks")" 5
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:sr_running')" 5
+	run -0 sr-exec <"$T/tasks"
+	run -0 sr-confirm <<<"$output"
+	assert_equal "$(jq -r .state <<<"$output" | sort -u)" done
+	[ ! -s "$T/claim.err" ]
+}
