@@ -23,6 +23,7 @@ enum {
 	SR_EX_REJECTED = 1, /* some input lines rejected, the rest processed */
 	SR_EX_USAGE = 2,   /* usage or configuration error */
 	SR_EX_BACKEND = 3, /* Redis or the gateway unavailable */
+	SR_EX_HELD = 4,    /* sr-claim --until-empty: what is left is held (a pause, a breaker) */
 };
 
 /* ---------------------------------------------------------------- sr_util.c */
@@ -95,7 +96,7 @@ char *sr_iso_ms(char *buf, size_t n, int64_t ms);
  * relative to now (both epoch ms). The text lives in one of 8 static
  * buffers, reused in turn: enough for one sentence. */
 const char *sr_when(int64_t ms, int64_t now);
-/* Worst of two exit statuses: BACKEND > USAGE > REJECTED > OK. */
+/* Worst of two exit statuses: BACKEND > USAGE > REJECTED > HELD > OK. */
 int sr_worst(int a, int b);
 
 /* ------------------------------------------------------------ sr_dispatch.c */
@@ -120,6 +121,8 @@ int sr_dispatch_option(struct sr_dispatch *d, int opt, const char *arg);
 /* --for elapsed, --max reached, or a stop asked (SIGTERM, SIGINT, caught
  * from sr_dispatch_init on): stop claiming. */
 int sr_dispatch_done(const struct sr_dispatch *d);
+/* What is left of --for, in ms (0 at the end); -1 without --for. */
+long long sr_dispatch_left_ms(const struct sr_dispatch *d);
 /* How many to claim this round: what --max leaves, else per_round. */
 long sr_dispatch_budget(const struct sr_dispatch *d, long per_round);
 /* Nothing claimed this round: 0 to stop (one pass done, or --until-empty

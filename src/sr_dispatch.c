@@ -72,6 +72,17 @@ sr_dispatch_done(const struct sr_dispatch *d)
 	    (d->max >= 0 && d->total >= d->max);
 }
 
+long long
+sr_dispatch_left_ms(const struct sr_dispatch *d)
+{
+	long long left;
+
+	if (d->for_s < 0)
+		return -1;
+	left = d->t0 + d->for_s * 1000 - sr_mono_ms();
+	return left > 0 ? left : 0;
+}
+
 long
 sr_dispatch_budget(const struct sr_dispatch *d, long per_round)
 {

@@ -192,8 +192,13 @@ sr_flush(void)
 int
 sr_worst(int a, int b)
 {
-	/* Rank: OK < REJECTED < USAGE < BACKEND. The codes happen to be ordered. */
-	return a > b ? a : b;
+	/* Rank: OK < HELD < REJECTED < USAGE < BACKEND. The codes happen to
+	 * be ordered, but for HELD (work waiting, nothing wrong with it). */
+	int ra = a == SR_EX_HELD ? 0 : a, rb = b == SR_EX_HELD ? 0 : b;
+
+	if (ra == rb)
+		return a > b ? a : b;
+	return ra > rb ? a : b;
 }
 
 int64_t
