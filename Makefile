@@ -53,9 +53,10 @@ ifeq ($(FUZZING),1)
 endif
 
 TOOLS = sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-rate sr-gwsim
-# The production tools, and the cron wrappers (shell scripts in cron/).
+# The production tools, and the cron wrappers (shell scripts in cron/, with
+# what they share in cron/srq-lib.sh).
 PROD_TOOLS = $(filter-out sr-gwsim,$(TOOLS))
-SCRIPTS = srq-drain srq-expiry-scan
+SCRIPTS = srq-drain srq-expiry-scan srq-page
 MANS = $(TOOLS:%=build/man/%.1) $(SCRIPTS:%=build/man/%.1)
 VERSION := $(shell sed -n 's/^\#define SR_VERSION "\(.*\)"/\1/p' src/sr.h)
 # Bash completion, generated from the tools' --help (see its rule below).
@@ -211,8 +212,9 @@ $(COMPLETION): share/bash-completion/srq.in scripts/completion-gen scripts/help-
 	@echo "  GEN     $@"
 	@scripts/completion-gen $(TOOLS:%=$(BIN)/%) $(SCRIPTS:%=cron/%) >$@.$$$$ && mv -f $@.$$$$ $@
 
-# The production tools and the cron wrappers in BINDIR; sr-gwsim apart in
-# LIBEXECDIR; man pages; bash completion (one file, linked under every
+# The production tools and the cron wrappers in BINDIR (each told where
+# srq-lib.sh is: LIBEXECDIR, when it is not beside it); sr-gwsim and
+# srq-lib.sh apart in LIBEXECDIR; man pages; bash completion (one file, linked under every
 # tool's name, which is how bash-completion finds it); the README and the
 # crontab example as documentation; in SHAREDIR, the Prometheus rules (with
 # their unit tests, to run again after editing a threshold) and the Grafana
@@ -222,8 +224,13 @@ install: all man
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(COMPLETIONDIR) \
 		$(DESTDIR)$(SHAREDIR)/prometheus $(DESTDIR)$(SHAREDIR)/grafana
-	install -m0755 $(PROD_TOOLS:%=bin/%) $(SCRIPTS:%=cron/%) $(DESTDIR)$(BINDIR)
+	install -m0755 $(PROD_TOOLS:%=bin/%) $(DESTDIR)$(BINDIR)
+	for s in $(SCRIPTS); do \
+		sed 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' cron/$$s >$(DESTDIR)$(BINDIR)/$$s && \
+		chmod 0755 $(DESTDIR)$(BINDIR)/$$s || exit 1; \
+	done
 	install -m0755 bin/sr-gwsim $(DESTDIR)$(LIBEXECDIR)
+	install -m0644 cron/srq-lib.sh $(DESTDIR)$(LIBEXECDIR)
 	install -m0644 $(MANS) $(DESTDIR)$(MANDIR)/man1
 	install -m0644 README.md cron/crontab.example $(DESTDIR)$(DOCDIR)
 	install -m0644 share/bash-completion/srq $(DESTDIR)$(COMPLETIONDIR)/srq
