@@ -45,8 +45,8 @@ static const char usage[] =
 "Environment: SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_DAYS (default 30), SRQ_CONFIG.\n"
 "Exit: 0 nothing found, 1 something found (damage is news: look at the\n"
 "  findings), 2 usage, 3 Redis unavailable or refused a repair.\n"
-"Example (cron, every 30 minutes):\n"
-"  */30 * * * * flock -n /tmp/srq-sweep.lock sr-sweep >>/var/log/srq/sweep.log 2>&1\n";
+"Example (cron, every 30 minutes: findings to the log, a page when it is news):\n"
+"  */30 * * * * srq-page --records /var/log/srq/sweep.log sweep sr-sweep 2>>/var/log/srq/sweep.log\n";
 
 static struct sr_config cfg;
 static struct sr_redis rds;
