@@ -10,6 +10,8 @@
 #                   of the same run; BullMQ beside them when node is here
 #   make man        man pages (build/man) from their sources in man/
 #   make install PREFIX=/usr/local DESTDIR=
+#   make install-units  the systemd units (share/systemd), their paths set,
+#                   in UNITDIR: the other way to run srq than the crontab
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -19,6 +21,9 @@ COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 SHAREDIR ?= $(PREFIX)/share/srq
 # sr-gwsim is a test and demo tool, kept out of the production tools' PATH.
 LIBEXECDIR ?= $(PREFIX)/lib/srq
+# Where systemd looks for units installed under PREFIX (/usr/local/lib/...
+# and /usr/lib/... are both on its path).
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 PKG_CONFIG ?= pkg-config
 CC ?= cc
 
@@ -53,9 +58,11 @@ ifeq ($(FUZZING),1)
 endif
 
 TOOLS = sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-rate sr-gwsim
-# The production tools, and the cron wrappers (shell scripts in cron/).
+# The production tools, and the cron wrappers (shell scripts in cron/, with
+# what they share in cron/srq-lib.sh).
 PROD_TOOLS = $(filter-out sr-gwsim,$(TOOLS))
-SCRIPTS = srq-drain srq-expiry-scan
+SCRIPTS = srq-drain srq-expiry-scan srq-page
+UNITS = $(wildcard share/systemd/*.service share/systemd/*.timer)
 MANS = $(TOOLS:%=build/man/%.1) $(SCRIPTS:%=build/man/%.1)
 VERSION := $(shell sed -n 's/^\#define SR_VERSION "\(.*\)"/\1/p' src/sr.h)
 # Bash completion, generated from the tools' --help (see its rule below).
@@ -211,8 +218,9 @@ $(COMPLETION): share/bash-completion/srq.in scripts/completion-gen scripts/help-
 	@echo "  GEN     $@"
 	@scripts/completion-gen $(TOOLS:%=$(BIN)/%) $(SCRIPTS:%=cron/%) >$@.$$$$ && mv -f $@.$$$$ $@
 
-# The production tools and the cron wrappers in BINDIR; sr-gwsim apart in
-# LIBEXECDIR; man pages; bash completion (one file, linked under every
+# The production tools and the cron wrappers in BINDIR (each told where
+# srq-lib.sh is: LIBEXECDIR, when it is not beside it); sr-gwsim and
+# srq-lib.sh apart in LIBEXECDIR; man pages; bash completion (one file, linked under every
 # tool's name, which is how bash-completion finds it); the README and the
 # crontab example as documentation; in SHAREDIR, the Prometheus rules (with
 # their unit tests, to run again after editing a threshold) and the Grafana
@@ -225,8 +233,13 @@ install: all man
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(COMPLETIONDIR) \
 		$(DESTDIR)$(SHAREDIR)/prometheus $(DESTDIR)$(SHAREDIR)/grafana $(DESTDIR)$(SHAREDIR)/profiles
-	install -m0755 $(PROD_TOOLS:%=bin/%) $(SCRIPTS:%=cron/%) $(DESTDIR)$(BINDIR)
+	install -m0755 $(PROD_TOOLS:%=bin/%) $(DESTDIR)$(BINDIR)
+	for s in $(SCRIPTS); do \
+		sed 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' cron/$$s >$(DESTDIR)$(BINDIR)/$$s && \
+		chmod 0755 $(DESTDIR)$(BINDIR)/$$s || exit 1; \
+	done
 	install -m0755 bin/sr-gwsim $(DESTDIR)$(LIBEXECDIR)
+	install -m0644 cron/srq-lib.sh $(DESTDIR)$(LIBEXECDIR)
 	install -m0644 $(MANS) $(DESTDIR)$(MANDIR)/man1
 	install -m0644 README.md cron/crontab.example $(DESTDIR)$(DOCDIR)
 	install -m0644 share/bash-completion/srq $(DESTDIR)$(COMPLETIONDIR)/srq
@@ -235,6 +248,17 @@ install: all man
 	install -m0644 share/grafana/srq.json $(DESTDIR)$(SHAREDIR)/grafana
 	install -m0644 share/profiles/*.profile share/profiles/*.test.jsonl $(DESTDIR)$(SHAREDIR)/profiles
 	for t in $(PROD_TOOLS) $(SCRIPTS); do ln -sf srq $(DESTDIR)$(COMPLETIONDIR)/$$t; done
+
+# The systemd units, each with the tools' path (BINDIR) put in: a service
+# for the drain and one for dev-eval, run continuously; a timer and its
+# service for the expiry scan, the sweep and sr-stat; the notify template
+# their failures page through (srq-page). tests/systemd.bats verifies them.
+install-units:
+	mkdir -p $(DESTDIR)$(UNITDIR)
+	for u in $(UNITS); do \
+		sed 's|@BINDIR@|$(BINDIR)|g' $$u >$(DESTDIR)$(UNITDIR)/$${u##*/} && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; \
+	done
 
 demo: deps
 	$(MAKE) all
@@ -255,5 +279,5 @@ bench: all
 clean:
 	rm -rf build bin src/sr_lua_gen.c src/sr_lua_gen.h src/sr_profile_gen.c $(COMPLETION)
 
-.PHONY: all deps unit fuzz fuzz-bin fuzz-smoke test test-cluster man install demo bench clean
+.PHONY: all deps unit fuzz fuzz-bin fuzz-smoke test test-cluster man install install-units demo bench clean
 .SECONDARY:

@@ -12,11 +12,13 @@
 # (a breakpoint) so that tests/device_attack.bats provokes its races exactly;
 # python3 and openssl run tests/helpers/badcarrier, a misbehaving carrier
 # (over TLS with a certificate made on the spot); python3 also serves
-# sr-stat's textfile to that Prometheus, as node_exporter would.
+# sr-stat's textfile to that Prometheus, as node_exporter would. systemd
+# brings systemd-analyze, which tests/systemd.bats verifies the shipped units
+# with (nothing here starts it: a container may run no init at all).
 set -eu
 pkgs="build-essential pkg-config libhiredis-dev libcurl4-openssl-dev libjansson-dev
 libcsv-dev libmicrohttpd-dev libssl-dev redis-server redis-tools jq bats bats-support bats-assert parallel curl valgrind
-clang libclang-rt-dev prometheus man-db mandoc time gdb python3 openssl"
+clang libclang-rt-dev prometheus man-db mandoc time gdb python3 openssl systemd"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

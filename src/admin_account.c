@@ -317,10 +317,13 @@ emit(json_t *o)
 static int
 profile_probe(const char *account)
 {
-	struct sr_gateway *gw = sr_gateway_new(&cfg);
+	struct sr_gateway *gw;
 	json_t *rec;
-	int status = sr_profile_probe(gw, account, probe_opt, &rec);
+	int status;
 
+	sr_gateway_url_check(&cfg);
+	gw = sr_gateway_new(&cfg);
+	status = sr_profile_probe(gw, account, probe_opt, &rec);
 	sr_out(rec);
 	sr_gateway_free(gw);
 	return status;

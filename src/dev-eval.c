@@ -48,7 +48,9 @@ static const char usage[] =
 "  finish it: evaluated again after its lease).\n"
 "Environment: SRQ_LEASE_MS, SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_MAXLEN.\n"
 "Exit: 0 done, 2 usage, 3 Redis unavailable or refusing a write.\n"
-"Example (cron, every minute):\n"
+"SIGTERM or SIGINT stops it as --for does: the devices it claimed are evaluated\n"
+"first; a second one kills it (what it claimed then waits for its lease).\n"
+"Example (cron, every minute; or srq-dev-eval.service, dev-eval --follow):\n"
 "  flock -n /tmp/srq-dev-eval.lock dev-eval --follow --for 55\n";
 
 struct claim {
@@ -465,6 +467,7 @@ main(int argc, char *argv[])
 	int c;
 
 	sr_prog = "dev-eval";
+	sr_log_stamp = 1; /* it runs unattended: its stderr is a log */
 	sr_config_init(&cfg);
 	sr_dispatch_init(&d);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)

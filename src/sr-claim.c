@@ -13,6 +13,11 @@
  * A claim's token is what sr-confirm trusts a result line for: claim.lua
  * makes it from the version and a hash of this process's secret (16 random
  * bytes, read once) and the account's sequence, so it cannot be guessed.
+ *
+ * --until-empty ends when nothing is queued, or when all that is left is
+ * held by a pause or an open breaker that lasts past --for (without --for:
+ * at once): waiting would only spin until --for. It says which account
+ * holds what, until when, and exits 4. SIGTERM ends it as --for does.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -30,7 +35,9 @@ static const char usage[] =
 "\n"
 "Options:\n"
 "  --follow         keep claiming, sleeping until the next command is due\n"
-"  --until-empty    follow until no command is queued at all (claimed ones count)\n"
+"  --until-empty    follow until no command is queued at all (claimed ones count),\n"
+"                   or all that is left is held by a pause or an open breaker\n"
+"                   that lasts past --for: each such account said on stderr, exit 4\n"
 "  --for SECONDS    stop claiming after SECONDS and exit\n"
 "  --max N          claim at most N tasks in all\n"
 "  --carrier ID     only this account (repeatable)\n"
@@ -50,7 +57,9 @@ static const char usage[] =
 "  timeout, SRQ_GATEWAY_TIMEOUT_MS or a profile's timeout_ms), SRQ_MAX_RUNNING,\n"
 "  SRQ_MIN_INTERVAL_MS, SRQ_PROFILES.\n"
 "Exit: 0 done, 2 usage or configuration (a lease a call may outlive), 3 Redis\n"
-"  unavailable.\n"
+"  unavailable, 4 --until-empty left work held by a pause or a breaker.\n"
+"SIGTERM or SIGINT stops it as --for does: what it printed was claimed, and is\n"
+"handed on; a second one kills it (what it claimed then waits for its lease).\n"
 "Takes leases: what it prints is claimed for SRQ_LEASE_MS; to look without\n"
 "taking, use sr-admin why/show.\n"
 "Example (cron, every minute, under flock; or srq-drain, which also reports):\n"
@@ -63,6 +72,15 @@ static const char **carriers;
 static int ncarriers, fixed_carriers;
 static int status = SR_EX_OK; /* SR_EX_BACKEND once a claim script failed */
 static char secret[33]; /* claim.lua's ARGV[4]: 16 random bytes, in hex */
+
+/* The accounts the last round found held (a pause, an open breaker) with
+ * commands queued: claim.lua's held and held_until, its now, its queued. */
+static struct held {
+	char carrier[65];
+	int breaker;
+	long long until, now, queued; /* until 0: no end (a limit of 0) */
+} *held;
+static int nheld;
 
 /* The account list: --carrier, or the accounts set (refreshed every round). */
 static int
@@ -113,12 +131,69 @@ emit_task(const char *carrier, redisReply **t)
 	sr_emit(o);
 }
 
+/* Note an account held with commands queued (rep: claim.lua's reply);
+ * 1 when it is. */
+static int
+note_held(const char *carrier, redisReply *rep)
+{
+	struct held *h;
+
+	if (rep->element[2]->integer <= 0 || rep->element[4]->type != REDIS_REPLY_STRING ||
+	    rep->element[4]->len == 0)
+		return 0;
+	held = sr_realloc(held, (size_t)(nheld + 1) * sizeof *held);
+	h = &held[nheld++];
+	snprintf(h->carrier, sizeof h->carrier, "%s", carrier);
+	h->breaker = !strcmp(rep->element[4]->str, "breaker");
+	h->until = rep->element[5]->integer;
+	h->now = rep->element[3]->integer;
+	h->queued = rep->element[2]->integer;
+	return 1;
+}
+
+/* Whether every hold the last round found lasts past --for (or has no
+ * end): then waiting for them only spins. */
+static int
+holds_outlast(const struct sr_dispatch *d)
+{
+	long long left = sr_dispatch_left_ms(d);
+
+	for (int i = 0; i < nheld; i++)
+		if (left >= 0 && held[i].until > 0 && held[i].until - held[i].now <= left)
+			return 0;
+	return 1;
+}
+
+/* 9999-12-31: a pause or a breaker opened by hand with no end. */
+#define HELD_FOREVER 253402300799000LL
+
+static void
+say_held(void)
+{
+	for (int i = 0; i < nheld; i++) {
+		const struct held *h = &held[i];
+
+		if (h->until <= 0)
+			sr_warn("account '%s': %lld commands held: its limits are 0 (sr-admin limits)",
+			    h->carrier, h->queued);
+		else if (h->until >= HELD_FOREVER)
+			sr_warn("account '%s': %lld commands held by %s", h->carrier, h->queued,
+			    h->breaker ? "its breaker, open until closed (sr-admin breaker)" :
+			    "a pause until resumed (sr-admin resume)");
+		else
+			sr_warn("account '%s': %lld commands held by %s until %s", h->carrier, h->queued,
+			    h->breaker ? "its breaker, open" : "a pause", sr_when(h->until, h->now));
+	}
+}
+
 /* One round over every account. Returns tasks claimed, or -1 (Redis down,
  * or refusing every account's claim).
- * *queued gets the number of queued commands, *wait_ms how long until the
- * next one is due. */
+ * *queued gets the number of queued commands, *held_queued those of them
+ * at accounts held (noted in held[]), *wait_ms how long until the next one
+ * is due. */
 static long
-round_robin(int start, long budget, long batch, long long *queued, long long *wait_ms)
+round_robin(int start, long budget, long batch, long long *queued, long long *held_queued,
+    long long *wait_ms)
 {
 	/* claim.lua's KEYS[1..8]. */
 	static const char *const account_keys[] = { "stop_resume:high", "stop_resume",
@@ -127,8 +202,9 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 	long claimed = 0;
 	int failed = 0, seen = 0;
 
-	*queued = 0;
+	*queued = *held_queued = 0;
 	*wait_ms = 250;
+	nheld = 0;
 	/* A limited budget (--max) is shared evenly, the remainder going to
 	 * the accounts first in this round's rotation. A budget short of one
 	 * per account goes one each to the next accounts, and what they leave
@@ -157,7 +233,7 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 
 			if (!rep)
 				return -1;
-			if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 5) {
+			if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6) {
 				/* Nothing was claimed for this account (a script either
 				 * runs whole or not at all); the others go on, and the
 				 * exit says so. Said once, after the round. */
@@ -172,6 +248,8 @@ round_robin(int start, long budget, long batch, long long *queued, long long *wa
 				emit_task(c, rep->element[0]->element + i);
 			claimed += (long)(rep->element[0]->elements / CLAIM_TASK_VALUES);
 			*queued += rep->element[2]->integer;
+			if (note_held(c, rep))
+				*held_queued += rep->element[2]->integer;
 			if (rep->element[1]->integer >= 0) {
 				long long w = rep->element[1]->integer - rep->element[3]->integer;
 
@@ -204,8 +282,10 @@ main(int argc, char *argv[])
 	};
 	struct sr_dispatch d;
 	int c, start = 0;
+	long long queued = 0, held_queued = 0;
 
 	sr_prog = "sr-claim";
+	sr_log_stamp = 1; /* it runs unattended: its stderr is a log */
 	sr_config_init(&cfg);
 	sr_dispatch_init(&d);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -232,10 +312,11 @@ main(int argc, char *argv[])
 	sr_redis_open(&rds, &cfg);
 
 	while (!sr_dispatch_done(&d)) {
-		long long queued = 0, wait_ms = 250;
+		long long wait_ms = 250;
 		long got = 0;
 		int on;
 
+		queued = held_queued = 0;
 		if ((on = sr_switch_get(&rds, &cfg)) < 0 || load_accounts() < 0)
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 		if (!on) {
@@ -246,17 +327,25 @@ main(int argc, char *argv[])
 		}
 		d.said_off = 0;
 		if (ncarriers > 0 && (got = round_robin(start++, sr_dispatch_budget(&d, d.batch * ncarriers),
-		    d.batch, &queued, &wait_ms)) < 0)
+		    d.batch, &queued, &held_queued, &wait_ms)) < 0)
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 		d.total += got;
 		if (got > 0 && !(d.until_empty && queued == 0))
 			continue; /* more may be due right now */
+		if (d.until_empty && queued > 0 && queued == held_queued && holds_outlast(&d))
+			break;
 		if (!sr_dispatch_idle(&d, queued, wait_ms))
 			break;
+	}
+	/* --until-empty ended with work left, all of it held: said, exit 4. */
+	if (d.until_empty && queued > 0 && queued == held_queued) {
+		say_held();
+		status = sr_worst(status, SR_EX_HELD);
 	}
 	for (int i = 0; i < ncarriers; i++)
 		free((char *)carriers[i]);
 	free(carriers);
+	free(held);
 	sr_redis_close(&rds);
 	sr_accounts_free();
 	return sr_finish(status);

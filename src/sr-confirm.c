@@ -423,6 +423,7 @@ main(int argc, char *argv[])
 	char *line;
 
 	sr_prog = "sr-confirm";
+	sr_log_stamp = 1; /* it runs unattended: its stderr is a log */
 	sr_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
 		if (!sr_config_option(&cfg, c, optarg, usage))

@@ -1635,16 +1635,15 @@ main(int argc, char *argv[])
 			default_source = optarg;
 			break;
 		case O_AS_OF: as_of_opt = optarg; break;
-		case SR_OPT_GATEWAY:
-			sr_gateway_url_check(optarg);
-			cfg.gateway = optarg;
-			break;
 		default:
 			if (!sr_config_option(&cfg, c, optarg, usage))
 				sr_usage(SR_EX_USAGE, usage);
 		}
 	}
 	sr_no_operands(argc, argv, usage);
+	/* Checked before any line is read: the direct path (the switch off)
+	 * would otherwise meet it only at its first call. */
+	sr_gateway_url_check(&cfg);
 	redis_up = sr_redis_open_filter(&rds, &cfg, "line is answered with status \"error\"");
 	was_up = redis_up;
 	if (as_of_opt)

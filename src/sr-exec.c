@@ -922,6 +922,7 @@ main(int argc, char *argv[])
 	int c;
 
 	sr_prog = "sr-exec";
+	sr_log_stamp = 1; /* it runs unattended: its stderr is a log */
 	sr_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == O_CONCURRENCY)
@@ -930,7 +931,7 @@ main(int argc, char *argv[])
 			sr_usage(SR_EX_USAGE, usage);
 	}
 	sr_no_operands(argc, argv, usage);
-	sr_gateway_url_check(cfg.gateway);
+	sr_gateway_url_check(&cfg);
 	sr_lease_require(&cfg);
 	{
 		const char *d = getenv("SRQ_TEST_SEND_DELAY_MS");

@@ -432,6 +432,7 @@ main(int argc, char *argv[])
 	char tmp[4096];
 
 	sr_prog = "sr-stat";
+	sr_log_stamp = 1; /* it runs unattended: its stderr is a log */
 	sr_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {

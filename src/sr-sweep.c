@@ -45,8 +45,8 @@ static const char usage[] =
 "Environment: SRQ_MIN_INTERVAL_MS, SRQ_AUDIT_DAYS (default 30), SRQ_CONFIG.\n"
 "Exit: 0 nothing found, 1 something found (damage is news: look at the\n"
 "  findings), 2 usage, 3 Redis unavailable or refused a repair.\n"
-"Example (cron, every 30 minutes):\n"
-"  */30 * * * * flock -n /tmp/srq-sweep.lock sr-sweep >>/var/log/srq/sweep.log 2>&1\n";
+"Example (cron, every 30 minutes: findings to the log, a page when it is news):\n"
+"  */30 * * * * srq-page --records /var/log/srq/sweep.log sweep sr-sweep 2>>/var/log/srq/sweep.log\n";
 
 static struct sr_config cfg;
 static struct sr_redis rds;
@@ -554,6 +554,8 @@ do_sweep(void)
 		sweep_ids(&w, 1, s);
 		total += w.findings;
 	}
+	/* The run's line in the log: warning when it found something. */
+	sr_log_head(total || keys_left || sweep_failed ? SR_LOG_WARNING : SR_LOG_NOTICE);
 	fprintf(stderr, "%s: sweep: %ld finding%s repaired", sr_prog, total, total == 1 ? "" : "s");
 	if (keys_left)
 		fprintf(stderr, ", %ld damaged key%s left for you (wrong_type, \"repaired\":false)", keys_left,
@@ -613,6 +615,7 @@ main(int argc, char *argv[])
 	int c, status;
 
 	sr_prog = "sr-sweep";
+	sr_log_stamp = 1; /* it runs unattended: its stderr is a log */
 	sr_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {

@@ -23,17 +23,29 @@ enum {
 	SR_EX_REJECTED = 1, /* some input lines rejected, the rest processed */
 	SR_EX_USAGE = 2,   /* usage or configuration error */
 	SR_EX_BACKEND = 3, /* Redis or the gateway unavailable */
+	SR_EX_HELD = 4,    /* sr-claim --until-empty: what is left is held (a pause, a breaker) */
 };
 
 /* ---------------------------------------------------------------- sr_util.c */
 
 extern const char *sr_prog;
+/* Set by the tools that run unattended (cron, systemd): each diagnostic
+ * line on stderr then starts with its ISO UTC time when stderr is not a
+ * terminal (a log file), or with its syslog level when it is the journal's
+ * stream (JOURNAL_STREAM), which stamps lines itself. */
+extern int sr_log_stamp;
+enum { SR_LOG_ERR = 3, SR_LOG_WARNING = 4, SR_LOG_NOTICE = 5 };
+/* What starts a diagnostic line on stderr (see sr_log_stamp): the journal's
+ * level prefix "<N>", the time, or nothing. */
+void sr_log_head(int prio);
 
 /* Print "PROG: fatal: MSG" and exit(status). A format ending in ':' gets
  * ": strerror(errno)" appended (sbase's eprintf rule). */
 void sr_die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 /* Print "PROG: warning: MSG" (same ':' rule). */
 void sr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "PROG: MSG": news, not a fault (same ':' rule). */
+void sr_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A warning an item may share with many (a refusal that fails a whole
  * batch): "subject: msg" for the first (subject may be NULL); the next
  * items with the same msg are counted, and said as "N more like it: msg"
@@ -84,7 +96,7 @@ char *sr_iso_ms(char *buf, size_t n, int64_t ms);
  * relative to now (both epoch ms). The text lives in one of 8 static
  * buffers, reused in turn: enough for one sentence. */
 const char *sr_when(int64_t ms, int64_t now);
-/* Worst of two exit statuses: BACKEND > USAGE > REJECTED > OK. */
+/* Worst of two exit statuses: BACKEND > USAGE > REJECTED > HELD > OK. */
 int sr_worst(int a, int b);
 
 /* ------------------------------------------------------------ sr_dispatch.c */
@@ -106,8 +118,11 @@ enum { SR_OPT_FOLLOW = 1100, SR_OPT_UNTIL_EMPTY, SR_OPT_FOR, SR_OPT_MAX, SR_OPT_
 void sr_dispatch_init(struct sr_dispatch *d);
 /* Handle a dispatcher option; 1 if handled (dies on a bad value). */
 int sr_dispatch_option(struct sr_dispatch *d, int opt, const char *arg);
-/* --for elapsed, or --max reached: stop claiming. */
+/* --for elapsed, --max reached, or a stop asked (SIGTERM, SIGINT, caught
+ * from sr_dispatch_init on): stop claiming. */
 int sr_dispatch_done(const struct sr_dispatch *d);
+/* What is left of --for, in ms (0 at the end); -1 without --for. */
+long long sr_dispatch_left_ms(const struct sr_dispatch *d);
 /* How many to claim this round: what --max leaves, else per_round. */
 long sr_dispatch_budget(const struct sr_dispatch *d, long per_round);
 /* Nothing claimed this round: 0 to stop (one pass done, or --until-empty
@@ -123,6 +138,7 @@ struct sr_config {
 	const char *redis_from; /* which of the two, for messages */
 	const char *prefix;     /* --prefix / SRQ_PREFIX */
 	const char *gateway;    /* --gateway / SRQ_GATEWAY */
+	const char *gateway_from; /* which of the two: "--gateway" or "SRQ_GATEWAY" */
 	long min_interval_ms;   /* SRQ_MIN_INTERVAL_MS */
 	long qps;               /* SRQ_QPS: default per-account rate */
 	long max_running;       /* SRQ_MAX_RUNNING */
@@ -178,9 +194,9 @@ void sr_config_init(struct sr_config *cfg);
 int sr_config_option(struct sr_config *cfg, int opt, const char *arg, const char *usage);
 /* Print usage to stdout (status 0) or a hint to stderr, then exit. */
 void sr_usage(int status, const char *usage) __attribute__((noreturn));
-/* A gateway base URL that is not http(s) is a usage error (exit 2), the
- * URL shown redacted. */
-void sr_gateway_url_check(const char *url);
+/* The gateway's base URL (cfg->gateway) that is not http(s) is a usage
+ * error (exit 2) naming where it came from, the URL shown redacted. */
+void sr_gateway_url_check(const struct sr_config *cfg);
 /* After getopt: any operand left is a usage error (exit 2). */
 void sr_no_operands(int argc, char *argv[], const char *usage);
 /* Parse a non-negative decimal; returns -1 on anything else (a sign,

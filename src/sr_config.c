@@ -301,6 +301,7 @@ sr_config_init(struct sr_config *cfg)
 	if (!sr_valid_id(cfg->prefix))
 		sr_die(SR_EX_USAGE, "SRQ_PREFIX: '%.80s' must match [A-Za-z0-9_.-]{1,64}", cfg->prefix);
 	cfg->gateway = env_str("SRQ_GATEWAY", "http://127.0.0.1:8080");
+	cfg->gateway_from = "SRQ_GATEWAY";
 	/* Every number is bounded: a typo or an overflow is a usage error that
 	 * names the setting, never a silent wrap. */
 	cfg->min_interval_ms = env_long("SRQ_MIN_INTERVAL_MS", 600000, 0, 7 * 86400000L);
@@ -354,7 +355,10 @@ sr_config_option(struct sr_config *cfg, int opt, const char *arg, const char *us
 			sr_die(SR_EX_USAGE, "--prefix: '%s' must match [A-Za-z0-9_.-]{1,64}", arg);
 		cfg->prefix = arg;
 		return 1;
-	case SR_OPT_GATEWAY: cfg->gateway = arg; return 1;
+	case SR_OPT_GATEWAY:
+		cfg->gateway = arg;
+		cfg->gateway_from = "--gateway";
+		return 1;
 	case SR_OPT_VERSION:
 		printf("%s %s\n", sr_prog, SR_VERSION);
 		exit(sr_finish(0));
@@ -365,14 +369,16 @@ sr_config_option(struct sr_config *cfg, int opt, const char *arg, const char *us
 }
 
 void
-sr_gateway_url_check(const char *url)
+sr_gateway_url_check(const struct sr_config *cfg)
 {
+	const char *url = cfg->gateway;
 	char shown[1024];
 
 	/* Only http(s) reaches a carrier; the URL may carry a token, so it is
-	 * shown redacted. */
+	 * shown redacted. The flag and the environment (or the config file)
+	 * are held to the same rule, and the message names which it was. */
 	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
-		sr_die(SR_EX_USAGE, "--gateway: '%s' is not an http(s) URL",
+		sr_die(SR_EX_USAGE, "%s: '%s' is not an http(s) URL", cfg->gateway_from,
 		    sr_url_shown(url, shown, sizeof shown));
 }
 

@@ -1,13 +1,45 @@
 /* sr_dispatch.c - what the two dispatchers (sr-claim, dev-eval) share:
  * their options (--follow, --until-empty, --for, --max, --batch) and their
  * pacing: one pass by default, or keep going, sleeping until the next due
- * time (bounded, so new work and freed slots are noticed quickly). */
+ * time (bounded, so new work and freed slots are noticed quickly); and
+ * how they stop when told to (SIGTERM, SIGINT): as when --for runs out,
+ * after the round under way, so that what they claimed is handed on. */
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
 
 #include "sr.h"
 
 #define IDLE_MAX_MS 250
 #define IDLE_MIN_MS 5
+
+static volatile sig_atomic_t stop_asked;
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+}
+
+/* The first SIGTERM or SIGINT asks for a stop; a second one (the handler
+ * is reset) kills, for a dispatcher stuck where it cannot see the first.
+ * With SA_RESTART a Redis read under way is not cut short (and failed):
+ * the flag is seen at the round's end, or wakes the nap (nanosleep is
+ * never restarted). */
+static void
+catch_stop(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	sa.sa_flags = SA_RESTART | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
 
 void
 sr_dispatch_init(struct sr_dispatch *d)
@@ -17,6 +49,7 @@ sr_dispatch_init(struct sr_dispatch *d)
 	d->max = -1;
 	d->batch = 64;
 	d->t0 = sr_mono_ms();
+	catch_stop();
 }
 
 int
@@ -35,8 +68,19 @@ sr_dispatch_option(struct sr_dispatch *d, int opt, const char *arg)
 int
 sr_dispatch_done(const struct sr_dispatch *d)
 {
-	return (d->for_s >= 0 && sr_mono_ms() - d->t0 >= d->for_s * 1000) ||
+	return stop_asked || (d->for_s >= 0 && sr_mono_ms() - d->t0 >= d->for_s * 1000) ||
 	    (d->max >= 0 && d->total >= d->max);
+}
+
+long long
+sr_dispatch_left_ms(const struct sr_dispatch *d)
+{
+	long long left;
+
+	if (d->for_s < 0)
+		return -1;
+	left = d->t0 + d->for_s * 1000 - sr_mono_ms();
+	return left > 0 ? left : 0;
 }
 
 long
@@ -54,7 +98,13 @@ nap(const struct sr_dispatch *d, long long ms)
 		ms = IDLE_MIN_MS;
 	if (d->for_s >= 0 && sr_mono_ms() + ms > d->t0 + d->for_s * 1000)
 		ms = d->t0 + d->for_s * 1000 - sr_mono_ms();
-	sr_sleep_ms(ms);
+	if (ms > 0 && !stop_asked) {
+		struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+
+		/* A stop asked wakes it (EINTR), and ends the wait. */
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR && !stop_asked)
+			;
+	}
 }
 
 int
@@ -72,8 +122,7 @@ int
 sr_dispatch_switch_off(struct sr_dispatch *d, const char *kept)
 {
 	if (!d->said_off++)
-		fprintf(stderr, "%s: the global switch is off: claiming nothing (%s are kept)\n",
-		    sr_prog, kept);
+		sr_note("the global switch is off: claiming nothing (%s are kept)", kept);
 	if (!d->follow || d->until_empty)
 		return 0;
 	nap(d, IDLE_MAX_MS);

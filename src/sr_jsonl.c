@@ -139,6 +139,7 @@ sr_reader_failed(const struct sr_reader *rd)
 {
 	if (!rd->err)
 		return 0;
+	sr_log_head(SR_LOG_ERR);
 	fprintf(stderr, "%s: error: reading input after line %ld: %s\n", sr_prog, rd->lineno,
 	    strerror(rd->err));
 	return SR_EX_USAGE;
@@ -248,6 +249,7 @@ sr_json_text(const char *s)
 int
 sr_rejected(json_t *o, long line, const char *error)
 {
+	sr_log_head(SR_LOG_WARNING);
 	fprintf(stderr, "%s: line %ld: %s\n", sr_prog, line, error);
 	json_object_set_new(o, "status", json_string("rejected"));
 	json_object_set_new(o, "error", sr_json_text(error));

@@ -844,8 +844,10 @@ sr_redis_open_filter(struct sr_redis *r, const struct sr_config *cfg, const char
 
 	if (rc == -2)
 		sr_die(SR_EX_USAGE, "%s", r->errstr);
-	if (rc < 0)
+	if (rc < 0) {
+		sr_log_head(SR_LOG_ERR);
 		fprintf(stderr, "%s: error: %s; every %s\n", sr_prog, r->errstr, answer);
+	}
 	return rc == 0;
 }
 
@@ -934,9 +936,11 @@ sr_redis_wait_on(struct sr_redis *r, const struct sr_config *cfg, int node, unsi
 void
 sr_redis_lost(struct sr_redis *r, int *up, const char *answer)
 {
-	if (*up)
+	if (*up) {
+		sr_log_head(SR_LOG_ERR);
 		fprintf(stderr, "%s: error: %s; every %s not yet done is answered with \"error\"\n", sr_prog,
 		    r->errstr, answer);
+	}
 	*up = 0;
 }
 

@@ -8,19 +8,62 @@
 #include <string.h>
 #include <time.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sr.h"
 
 const char *sr_prog = "srq";
+int sr_log_stamp;
+
+/* Whether stderr is the journal's stream: systemd names it in
+ * JOURNAL_STREAM ("device:inode") for the service it started; a tool that
+ * service started again with stderr elsewhere inherits the variable, so
+ * the stream itself is compared. */
+static int
+stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	return js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
+	    (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+void
+sr_log_head(int prio)
+{
+	static int journal = -1;
+
+	if (journal < 0)
+		journal = stderr_is_journal();
+	if (journal) {
+		/* The journal stamps each line itself, and reads its level
+		 * from this prefix (sd-daemon(3)). */
+		fprintf(stderr, "<%d>", prio);
+	} else if (sr_log_stamp && !isatty(STDERR_FILENO)) {
+		time_t t = time(NULL);
+		struct tm tm;
+		char iso[32];
+
+		gmtime_r(&t, &tm);
+		strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		fprintf(stderr, "%s ", iso);
+	}
+}
 
 static void
-vmsg(const char *level, const char *fmt, va_list ap)
+vmsg(int prio, const char *level, const char *fmt, va_list ap)
 {
 	int saved = errno;
 	size_t n = strlen(fmt);
 
-	fprintf(stderr, "%s: %s: ", sr_prog, level);
+	sr_log_head(prio);
+	if (level)
+		fprintf(stderr, "%s: %s: ", sr_prog, level);
+	else
+		fprintf(stderr, "%s: ", sr_prog);
 	vfprintf(stderr, fmt, ap);
 	if (n > 0 && fmt[n - 1] == ':')
 		fprintf(stderr, " %s", strerror(saved));
@@ -36,7 +79,7 @@ sr_die(int status, const char *fmt, ...)
 
 	same_said();
 	va_start(ap, fmt);
-	vmsg("fatal", fmt, ap);
+	vmsg(SR_LOG_ERR, "fatal", fmt, ap);
 	va_end(ap);
 	fflush(stdout);
 	exit(status);
@@ -48,7 +91,17 @@ sr_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmsg("warning", fmt, ap);
+	vmsg(SR_LOG_WARNING, "warning", fmt, ap);
+	va_end(ap);
+}
+
+void
+sr_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(SR_LOG_NOTICE, NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -139,8 +192,13 @@ sr_flush(void)
 int
 sr_worst(int a, int b)
 {
-	/* Rank: OK < REJECTED < USAGE < BACKEND. The codes happen to be ordered. */
-	return a > b ? a : b;
+	/* Rank: OK < HELD < REJECTED < USAGE < BACKEND. The codes happen to
+	 * be ordered, but for HELD (work waiting, nothing wrong with it). */
+	int ra = a == SR_EX_HELD ? 0 : a, rb = b == SR_EX_HELD ? 0 : b;
+
+	if (ra == rb)
+		return a > b ? a : b;
+	return ra > rb ? a : b;
 }
 
 int64_t

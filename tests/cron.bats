@@ -1,5 +1,7 @@
 #!/usr/bin/env bats
-# cron.bats - the cron wrapper: runs the pipeline once at a time, bounded.
+# cron.bats - the cron wrappers: srq-drain runs the pipeline once at a time,
+# bounded, says what needs a human (and only that) on stdout, and finds its
+# tools beside it; the expiry scan.
 
 bats_require_minimum_version 1.5.0
 
@@ -7,7 +9,7 @@ setup() {
 	load helpers/common
 	srq_setup
 	gwsim_start
-	export SRQ_LOCK="$T/drain.lock" SRQ_DRAIN_FOR=2
+	export SRQ_LOCK="$T/drain.lock" SRQ_DRAIN_FOR=2 SRQ_STATE_DIR="$T/state"
 }
 
 teardown() {
@@ -76,6 +78,8 @@ teardown() {
 @test "srq-drain with the carrier failing every call exits non-zero and names the account" {
 	export SRQ_MIN_INTERVAL_MS=0 SRQ_FREEZE_AFTER=100 SRQ_ALERT_AFTER=100
 	GW_INTERVAL_MS=0
+	# (a breaker that does not open: then the account is held, exit 4)
+	profiles 'from = default' 'accounts = *' 'breaker_failures = 1000'
 	gwsim_start --fail-account c2
 	for c in c1 c2; do
 		for i in 1 2 3; do
@@ -86,6 +90,9 @@ teardown() {
 	[[ $stderr == *"c1: claimed=3 cards=3 done=3"* ]]
 	[[ $stderr == *"c2: claimed="*" cards=3 done=0 "* ]]
 	[[ $stderr == *"no progress for: c2"* ]]
+	# Said on stdout too, for a human: the problem first, then the summary.
+	assert_line --index 0 "srq-drain: no progress for: c2 (every call failed; see sr-admin why, sr-admin alerts)"
+	assert_line --index 1 --partial "c2: claimed="
 	# Nothing was left leased: every claim ended (requeued for later).
 	assert_equal "$(rcli ZCARD 't:carrier:{c2}:sr_running')" 0
 }
@@ -164,4 +171,85 @@ crontab_command() {
 	assert_equal "$(jq -r .state "$T/finals" | sort -u)" done
 	assert_equal "$(rcli ZCARD 't:carrier:{c1}:sr_running')" 0
 	assert_equal "$(wc -l <"$T/gw.log")" "$(wc -l <"$T/finals")"
+}
+
+@test "srq-drain says an open breaker or a pause in its summary and on stdout, exit 4; a good run says nothing on stdout" {
+	export SRQ_MIN_INTERVAL_MS=0
+	GW_INTERVAL_MS=0
+	gwsim_start
+	stop_backlog 2 c1
+	run -0 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
+	assert_output ''
+	[[ $stderr == *"c1: claimed=2 cards=2 done=2"* ]]
+	# c2's carrier fails every call: its breaker opens; c3 is paused.
+	profiles 'from = default' 'accounts = *' 'breaker_cooldown_ms = 600000'
+	gw_set fail_account=c2
+	stop_backlog 6 c2
+	stop_backlog 2 c3 c4
+	sr-admin pause c3 --reason "onboarding" >/dev/null
+	# Before: exit 0, run after run, while the breaker held c2's work.
+	run -4 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
+	[[ $stderr =~ \|\ held:\ c2\ breaker\ until\ [0-9-]{10}T[0-9:]{8}Z,\ c3\ paused\ until\ resumed ]]
+	[[ $stderr == *"c4: claimed=2 cards=2 done=2"* ]]
+	[[ $stderr != *"no progress"* ]]
+	assert_line --index 0 "srq-drain: work held: c2 breaker, c3 paused: see sr-admin why"
+	assert_line --index 1 --regexp '^claimed=.* \| held: c2 breaker until .*, c3 paused until resumed$'
+	assert_equal "${#lines[@]}" 2
+	# A pause alone, with an end: the same exit, its time said.
+	sr-admin breaker c2 close --reason "carrier back" >/dev/null
+	gw_set fail_account=
+	sr-admin resume c3 --reason "live" >/dev/null
+	sr-admin pause c3 --until 1h --reason "maintenance" >/dev/null
+	run -4 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
+	assert_line --index 0 "srq-drain: work held: c3 paused: see sr-admin why"
+	[[ $stderr =~ \|\ held:\ c3\ paused\ until\ [0-9-]{10}T[0-9:]{8}Z$'\n' ]]
+}
+
+@test "srq-drain --follow runs run after run; SIGTERM ends the run under way, nothing leased, exit 0" {
+	export SRQ_DRAIN_FOR=1
+	gwsim_start --slow-ms 1500
+	stop_backlog 20 c1
+	"$PROJECT_ROOT/cron/srq-drain" --follow >"$T/out" 2>"$T/drain.log" &
+	pid=$!
+	# Two runs at least: two summaries.
+	for i in $(seq 200); do [ "$(grep -c 'srq-drain: claimed=' "$T/drain.log")" -ge 2 ] && break; sleep 0.1; done
+	assert [ "$(grep -c 'srq-drain: claimed=' "$T/drain.log")" -ge 2 ]
+	# Stopped as systemd does (KillMode=mixed: srq-drain alone), calls in flight.
+	for i in $(seq 100); do [ "$(rcli ZCARD 't:carrier:{c1}:sr_running')" -gt 0 ] && break; sleep 0.05; done
+	kill -TERM "$pid"
+	wait "$pid"
+	# The run ended as at SRQ_DRAIN_FOR: what was claimed was called and
+	# confirmed, nothing is left leased, and the stop is no failure.
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:sr_running')" 0
+	assert_equal "$(jq -s '[.[] | select(.code == "OK")] | length' "$T/gw.log")" \
+		"$(grep -o ' | c1: claimed=[0-9]* cards=[0-9]* done=[0-9]*' "$T/drain.log" | awk -F= '{ n += $NF } END { print n }')"
+	assert_equal "$(cat "$T/out")" ''
+	! grep -q 'failed stages' "$T/drain.log"
+	# A run that fails ends it, with its status (systemd starts it again).
+	SRQ_REDIS="unix://$T/none.sock" run -3 --separate-stderr "$PROJECT_ROOT/cron/srq-drain" --follow
+}
+
+@test "the wrappers find their tools beside them under env -i PATH=/usr/bin:/bin, --version too" {
+	gwsim_start
+	stop_backlog 2 c1
+	# As installed: the wrappers, what they share and the tools in one directory.
+	mkdir "$T/bin"
+	cp "$PROJECT_ROOT"/cron/srq-drain "$PROJECT_ROOT"/cron/srq-expiry-scan "$PROJECT_ROOT"/cron/srq-page \
+		"$PROJECT_ROOT"/cron/srq-lib.sh "$T/bin/"
+	for t in sr-claim sr-exec sr-confirm sr-enqueue sr-stat; do ln -s "$SRQ_BIN/$t" "$T/bin/$t"; done
+	# (Before: every stage "not found", and --version failed the same way.)
+	for t in srq-drain srq-expiry-scan srq-page; do
+		run -0 env -i PATH=/usr/bin:/bin "$T/bin/$t" --version
+		assert_output --regexp "^$t [0-9]+\.[0-9]+\.[0-9]+$"
+	done
+	env="SRQ_REDIS=$SRQ_REDIS SRQ_PREFIX=t SRQ_CONFIG= SRQ_GATEWAY=$SRQ_GATEWAY SRQ_LEASE_MS=$SRQ_LEASE_MS
+		SRQ_GATEWAY_TIMEOUT_MS=$SRQ_GATEWAY_TIMEOUT_MS SRQ_LOCK=$T/drain.lock SRQ_DRAIN_FOR=1 SRQ_STATE_DIR=$T/state"
+	run -0 --separate-stderr env -i PATH=/usr/bin:/bin $env "$T/bin/srq-page" drain "$T/bin/srq-drain"
+	assert_output ''
+	[[ $stderr == *"c1: claimed=2 cards=2 done=2"* ]]
+	[[ $stderr != *"not found"* ]]
+	printf 'card,carrier,pkg_expires_at\nX1,c1,1\n' >"$T/expired.csv"
+	run -0 --separate-stderr env -i PATH=/usr/bin:/bin $env SRQ_EXPIRY_CSV="$T/expired.csv" \
+		SRQ_EXPIRY_LOCK="$T/scan.lock" "$T/bin/srq-expiry-scan"
+	[[ $stderr == *"queued 1"* ]]
 }

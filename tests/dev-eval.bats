@@ -178,3 +178,18 @@ device_request() { # device_request SCENE...
 	run -0 dev-eval --max 2
 	assert_equal "$(jq -r .state <<<"$output" | paste -sd' ')" "done done"
 }
+
+@test "SIGTERM stops dev-eval --follow after the devices it claimed, exit 0" {
+	device_with_cards
+	device_request device_package_expired
+	dev-eval --follow >"$T/evals" 2>"$T/eval.err" &
+	pid=$!
+	for i in $(seq 100); do [ -s "$T/evals" ] && break; sleep 0.05; done
+	kill -TERM "$pid"
+	start=$(date +%s%3N)
+	wait "$pid"
+	[ $(($(date +%s%3N) - start)) -lt 2000 ]
+	assert_equal "$(jq -r '"\(.device) \(.state)"' "$T/evals")" "D1 done"
+	assert_device_queues_empty
+	[ ! -s "$T/eval.err" ]
+}

@@ -26,9 +26,9 @@ teardown() {
 	run -0 sr-gwsim --help
 	assert_output --partial 'usage: sr-gwsim'
 	# The cron wrappers answer --help too, instead of running.
-	for t in srq-drain srq-expiry-scan; do
+	for t in srq-drain srq-expiry-scan srq-page; do
 		run -0 "$PROJECT_ROOT/cron/$t" --help
-		assert_line --index 0 "usage: $t"
+		assert_line --index 0 --regexp "^usage: $t( |\$)"
 		assert_output --partial 'Exit:'
 		run -0 "$PROJECT_ROOT/cron/$t" --version
 		assert_output --regexp "^$t [0-9]+\.[0-9]+\.[0-9]+$"

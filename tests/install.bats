@@ -12,7 +12,7 @@ setup() {
 	load helpers/common
 	T="$BATS_TEST_TMPDIR"
 	TOOLS="sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-rate"
-	SCRIPTS="srq-drain srq-expiry-scan"
+	SCRIPTS="srq-drain srq-expiry-scan srq-page"
 }
 
 @test "make install: production tools and cron wrappers in bin, sr-gwsim apart, pages, completion, docs, rules, dashboard and example profiles, no Lua" {
@@ -25,6 +25,9 @@ setup() {
 	done
 	[ ! -e bin/sr-gwsim ]
 	[ -x lib/srq/sr-gwsim ]
+	# What the wrappers share, apart, and each told where it will be.
+	[ -s lib/srq/srq-lib.sh ]
+	for t in $SCRIPTS; do grep -q '^\[ -r "$lib" \] || lib=/usr/lib/srq/srq-lib.sh$' "bin/$t"; done
 	[ -s share/doc/srq/README.md ]
 	[ -s share/doc/srq/crontab.example ]
 	# The monitoring's files, and the rules' tests run where they landed.

@@ -10,7 +10,7 @@ setup() {
 	load helpers/common
 	T="$BATS_TEST_TMPDIR"
 	TOOLS="sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-rate sr-gwsim"
-	SCRIPTS="srq-drain srq-expiry-scan"
+	SCRIPTS="srq-drain srq-expiry-scan srq-page"
 }
 
 # tool_path NAME: the tool under test (a cron wrapper is run from cron/).
@@ -79,7 +79,7 @@ section() {
 	# (what help-options reads: a prose mention of another tool's options,
 	# srq-drain's "sr-claim --follow --for", is not one of its own)
 	run -0 help-options "$PROJECT_ROOT/cron/srq-drain"
-	assert_output $'--help\n--version'
+	assert_output $'--follow\n--help\n--version'
 	run -0 help-options --valued "$(tool_path sr-claim)"
 	assert_line -- '--for SECONDS'
 	refute_line --partial -- '--follow'
@@ -140,8 +140,9 @@ complete_words() {
 	# An option that takes a file completes files.
 	touch "$T/gw.token"
 	assert_equal "$(complete_words sr-gwsim --token-file "$T/gw.t")" "$T/gw.token"
-	# The operator's case: srq-drain takes no option of sr-claim's.
-	assert_equal "$(complete_words srq-drain --)" "--help --version"
+	# The operator's case: srq-drain takes no option of sr-claim's but
+	# --follow, its own (completion offered --for too, which it refused).
+	assert_equal "$(complete_words srq-drain --)" "--follow --help --version"
 }
 
 @test "completion is made from the tools' --help: an option added to a --help is offered, with no edit" {

@@ -127,3 +127,55 @@ enqueue() {
 	run -0 sr-claim --max 2
 	assert_equal "$(jq -r .carrier <<<"$output" | paste -sd' ')" "c1 c1"
 }
+
+@test "--until-empty ends when what is left is held by a pause or an open breaker: exit 4, a line for each" {
+	gwsim_start
+	enqueue c1 polling 1 3
+	enqueue c2 polling 4 5
+	enqueue c3 polling 6 7
+	sr-admin pause c1 --reason "onboarding" >/dev/null
+	sr-admin breaker c2 open --reason "carrier incident" >/dev/null
+	# Before: it waited on them until killed. Now the pipeline ends with
+	# what is free done, long before --for, and it says who holds the rest.
+	start=$(date +%s)
+	timeout 30 sr-claim --until-empty --for 25 2>"$T/claim.err" | sr-exec | sr-confirm >"$T/finals"
+	assert_equal "${PIPESTATUS[0]}" 4
+	[ $(($(date +%s) - start)) -lt 10 ]
+	assert_equal "$(jq -r '"\(.carrier) \(.state)"' "$T/finals" | sort | uniq -c | awk '{print $2 $3 "=" $1}' | paste -sd' ')" "c3done=2"
+	run cat "$T/claim.err"
+	assert_equal "${#lines[@]}" 2
+	assert_output --partial "account 'c1': 3 commands held by a pause until resumed"
+	assert_output --partial "account 'c2': 2 commands held by its breaker, open until closed"
+	# Held until a time: said with it. Without --for, at once.
+	sr-admin resume c1 --reason "live" >/dev/null
+	sr-admin pause c1 --until 1h --reason "maintenance" >/dev/null
+	run -4 --separate-stderr timeout 30 sr-claim --until-empty --carrier c1
+	assert_output ''
+	[[ $stderr =~ account\ \'c1\':\ 3\ commands\ held\ by\ a\ pause\ until\ [0-9-]{10}T[0-9:]{8}Z\ \(in\ (59m|1h) ]]
+	# A pause that ends within --for is waited for: its work is claimed.
+	sr-admin resume c1 --reason "live" >/dev/null
+	sr-admin pause c1 --until 2s --reason "short" >/dev/null
+	run -0 --separate-stderr timeout 30 sr-claim --until-empty --for 25 --carrier c1 --max 3
+	assert_equal "$(jq -r .card <<<"$output" | sort | paste -sd' ')" "K001 K002 K003"
+	[ -z "$stderr" ]
+}
+
+@test "SIGTERM stops sr-claim --follow as --for does: what it printed is claimed, handed on, exit 0" {
+	gwsim_start
+	enqueue c1 polling 1 5
+	sr-claim --follow >"$T/tasks" 2>"$T/claim.err" &
+	pid=$!
+	for i in $(seq 100); do [ "$(wc -l <"$T/tasks")" -ge 5 ] && break; sleep 0.05; done
+	# It is idle, and then told to stop.
+	kill -TERM "$pid"
+	start=$(date +%s%3N)
+	wait "$pid"
+	[ $(($(date +%s%3N) - start)) -lt 2000 ]
+	# Every task it printed is a live claim, whose result counts.
+	assert_equal "$(wc -l <"$T/tasks")" 5
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:sr_running')" 5
+	run -0 sr-exec <"$T/tasks"
+	run -0 sr-confirm <<<"$output"
+	assert_equal "$(jq -r .state <<<"$output" | sort -u)" done
+	[ ! -s "$T/claim.err" ]
+}

@@ -175,3 +175,17 @@ req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
 	SRQ_REDIS='redis://user:pw@localhost:6379' run -2 --separate-stderr sr-enqueue </dev/null
 	[[ $stderr == *'SRQ_REDIS_PASSWORD'* ]]
 }
+
+@test "SRQ_GATEWAY from the environment is held to the flag's rule: not a URL is exit 2 before any line" {
+	sr-admin switch off --reason "direct path" >/dev/null
+	# Before: the flag was refused, the variable was not, and the request
+	# ended direct_failed, exit 3.
+	SRQ_GATEWAY='not a url' run -2 --separate-stderr sr-enqueue < <(req C1 c1 order "$PAST")
+	assert_output ''
+	[[ $stderr == *"SRQ_GATEWAY: 'not a url' is not an http(s) URL"* ]]
+	run -2 --separate-stderr sr-enqueue --gateway 'not a url' < <(req C1 c1 order "$PAST")
+	[[ $stderr == *"--gateway: 'not a url' is not an http(s) URL"* ]]
+	SRQ_GATEWAY='ftp://gw' run -2 --separate-stderr sr-exec </dev/null
+	[[ $stderr == *"SRQ_GATEWAY: 'ftp://gw' is not an http(s) URL"* ]]
+	assert_equal "$(rcli EXISTS 't:carrier:{c1}:card:C1')" 0
+}

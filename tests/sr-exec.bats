@@ -123,3 +123,22 @@ stop_request() {
 	last=$(rcli HGET 't:carrier:{c1}:card:E6' last_call)
 	[ "$due" -ge $((last + 5000)) ]
 }
+
+@test "its diagnostics start with their UTC time in a log, with their level in the journal, bare on a terminal" {
+	# A log file (cron's 2>>): each line stamped, as the wrappers' are.
+	sr-exec <<<'{"task":"call","card":"x"}' >/dev/null 2>"$T/exec.log" || true
+	run cat "$T/exec.log"
+	assert_output --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z sr-exec: line 1: '
+	# The journal (systemd names its stream in JOURNAL_STREAM): it stamps
+	# lines itself, and reads each one's level from its "<N>".
+	JOURNAL_STREAM=$(stat -c '%d:%i' "$T/exec.log") sr-exec <<<'{"task":"call","card":"x"}' >/dev/null 2>"$T/exec.log" || true
+	run cat "$T/exec.log"
+	assert_output --regexp '^<4>sr-exec: line 1: '
+	# The variable inherited by a tool whose stderr is elsewhere: a log.
+	JOURNAL_STREAM=1:1 sr-exec <<<'{"task":"call","card":"x"}' >/dev/null 2>"$T/exec.log" || true
+	run cat "$T/exec.log"
+	assert_output --regexp '^[0-9-]{10}T[0-9:]{8}Z sr-exec: line 1: '
+	# On a terminal (script(1) gives it one), for a person: bare.
+	run -1 script -qec "echo '{}' | sr-exec >/dev/null" /dev/null
+	assert_output --regexp '^sr-exec: line 1: '
+}

@@ -38,7 +38,7 @@
                 and the sequence's next number, so that nobody can guess a live
                 claim's token and forge its result (a forged line is 'stale')
   Output:
-    { tasks, next_due_ms, queued, now_ms, held }
+    { tasks, next_due_ms, queued, now_ms, held, held_until_ms }
     tasks: one flat array, 10 values per task: kind (call|query), card, action,
            ver, token, attempt, reason, scene, lane (query|retry|high|normal|
            bulk), txn (a query's: the carrier's id of the change it settles,
@@ -48,6 +48,8 @@
     next_due_ms: earliest score left in the queues (-1 when empty)
     queued: commands in the queues, claimed ones included (frozen excluded)
     held: 'paused' or 'breaker' when the account takes no call now, else ''
+    held_until_ms: when that hold ends (0 with none, or for a limit of 0,
+           which has no end)
   Command hashes, and the idle and wait buckets of a command waiting packed
   (includes/idle.lua: its claim moves it into its card's hash), are named
   from ARGV[2] and the queue members: they carry the same hash tag as KEYS,
@@ -303,4 +305,7 @@ for q = 1, 3 do
   end
 end
 if held and nextDue >= 0 and nextDue < heldUntil then nextDue = heldUntil end
-return { tasks, nextDue, queued, now, held or '' }
+-- (a limit of 0 holds the account until someone changes it: no end)
+local heldEnd = 0
+if held and (held == 'breaker' or (tonumber(e.pause_until) or 0) > now) then heldEnd = heldUntil end
+return { tasks, nextDue, queued, now, held or '', heldEnd }
