@@ -415,6 +415,10 @@ setup_layout() { stopped_renewed manual_recheck; }
 	assert_line tat
 }
 
+@test "README: systemd (skipped)" {
+	block systemd
+}
+
 @test "README: fuzzing (skipped)" {
 	block fuzz
 }
