@@ -229,6 +229,30 @@ crontab_command() {
 	SRQ_REDIS="unix://$T/none.sock" run -3 --separate-stderr "$PROJECT_ROOT/cron/srq-drain" --follow
 }
 
+@test "srq-drain --follow goes on while work is held, and pages it once, when it is news (SRQ_PAGE_NAME)" {
+	export SRQ_DRAIN_FOR=1 SRQ_STATE_DIR="$T/state" SRQ_PAGE_NAME=srq-drain.service
+	gwsim_start
+	stop_backlog 2 c1
+	stop_backlog 2 c3
+	sr-admin pause c3 --until 1h --reason "onboarding" >/dev/null
+	"$PROJECT_ROOT/cron/srq-drain" --follow >"$T/out" 2>"$T/drain.log" &
+	pid=$!
+	# Three runs, each with c3 held (before: the first ended it, exit 4,
+	# and systemd started it again 5 s later, run after run).
+	for i in $(seq 200); do [ "$(grep -c 'srq-drain: claimed=.*| held: c3 paused' "$T/drain.log")" -ge 3 ] && break; sleep 0.1; done
+	assert [ "$(grep -c 'srq-drain: claimed=.*| held: c3 paused' "$T/drain.log")" -ge 3 ]
+	kill -0 "$pid"
+	# c1's work went on; the hold was paged once, not at every run.
+	assert_equal "$(jq -s '[.[] | select(.code == "OK" and (.card | startswith("c1")))] | length' "$T/gw.log")" 2
+	assert_equal "$(grep -c '^srq srq-drain.service: exit 4: srq-drain: work held: c3 paused' "$T/out")" 1
+	# The pause ends: back to normal is said, once.
+	sr-admin resume c3 --reason "live" >/dev/null
+	for i in $(seq 200); do grep -q 'back to normal' "$T/out" && break; sleep 0.1; done
+	kill -TERM "$pid"
+	wait "$pid"
+	assert_equal "$(grep -c '^srq srq-drain.service: back to normal' "$T/out")" 1
+}
+
 @test "the wrappers find their tools beside them under env -i PATH=/usr/bin:/bin, --version too" {
 	gwsim_start
 	stop_backlog 2 c1
