@@ -55,6 +55,13 @@ void sr_flush(void);
  * Redis server's clock (sr_redis_time_ms). */
 int64_t sr_mono_ms(void);
 void sr_sleep_ms(int64_t ms);
+/* Who runs this, for the audit: SUDO_USER, else the effective user. */
+const char *sr_who(void);
+/* Worst of two exit statuses: BACKEND > USAGE > REJECTED > OK. */
+int sr_worst(int a, int b);
+
+/* ---------------------------------------------------------------- sr_time.c */
+
 /* A moment, in ms on the clock of now_ms (the Redis server's): a duration
  * ("500ms", "90s", "10m", "2h", "1d") from now, ahead (dir > 0: --until) or
  * ago (dir < 0: --since); "now"; "today" or "yesterday" (their start, UTC); an
@@ -76,16 +83,12 @@ int64_t sr_parse_as_of(const char *s, int64_t now_ms, int flag, char *err, size_
  * (now_ms; not known when <= 0): 1 with err saying so of subject. Trusted,
  * its facts would outlive every newer one. */
 int sr_as_of_ahead(const char *subject, int64_t t, int64_t now_ms, char *err, size_t errlen);
-/* Who runs this, for the audit: SUDO_USER, else the effective user. */
-const char *sr_who(void);
 /* Epoch ms as ISO-8601 UTC ("2026-12-01T10:00:00.123Z") into buf (>= 32). */
 char *sr_iso_ms(char *buf, size_t n, int64_t ms);
 /* A time for a sentence: "2026-12-01T10:00:00Z (in 2m05s)" or "(3m ago)",
  * relative to now (both epoch ms). The text lives in one of 8 static
  * buffers, reused in turn: enough for one sentence. */
 const char *sr_when(int64_t ms, int64_t now);
-/* Worst of two exit statuses: BACKEND > USAGE > REJECTED > OK. */
-int sr_worst(int a, int b);
 
 /* ------------------------------------------------------------ sr_dispatch.c */
 
