@@ -216,14 +216,12 @@ admin_pause(int argc, char **argv)
 	if (argc != 1)
 		command_usage();
 	if (until_opt) {
-		int64_t now = sr_redis_time_ms(&rds), t;
+		int64_t now = sr_redis_time_ms(&rds);
 
 		if (now < 0)
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		if ((t = sr_parse_when(until_opt, now, 1)) < 0)
-			sr_die(SR_EX_USAGE, "--until: '%s' is not a time (30m, 2h, 2026-12-01T10:00Z, "
-			    "or epoch ms)", until_opt);
-		snprintf(until, sizeof until, "%lld", (long long)t);
+		snprintf(until, sizeof until, "%lld", (long long)sr_time_option("--until", until_opt, now, 1,
+		    "(30m, 2h, 2026-12-01T10:00Z, 2026-12-01 18:00 in TZ, or epoch ms)"));
 	}
 	known_account(account, 1);
 	change("pause", account, 1, args);

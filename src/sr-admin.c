@@ -49,7 +49,7 @@ static const char usage[] =
 "                       rate), pause and breaker\n"
 "  pause ACCOUNT [--until TIME]   no call to the account (queued commands stay, untouched,\n"
 "                       nothing is called, not even by the direct path) until resumed, or\n"
-"                       until TIME (30m, 2h, 2026-12-01T10:00Z, epoch ms)\n"
+"                       until TIME (30m, 2h, 2026-12-01T10:00Z, 2026-12-01 18:00, epoch ms)\n"
 "  resume ACCOUNT       end a pause\n"
 "  breaker ACCOUNT [open|close]   show, open by hand (no call, no probe) or close\n"
 "  profile ACCOUNT      the account's carrier profile, resolved, secrets redacted, and\n"
@@ -93,8 +93,11 @@ static const char usage[] =
 "                  running it)\n"
 "  --carrier ID    the card's account, when the asset mirror does not know it\n"
 "  --since TIME    only entries from then on: 10m, 2h, 1d (ago), yesterday,\n"
-"                  2026-12-01T10:00Z, or epoch ms\n"
-"  --until TIME    (pause) when the pause ends by itself\n"
+"                  2026-12-01T10:00Z, 2026-12-01T18:00+08:00, or epoch ms; a time\n"
+"                  without a zone (2026-12-01 18:00, today) is the local zone's (TZ),\n"
+"                  said on stderr; one the zone skips or has twice (daylight saving)\n"
+"                  is refused (exit 2)\n"
+"  --until TIME    (pause) when the pause ends by itself (the same forms; 30m: ahead)\n"
 "  --test FILE, --probe CARD  (profile, one of them; Redis is not needed)\n"
 "  --force         (limits, pause, breaker open) change an account no request ever\n"
 "                  named (refused otherwise: most likely a typo)\n"
@@ -103,7 +106,8 @@ static const char usage[] =
 "                  line above shows them (retry CARD, freeze, drop take none of them);\n"
 "                  elsewhere refused (exit 2, nothing done), never ignored\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
-"Environment: SRQ_PROFILES (carrier profiles), SRQ_MIN_INTERVAL_MS, SRQ_QPS...\n"
+"Environment: SRQ_PROFILES (carrier profiles), SRQ_MIN_INTERVAL_MS, SRQ_QPS..., TZ (the\n"
+"  zone of a time given without one)\n"
 "Exit: 0 done, 1 some cards not found (no command, state or facts in the account), a\n"
 "  card line naming another account, an account no request ever named (a typo?), a\n"
 "  change refused, or a profile that does not check out, 2 usage, 3 Redis unavailable.\n"
@@ -1153,9 +1157,8 @@ main(int argc, char *argv[])
 
 		if (now < 0)
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		if ((since = sr_parse_when(since_opt, now, -1)) < 0)
-			sr_die(SR_EX_USAGE, "--since: '%s' is not a time (yesterday, 2026-12-01T10:00Z, "
-			    "epoch ms) nor a duration ago (10m, 2h, 1d)", since_opt);
+		since = sr_time_option("--since", since_opt, now, -1, "(yesterday, 2026-12-01T10:00Z, "
+		    "2026-12-01 18:00 in TZ, epoch ms) nor a duration ago (10m, 2h, 1d)");
 	}
 
 	status = running->run(argc - optind, argv + optind);

@@ -52,6 +52,16 @@ sr_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void
+sr_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("note", fmt, ap);
+	va_end(ap);
+}
+
 /* sr_warn_each: the warning of the item before, and how many items since
  * repeated it without being said. */
 static char same_msg[512];
