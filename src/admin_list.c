@@ -121,7 +121,7 @@ card_record(const char *account, const char *card, const struct command *h, int 
     long long due, long long now)
 {
 	const char *state, *filter = reason_match;
-	char iso[32];
+	char iso[40];
 	json_t *o;
 
 	if (!field(h, F_ACTION))
@@ -150,7 +150,8 @@ card_record(const char *account, const char *card, const struct command *h, int 
 		json_object_set_new(o, "scene", json_string(field(h, F_SCENE)));
 	if (!in_frozen) {
 		json_object_set_new(o, "due_ms", json_integer(due));
-		json_object_set_new(o, "due_at", json_string(sr_iso_ms(iso, sizeof iso, due)));
+		/* (for people, with --local, in their zone) */
+		json_object_set_new(o, "due_at", json_string(sr_iso_people(iso, sizeof iso, due)));
 	}
 	if (num(h, F_FAILS))
 		json_object_set_new(o, "fails", json_integer(num(h, F_FAILS)));

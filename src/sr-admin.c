@@ -102,6 +102,8 @@ static const char usage[] =
 "  --force         (limits, pause, breaker open) change an account no request ever\n"
 "                  named (refused otherwise: most likely a typo)\n"
 "  --table         aligned columns for people instead of JSONL\n"
+"  --utc, --local  (--table) its times in UTC (the default) or in the local zone\n"
+"                  (TZ), with its offset; JSONL always gives UTC\n"
 "  --dry-run, --state, --error-class, --account, --limit: only for the commands whose\n"
 "                  line above shows them (retry CARD, freeze, drop take none of them);\n"
 "                  elsewhere refused (exit 2, nothing done), never ignored\n"
@@ -1031,7 +1033,7 @@ int
 main(int argc, char *argv[])
 {
 	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT, O_TABLE,
-		O_UNTIL, O_FORCE, O_STATE, O_ERROR_CLASS, O_LIMIT, O_DRY_RUN, O_TEST, O_PROBE };
+		O_UNTIL, O_FORCE, O_STATE, O_ERROR_CLASS, O_LIMIT, O_DRY_RUN, O_TEST, O_PROBE, O_UTC, O_LOCAL };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "reason", required_argument, NULL, O_REASON },
@@ -1048,10 +1050,12 @@ main(int argc, char *argv[])
 		{ "dry-run", no_argument, NULL, O_DRY_RUN },
 		{ "test", required_argument, NULL, O_TEST },
 		{ "probe", required_argument, NULL, O_PROBE },
+		{ "utc", no_argument, NULL, O_UTC },
+		{ "local", no_argument, NULL, O_LOCAL },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sub;
-	int c, status = SR_EX_OK, limit_opt = 0;
+	int c, status = SR_EX_OK, limit_opt = 0, table = 0, utc = 0, local = 0;
 
 	sr_prog = "sr-admin";
 	sr_config_init(&cfg);
@@ -1071,7 +1075,9 @@ main(int argc, char *argv[])
 			since_opt = optarg; /* read on the Redis clock, once connected */
 			break;
 		case O_ACK: ack = optarg; break;
-		case O_TABLE: sr_table_mode(); break;
+		case O_TABLE: table = 1; break;
+		case O_UTC: utc = 1; break;
+		case O_LOCAL: local = 1; break;
 		case O_ACCOUNT:
 			if (!sr_valid_id(optarg))
 				sr_die(SR_EX_USAGE, "--account: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);
@@ -1097,6 +1103,9 @@ main(int argc, char *argv[])
 				sr_usage(SR_EX_USAGE, usage);
 		}
 	}
+	if (table)
+		sr_table_mode();
+	sr_people_zone(table, utc, local);
 	/* GNU getopt permutes: options may also follow the command
 	 * ("sr-admin retry X --reason Y"); what is left is the command and its
 	 * arguments. */

@@ -110,6 +110,10 @@ char *sr_iso_ms(char *buf, size_t n, int64_t ms);
  * sr_when) are in the local zone, with its offset, instead of UTC. -1 (err
  * set) when TZ names no zone. */
 int sr_times_local(char *err, size_t errlen);
+/* A tool's --utc and --local: both, or --local without --table (the view
+ * for people: a record's times stay UTC), or a TZ that names no zone, die
+ * (exit 2); --local, times for people from then on (sr_times_local). */
+void sr_people_zone(int table, int utc, int local);
 /* Epoch ms for people: as sr_iso_ms, or with --local
  * "2026-12-01T18:00:00.123+08:00". */
 char *sr_iso_people(char *buf, size_t n, int64_t ms);
@@ -215,6 +219,11 @@ void sr_usage(int status, const char *usage) __attribute__((noreturn));
 void sr_gateway_url_check(const char *url);
 /* After getopt: any operand left is a usage error (exit 2). */
 void sr_no_operands(int argc, char *argv[], const char *usage);
+/* Before getopt: an option whose value may be left out ("--watch [S]",
+ * "--ack [ID]"; declared required_argument) given without one (last, or
+ * before another option) becomes "OPT=": getopt hands it an empty value,
+ * and never takes the next option for its value. */
+void sr_optional_value(int argc, char **argv, const char *opt);
 /* Parse a non-negative decimal; returns -1 on anything else (a sign,
  * spaces, trailing text, an overflow). */
 long sr_parse_long(const char *s);

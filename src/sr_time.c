@@ -427,6 +427,21 @@ sr_times_local(char *err, size_t errlen)
 	return 0;
 }
 
+void
+sr_people_zone(int table, int utc, int local)
+{
+	char err[400];
+
+	if (utc && local)
+		sr_die(SR_EX_USAGE, "--utc and --local: one or the other");
+	/* A record's time is UTC, whoever reads it: a script must not parse
+	 * another zone because of where it runs. */
+	if (local && !table)
+		sr_die(SR_EX_USAGE, "--local: only for --table (records keep their times in UTC)");
+	if (local && sr_times_local(err, sizeof err) < 0)
+		sr_die(SR_EX_USAGE, "--local: %s", err);
+}
+
 char *
 sr_iso_ms(char *buf, size_t n, int64_t ms)
 {

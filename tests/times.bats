@@ -114,3 +114,27 @@ iso() { # iso MS: what the records must say for MS
 	assert_equal "$(sr-admin show C3 | jq -r .facts_as_of.data_used_kb.as_of_ms)" \
 		"$(TZ=Asia/Shanghai date -d "$taken" +%s)000"
 }
+
+@test "--table --local gives its times in the local zone, with its offset; --utc and JSON give UTC" {
+	ms=$(sr-admin list c1 | jq -r .due_ms)
+	local_t=$(TZ=Asia/Shanghai date -d "@$((ms / 1000))" +%Y-%m-%dT%H:%M:%S).$(printf %03d $((ms % 1000)))+08:00
+	TZ=Asia/Shanghai run -0 sr-admin list c1 --table --local
+	assert_line --index 1 --partial "$local_t"
+	for utc in --utc ''; do
+		TZ=Asia/Shanghai run -0 sr-admin list c1 --table $utc
+		assert_line --index 1 --partial "$(iso "$ms")"
+	done
+	TZ=Asia/Shanghai run -0 sr-admin list c1
+	assert_equal "$(jq -r .due_at <<<"$output")" "$(iso "$ms")"
+	# why's sentence too, in a table.
+	TZ=Asia/Shanghai run -0 sr-admin why C2 --table --local
+	assert_line --index 1 --regexp 'due now \(since [0-9-]+T[0-9:]+\+08:00 \('
+	TZ=Asia/Shanghai run -0 sr-admin why C2
+	jq -e '.why | test("since [0-9-]+T[0-9:]+Z \\(")' <<<"$output"
+	# JSON is UTC whoever reads it: --local without --table is refused.
+	run -2 --separate-stderr sr-admin list c1 --local
+	[[ $stderr == *"--local: only for --table"* ]]
+	run -2 sr-admin list c1 --table --utc --local
+	TZ=Asia/Shangai run -2 --separate-stderr sr-admin list c1 --table --local
+	[[ $stderr == *"TZ='Asia/Shangai' names no zone"* ]]
+}
