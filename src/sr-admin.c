@@ -41,7 +41,8 @@ static const char usage[] =
 "                       a \"rejected\" record, the card left alone, exit 1)\n"
 "  list ACCOUNT [--state S] [--reason R] [--error-class C] [--limit N]\n"
 "                       the account's commands and where each stands (frozen, claimed,\n"
-"                       confirming, due, backoff, scheduled), read only: no lease taken\n"
+"                       paused: waiting for their account's pause to end, confirming,\n"
+"                       due, backoff, scheduled), read only: no lease taken\n"
 "Accounts:\n"
 "  limits ACCOUNT [qps=N] [running=N] [burst=N]\n"
 "                       show or set an account's limits (each at least 1), with its\n"
@@ -996,7 +997,7 @@ static const struct command {
 } commands[] = {
 	{ "show", c_show, 1, -1, "show CARD... | -" },
 	{ "why", c_why, 1, -1, "why CARD... | -" },
-	{ "list", c_list, 1, 1, "list ACCOUNT [--state frozen|claimed|confirming|due|backoff|scheduled] "
+	{ "list", c_list, 1, 1, "list ACCOUNT [--state frozen|claimed|paused|confirming|due|backoff|scheduled] "
 	  "[--reason R] [--error-class 5xx|4xx|none|CODE] [--limit N] [--table]" },
 	{ "retry", c_retry, 0, -1, "retry CARD... | - --reason TEXT, or retry --account A [--state S] "
 	  "[--error-class C] [--dry-run] --reason TEXT" },
