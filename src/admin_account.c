@@ -145,6 +145,16 @@ change(const char *op, const char *account, int nargs, const char **args)
 		exit(sr_finish(backend ? SR_EX_BACKEND : SR_EX_REJECTED));
 	}
 	freeReplyObject(rep);
+	/* An account set up before its first request (--force) is known from
+	 * now on, wherever accounts are listed (sr-stat, limits, alerts): its
+	 * limits or its pause are not set for an account nobody sees. */
+	if (sr_account_register(&rds, &cfg, account)) {
+		if (!(rep = sr_redis_reply(&rds)))
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if (rep->type == REDIS_REPLY_ERROR)
+			sr_warn("account '%s': changed, but not listed among the accounts: %s", account, rep->str);
+		freeReplyObject(rep);
+	}
 }
 
 static const char *

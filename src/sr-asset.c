@@ -38,7 +38,8 @@ static const char usage_fmt[] =
 "usage: sr-asset [--csv] [--as-of TIME] [--progress | --no-progress] < facts.jsonl > results.jsonl\n"
 "\n"
 "Load card and device facts into the asset mirror (the facts sr-enqueue, sr-exec\n"
-"and dev-eval judge from). One result line per input row, in order.\n"
+"and dev-eval judge from). One result line per input row, in order. A card's\n"
+"account is known from then on (sr-stat, sr-admin limits), before any request.\n"
 "\n"
 "Rows (JSONL, or CSV with a header row naming the same fields):\n"
 "  {\"card\":\"8986...\",\"carrier\":\"c17\",\"device\":\"D42\",\"pkg_expires_at\":1798675200,\"status\":\"active\"}\n"
@@ -238,6 +239,36 @@ take_replies(struct row *rows, int n)
 	return 0;
 }
 
+/* The accounts of the cards loaded are known from now on (sr-stat,
+ * sr-admin limits, alerts), before any request names them: an account set
+ * up for a carrier's SIMs shows, with its cards. Once per account per run
+ * (sr_account_register); one Redis refused is said, and asked again with
+ * the next batch: its cards are loaded all the same. */
+static int
+register_accounts(struct row *rows, int n)
+{
+	const char **sent = sr_malloc((size_t)n * sizeof *sent);
+	int ns = 0;
+	redisReply *rep;
+
+	for (int i = 0; i < n; i++)
+		if (rows[i].st == ST_PENDING && rows[i].card && sr_account_register(&rds, &cfg, rows[i].carrier))
+			sent[ns++] = rows[i].carrier;
+	for (int k = 0; k < ns; k++) {
+		if (!(rep = sr_redis_reply(&rds))) {
+			free(sent);
+			return -1;
+		}
+		if (rep->type == REDIS_REPLY_ERROR) {
+			sr_warn("account '%s': not registered: %s", sent[k], rep->str);
+			sr_account_forget(sent[k]);
+		}
+		freeReplyObject(rep);
+	}
+	free(sent);
+	return 0;
+}
+
 static int
 process(struct row *rows, int n)
 {
@@ -322,6 +353,8 @@ process(struct row *rows, int n)
 		r->stale_device = r->device && r->as_of && written_as_of(r, now) < r->device_as_of;
 		seen[h] = r;
 	}
+	if (register_accounts(rows, n) < 0)
+		return -1;
 	/* Round 2: the facts, and the card's device membership. Rows of one
 	 * batch that name the same card are applied in input order. A device
 	 * fact older than the stored one moves nothing.

@@ -286,3 +286,30 @@ why_state() {
 		assert_equal "$(jq -r .carrier <<<"$output")" c1
 	done
 }
+
+@test "an account set up with --force before its first request, or with cards loaded for it, is known to limits and sr-stat" {
+	# limits --force on an account no request named yet: it is listed from
+	# then on (it was "unknown" to limits and missing from sr-stat).
+	run -0 sr-admin limits c7 qps=3 --force --reason "new contract"
+	run -0 sr-admin limits c7
+	assert_equal "$(jq -r '"\(.carrier) \(.qps)"' <<<"$output")" "c7 3"
+	run -0 --separate-stderr sr-stat --carrier c7
+	assert_equal "$(jq -r 'select(.carrier == "c7") | .qps' <<<"$output")" 3
+	[ -z "$stderr" ]
+	run -0 sr-stat --table
+	assert_line --regexp '^c7 '
+	# 1,500 cards loaded for an account no request named: it shows, with
+	# its cards, as soon as they are loaded.
+	awk 'BEGIN { for (i = 0; i < 1500; i++) printf "{\"card\":\"S%04d\",\"carrier\":\"c8\",\"status\":\"active\"}\n", i }' |
+		sr-asset >/dev/null
+	run -0 sr-admin limits c8
+	assert_equal "$(jq -r .carrier <<<"$output")" c8
+	run -0 sr-stat
+	assert_equal "$(jq -r .carrier <<<"$output" | paste -sd' ')" "c7 c8 *"
+	run -0 sr-admin audit --account c7
+	assert_equal "$(jq -r .event <<<"$output")" admin:limits
+	# A typo is still a typo: without --force nothing is listed.
+	run -1 sr-admin limits c9 qps=3 --reason x
+	run -1 sr-admin limits c9
+	assert_equal "$(rcli SISMEMBER t:accounts c9)" 0
+}
