@@ -115,11 +115,11 @@ $(OUT)/sr_profile_gen.o: src/sr_profile_gen.c
 
 # sr-admin is several files: cards and the rest (sr-admin.c), accounts,
 # lists and bulk actions.
-$(BIN)/sr-admin: $(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_list.o $(OUT)/admin_migrate.o $(LIBOBJ)
+$(BIN)/sr-admin: $(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_alerts.o $(OUT)/admin_list.o $(OUT)/admin_migrate.o $(LIBOBJ)
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_list.o $(OUT)/admin_migrate.o: src/admin.h
+$(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_alerts.o $(OUT)/admin_list.o $(OUT)/admin_migrate.o: src/admin.h
 
 $(BIN)/sr-gwsim: $(OUT)/sr-gwsim.o $(LIBOBJ)
 	@mkdir -p $(BIN)

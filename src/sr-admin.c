@@ -4,7 +4,7 @@
  *   retry|freeze|drop CARD...    mutations ('-' reads card ids from stdin)
  *   limits ACCOUNT [qps=N] [running=N]
  *   switch on|off|show
- *   alerts [--since TIME] [--ack ID]
+ *   alerts [--all] [--type T] [--since TIME], alerts --ack ID|- | --carrier A
  *   audit CARD [--account A] | --account A [--since TIME]
  *   migrate                      an older release's layout into this one's
  *
@@ -76,10 +76,19 @@ static const char usage[] =
 "                       if sr-claim and sr-exec would refuse them (SRQ_LEASE_MS not\n"
 "                       1000 more than a call's timeout)\n"
 "  switch on|off|show   the global switch stop_resume_queue_enabled\n"
-"  alerts [--since TIME] [--carrier A] [--ack ID]\n"
-"                       list alerts (with \"open\"), or acknowledge one (an ID is\n"
-"                       its account's: one open in several accounts, raised in the\n"
-"                       same millisecond, needs --carrier; without it, exit 2)\n"
+"  alerts [--all] [--type T] [--since TIME] [--carrier A]\n"
+"                       the open alerts (with \"open\"; --all: the closed ones too;\n"
+"                       --type: one kind: failures, frozen, permanent, state,\n"
+"                       flapping, amplification, conflicts, breaker, carrier_mismatch,\n"
+"                       clock_step)\n"
+"  alerts --ack ID      acknowledge one (an ID is its account's: one open in several\n"
+"                       accounts, raised in the same millisecond, needs --carrier;\n"
+"                       without it, exit 2); --ack - reads the IDs from stdin, one a\n"
+"                       line (or alerts' lines: \"id\", \"carrier\"), exit 1 if one\n"
+"                       is not open\n"
+"  alerts --ack --carrier A [--type T]\n"
+"                       acknowledge every open alert of A (of kind T); a bulk ack\n"
+"                       says on stderr how many it acknowledged\n"
 "  audit CARD | --account A [--since TIME]  audit entries, oldest first: the card's\n"
 "                       (in its account, or A's with --account), or the account's\n"
 "  migrate              after an upgrade from 0.1 (every 0.1 tool stopped): renames\n"
@@ -100,6 +109,9 @@ static const char usage[] =
 "                  is refused (exit 2)\n"
 "  --until TIME    (pause) when the pause ends by itself (the same forms; 30m: ahead)\n"
 "  --test FILE, --probe CARD  (profile, one of them; Redis is not needed)\n"
+"  --ack ID|-      (alerts) acknowledge alert ID, or those whose IDs come on stdin;\n"
+"                  with no ID, every open alert of --carrier A (of --type T)\n"
+"  --all, --type T (alerts) the closed alerts too; alerts of one kind only\n"
 "  --force         (limits, pause, breaker open) change an account no request ever\n"
 "                  named (refused otherwise: most likely a typo); it is known from\n"
 "                  then on (sr-stat, limits, alerts)\n"
@@ -121,15 +133,17 @@ static const char usage[] =
 "  sr-admin limits c17 qps=5 --reason 'carrier asked'\n"
 "  # retry every frozen card of account c17\n"
 "  redis-cli ZRANGE 'polling:carrier:{c17}:frozen' 0 -1 | sr-admin retry - --reason 'gateway fixed'\n"
-"  sr-admin alerts | jq -c 'select(.open)'\n";
+"  sr-admin alerts --type failures --carrier c17\n"
+"  sr-admin alerts --ack --carrier c17 --type failures --reason 'gateway fixed'\n";
 
 struct sr_config cfg;
 struct sr_redis rds;
 const char *reason = "", *who;
 const char *until_opt;
 int force_opt;
-static const char *carrier_opt, *ack, *account_opt, *since_opt;
-static long long since;
+const char *carrier_opt;
+long long since;
+static const char *account_opt, *since_opt;
 
 redisReply *
 cmd(int argc, const char **argv)
@@ -137,8 +151,7 @@ cmd(int argc, const char **argv)
 	return sr_redis_must(&rds, argc, argv);
 }
 
-/* Its reply, an error reply included (Redis lost: fatal). */
-static redisReply *
+redisReply *
 cmd_or_error(int argc, const char **argv)
 {
 	redisReply *rep = sr_redis_cmd(&rds, argc, argv);
@@ -242,14 +255,12 @@ card_carrier(const char *card)
 	return c;
 }
 
-/* An audit stream's entries as objects (with "id"), oldest first, from
- * `since`: the newest `limit` of the stream, or with card, the newest
- * `limit` of that card's, read back page by page (however many entries of
- * other cards are newer), at most AUDIT_SCAN entries back: a card with a
- * short history does not read a long stream to its start each time. */
+/* Page by page (however many entries of other cards are newer), at most
+ * AUDIT_SCAN entries back: a card with a short history does not read a
+ * long stream to its start each time. */
 #define AUDIT_SCAN 200000
-static char entries_error[256]; /* why audit_entries returned NULL */
-static json_t *
+char entries_error[256]; /* why audit_entries returned NULL */
+json_t *
 audit_entries(const char *stream, const char *card, long limit)
 {
 	char count[24], end[48], start[32];
@@ -298,10 +309,7 @@ audit_entries(const char *stream, const char *card, long limit)
 	}
 }
 
-/* An account's alerts or audit entries printed at most LIST_MAX, the
- * newest: a list cut there says so, or it would pass for the whole. */
-#define LIST_MAX 10000
-static void
+void
 said_cut(json_t *list, const char *what, const char *account)
 {
 	if (json_array_size(list) >= LIST_MAX)
@@ -682,151 +690,6 @@ show_one(const char *what, const char *card, const char *account)
 	return !strcmp(what, "show") ? do_show(card, account) : do_why(card, account);
 }
 
-/* Every account's name, from P:accounts. */
-static redisReply *
-accounts(void)
-{
-	char key[SR_KEY_MAX];
-	const char *a[] = { "SMEMBERS", sr_key_accounts(key, cfg.prefix) };
-
-	return cmd(2, a);
-}
-
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The accounts (sorted) where the alert `id` is open. */
-static size_t
-alert_holders(redisReply *acc, const char *id, char ***names)
-{
-	size_t n = 0;
-
-	*names = NULL;
-	for (size_t k = 0; acc->type == REDIS_REPLY_ARRAY && k < acc->elements; k++) {
-		char ok[SR_KEY_MAX];
-		const char *a[] = { "HGETALL", sr_key_account(ok, cfg.prefix, acc->element[k]->str,
-			"alerts_open") };
-		redisReply *open = cmd_or_error(2, a);
-		int held = 0;
-
-		if (open->type == REDIS_REPLY_ERROR) /* damaged by hand: said, the others looked at */
-			sr_warn("account '%s': open alerts not read: %s", acc->element[k]->str, open->str);
-
-		for (size_t j = 0; open->type == REDIS_REPLY_ARRAY && j + 1 < open->elements; j += 2)
-			held |= !strcmp(open->element[j + 1]->str, id);
-		freeReplyObject(open);
-		if (held) {
-			*names = sr_realloc(*names, (n + 1) * sizeof **names);
-			(*names)[n++] = acc->element[k]->str;
-		}
-	}
-	if (n > 1)
-		qsort(*names, n, sizeof **names, by_name);
-	return n;
-}
-
-static int
-do_alerts(const char *ack)
-{
-	redisReply *acc;
-	const char *only = carrier_opt; /* the one account to look in (NULL: all) */
-	char **names = NULL;
-	int found = 0, status = SR_EX_OK;
-
-	if (ack)
-		need_reason("alerts --ack");
-	acc = accounts();
-	/* An alert's id is its stream entry's (ms-seq), and each account has
-	 * its own stream: accounts that raised an alert in the same
-	 * millisecond hold the same id. Without --carrier an --ack must not
-	 * close them all (nor pick one): it is refused, naming them. */
-	if (ack && !carrier_opt) {
-		char list[1024] = "";
-		size_t n = alert_holders(acc, ack, &names);
-
-		for (size_t i = 0; i < n; i++)
-			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
-			    names[i]);
-		if (n > 1) {
-			fprintf(stderr, "%s: alert '%s' is open in more than one account (%s): nothing "
-			    "acknowledged; give --carrier A to say whose\n", sr_prog, ack, list);
-			free(names);
-			freeReplyObject(acc);
-			return SR_EX_USAGE;
-		}
-		/* The account that holds it, and no other: another master's
-		 * clock may give a new alert the same id meanwhile. */
-		only = n ? names[0] : "";
-	}
-	for (size_t k = 0; acc->type == REDIS_REPLY_ARRAY && k < acc->elements; k++) {
-		const char *c = acc->element[k]->str;
-		char ok[SR_KEY_MAX], sk[SR_KEY_MAX];
-		const char *a[] = { "HGETALL", sr_key_account(ok, cfg.prefix, c, "alerts_open") };
-		redisReply *open;
-
-		if (only && strcmp(only, c))
-			continue; /* --carrier: that account's alerts only */
-		open = cmd_or_error(2, a);
-		json_t *list;
-		size_t i;
-		json_t *e;
-
-		if (ack) {
-			/* One script finds the cause, closes it and audits it. */
-			char au[SR_KEY_MAX], maxlen[24];
-			const char *x[] = { ok, sr_key_account(sk, cfg.prefix, c, "alerts"),
-				sr_key_account(au, cfg.prefix, c, "audit"), "ack", c, ack, who, reason, maxlen };
-			redisReply *r;
-
-			snprintf(maxlen, sizeof maxlen, "%ld", cfg.audit_maxlen);
-			freeReplyObject(open);
-			sr_redis_append_script(&rds, SR_LUA_ALERT_ACCOUNT, 3, 9, x, NULL);
-			if (!(r = sr_redis_reply(&rds)))
-				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-			if (r->type == REDIS_REPLY_ERROR)
-				sr_die(SR_EX_BACKEND, "alert '%s': acknowledging: %s", ack, r->str);
-			if (r->type == REDIS_REPLY_STRING) {
-				sr_out(json_pack("{ss ss ss}", "acked", ack, "carrier", c, "cause", r->str));
-				found = 1;
-			}
-			freeReplyObject(r);
-			continue;
-		}
-		/* An account whose alerts Redis cannot read (a key damaged by
-		 * hand) is said, and the others' are listed all the same. */
-		if (open->type == REDIS_REPLY_ERROR ||
-		    !(list = audit_entries(sr_key_account(sk, cfg.prefix, c, "alerts"), NULL, LIST_MAX))) {
-			sr_warn("account '%s': alerts not read: %s", c,
-			    open->type == REDIS_REPLY_ERROR ? open->str : entries_error);
-			status = SR_EX_BACKEND;
-			freeReplyObject(open);
-			continue;
-		}
-		said_cut(list, "alerts", c);
-		json_array_foreach(list, i, e) {
-			int is_open = 0;
-
-			for (size_t j = 0; open->type == REDIS_REPLY_ARRAY && j + 1 < open->elements; j += 2)
-				is_open |= !strcmp(open->element[j + 1]->str, sr_jstr(e, "id"));
-			json_object_set_new(e, "carrier", json_string(c));
-			json_object_set_new(e, "open", json_boolean(is_open));
-			sr_out(json_incref(e));
-		}
-		json_decref(list);
-		freeReplyObject(open);
-	}
-	free(names);
-	freeReplyObject(acc);
-	if (ack && !found) {
-		fprintf(stderr, "%s: alert '%s' is not open\n", sr_prog, ack);
-		return SR_EX_REJECTED;
-	}
-	return status;
-}
-
 static int
 do_audit(const char *card, const char *account)
 {
@@ -928,15 +791,6 @@ static int c_freeze(int argc, char **argv) { return mutate("freeze", argc, argv)
 static int c_drop(int argc, char **argv) { return mutate("drop", argc, argv); }
 
 static int
-c_alerts(int argc, char **argv)
-{
-	(void)argv;
-	if (argc)
-		command_usage();
-	return do_alerts(ack);
-}
-
-static int
 c_audit(int argc, char **argv)
 {
 	if ((!account_opt && argc != 1) || (argc == 1 && !sr_valid_id(argv[0])))
@@ -1011,7 +865,8 @@ static const struct command {
 	{ "profile", admin_profile, 1, 1, "profile ACCOUNT [--test FILE | --probe CARD]" },
 	{ "config", c_config, 0, 0, "config" },
 	{ "switch", c_switch, 1, 1, "switch on|off|show [--reason TEXT]" },
-	{ "alerts", c_alerts, 0, 0, "alerts [--since TIME] [--carrier A] [--ack ID --reason TEXT]" },
+	{ "alerts", admin_alerts, 0, 0, "alerts [--all] [--type T] [--since TIME] [--carrier A], or alerts "
+	  "--ack ID|- [--carrier A] --reason TEXT, or alerts --ack --carrier A [--type T] --reason TEXT" },
 	{ "audit", c_audit, 0, 1, "audit CARD [--account A] | --account A [--since TIME]" },
 	{ "migrate", admin_migrate, 0, 0, "migrate" },
 };
@@ -1035,13 +890,14 @@ int
 main(int argc, char *argv[])
 {
 	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT, O_TABLE,
-		O_UNTIL, O_FORCE, O_STATE, O_ERROR_CLASS, O_LIMIT, O_DRY_RUN, O_TEST, O_PROBE, O_UTC, O_LOCAL };
+		O_UNTIL, O_FORCE, O_STATE, O_ERROR_CLASS, O_LIMIT, O_DRY_RUN, O_TEST, O_PROBE, O_UTC, O_LOCAL,
+		O_ALL, O_TYPE };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "reason", required_argument, NULL, O_REASON },
 		{ "carrier", required_argument, NULL, O_CARRIER },
 		{ "since", required_argument, NULL, O_SINCE },
-		{ "ack", required_argument, NULL, O_ACK },
+		{ "ack", required_argument, NULL, O_ACK }, /* its value may be left out */
 		{ "account", required_argument, NULL, O_ACCOUNT },
 		{ "table", no_argument, NULL, O_TABLE },
 		{ "until", required_argument, NULL, O_UNTIL },
@@ -1054,6 +910,8 @@ main(int argc, char *argv[])
 		{ "probe", required_argument, NULL, O_PROBE },
 		{ "utc", no_argument, NULL, O_UTC },
 		{ "local", no_argument, NULL, O_LOCAL },
+		{ "all", no_argument, NULL, O_ALL },
+		{ "type", required_argument, NULL, O_TYPE },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sub;
@@ -1061,6 +919,7 @@ main(int argc, char *argv[])
 
 	sr_prog = "sr-admin";
 	sr_config_init(&cfg);
+	sr_optional_value(argc, argv, "--ack"); /* --ack --carrier A: every open one */
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_REASON:
@@ -1076,7 +935,9 @@ main(int argc, char *argv[])
 		case O_SINCE:
 			since_opt = optarg; /* read on the Redis clock, once connected */
 			break;
-		case O_ACK: ack = optarg; break;
+		case O_ACK: ack_opt = optarg; break;
+		case O_ALL: all_opt = 1; break;
+		case O_TYPE: type_opt = optarg; break;
 		case O_TABLE: table = 1; break;
 		case O_UTC: utc = 1; break;
 		case O_LOCAL: local = 1; break;
@@ -1149,6 +1010,9 @@ main(int argc, char *argv[])
 		/* A bulk retry retries every one: a cap would leave the rest
 		 * frozen without a word. */
 		refuse_option("--limit", limit_opt, running->run == c_list, "list");
+		refuse_option("--all", all_opt, running->run == admin_alerts, "alerts");
+		refuse_option("--type", type_opt != NULL, running->run == admin_alerts, "alerts");
+		refuse_option("--ack", ack_opt != NULL, running->run == admin_alerts, "alerts");
 		refuse_option("--test", test_opt != NULL, running->run == admin_profile, "profile");
 		refuse_option("--probe", probe_opt != NULL, running->run == admin_profile, "profile");
 		if (test_opt && probe_opt)

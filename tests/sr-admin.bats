@@ -165,7 +165,7 @@ why_state() {
 	done
 	rcli DEL 't:carrier:{acmeB}:alerts' >/dev/null
 	rcli SET 't:carrier:{acmeB}:alerts' clobbered >/dev/null
-	run -3 --separate-stderr sr-admin alerts
+	run -3 --separate-stderr sr-admin alerts --all # (closed alerts: none is open)
 	assert_equal "$(jq -r .carrier <<<"$output" | sort | paste -sd' ')" "acmeA acmeC"
 	[[ $stderr == *"account 'acmeB': alerts not read: WRONGTYPE"* ]]
 }
@@ -312,4 +312,66 @@ why_state() {
 	run -1 sr-admin limits c9 qps=3 --reason x
 	run -1 sr-admin limits c9
 	assert_equal "$(rcli SISMEMBER t:accounts c9)" 0
+}
+
+# alerts_of ACCOUNT KIND N: N open alerts of KIND for cards K1..KN of
+# ACCOUNT, as confirm.lua raises them (an entry, and its cause open).
+alerts_of() {
+	local a=$1 kind=$2 n=$3 i
+	rcli SADD t:accounts "$a" >/dev/null
+	for i in $(seq "$n"); do
+		echo "EVAL \"local id = redis.call('XADD', KEYS[1], '*', 'card', ARGV[1], 'alert', ARGV[2], 'http', 500) redis.call('HSET', KEYS[2], ARGV[2] .. ':' .. ARGV[1], id)\" 2 t:carrier:{$a}:alerts t:carrier:{$a}:alerts_open K$i $kind"
+	done | rcli >/dev/null
+}
+
+@test "alerts in bulk: every open one of an account (of a kind) acknowledged and counted, or those whose ids come on stdin; open ones listed unless --all" {
+	alerts_of c1 failures 205
+	alerts_of c1 frozen 3
+	alerts_of c2 failures 2
+	# 205 alerts of one incident: one command, each acknowledged (and
+	# audited), the count said.
+	run -0 --separate-stderr sr-admin alerts --ack --carrier c1 --type failures --reason "gateway fixed"
+	assert_equal "$(wc -l <<<"$output")" 205
+	assert_equal "$(jq -r .cause <<<"$output" | sort -u | wc -l)" 205
+	[[ $stderr == *"acknowledged 205 failures alerts of account 'c1'"* ]]
+	assert_equal "$(sr-admin audit --account c1 | jq -r 'select(.event == "admin:ack") | .why' | sort | uniq -c | awk '{ print $1, $2, $3 }')" "205 gateway fixed"
+	# The rest is as it was: c1's frozen ones, c2's failures.
+	run -0 sr-admin alerts
+	assert_equal "$(jq -r '"\(.carrier) \(.alert)"' <<<"$output" | sort | uniq -c | awk '{ print $1, $2, $3 }' | paste -sd,)" \
+		"3 c1 frozen,2 c2 failures"
+	# Open ones only, unless --all (each says whether it is open).
+	run -0 sr-admin alerts --all --carrier c1
+	assert_equal "$(jq -r '"\(.alert) \(.open)"' <<<"$output" | sort | uniq -c | awk '{ print $1, $2, $3 }' | paste -sd,)" \
+		"205 failures false,3 frozen true"
+	run -0 sr-admin alerts --type frozen
+	assert_equal "$(jq -r .card <<<"$output" | paste -sd' ')" "K1 K2 K3"
+	# --ack -: ids on stdin, bare or as alerts' lines (with their account);
+	# one not open is said, the others acknowledged, exit 1.
+	closed=$(sr-admin alerts --all --carrier c1 --type failures | jq -r .id | head -1)
+	{
+		sr-admin alerts --carrier c1 --type frozen | jq -r .id | head -1
+		sr-admin alerts --carrier c1 --type frozen | tail -n +2
+		echo "$closed"
+	} >"$T/ids"
+	run -1 --separate-stderr sr-admin alerts --ack - --reason "seen" <"$T/ids"
+	assert_equal "$(jq -r .cause <<<"$output" | paste -sd' ')" "frozen:K1 frozen:K2 frozen:K3"
+	[[ $stderr == *"alert '$closed' is not open"* ]]
+	[[ $stderr == *"acknowledged 3 alerts (1 not open, 0 refused)"* ]]
+	run -0 --separate-stderr sr-admin alerts --ack - --reason "seen" < <(sr-admin alerts --carrier c2)
+	[[ $stderr == *"acknowledged 2 alerts"* ]]
+	run -0 sr-admin alerts
+	assert_output ''
+	# Every open alert of every account is no one's intent: --carrier, or
+	# refused; so is a kind that is none, and --type or --all with one id.
+	run -2 --separate-stderr sr-admin alerts --ack --reason x
+	[[ $stderr == *"--ack with no ID acknowledges every open alert of an account: say which with --carrier A"* ]]
+	run -2 --separate-stderr sr-admin alerts --ack --carrier c1 --type failure --reason x
+	[[ $stderr == *"--type: 'failure' is not a kind of alert"* ]]
+	run -2 sr-admin alerts --ack "$closed" --type failures --reason x
+	run -2 sr-admin alerts --ack - --all --reason x </dev/null
+	run -2 sr-admin alerts --ack bogus --reason x
+	run -2 sr-admin why K1 --all
+	# Nothing open to acknowledge is no error: none acknowledged, said.
+	run -0 --separate-stderr sr-admin alerts --ack --carrier c1 --reason again
+	[[ $stderr == *"acknowledged 0 alerts of account 'c1'"* ]]
 }
