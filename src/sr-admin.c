@@ -1020,12 +1020,14 @@ main(int argc, char *argv[])
 			    running->usage);
 	}
 	who = sr_who();
-	if (!strcmp(sub, "config")) /* needs no Redis: it says where Redis is */
-		return sr_finish(c_config(argc - optind, argv + optind));
-	/* A profile is checked, tested and probed before the account is live,
-	 * on a host that may reach no Redis: it needs none. */
-	if (running->run == admin_profile)
-		return sr_finish(admin_profile(argc - optind, argv + optind));
+	/* config needs no Redis: it says where Redis is; a profile is checked,
+	 * tested and probed before the account is live, on a host that may
+	 * reach no Redis. Their output is a table too with --table. */
+	if (running->run == c_config || running->run == admin_profile) {
+		status = running->run(argc - optind, argv + optind);
+		sr_table_flush();
+		return sr_finish(status);
+	}
 	sr_redis_open(&rds, &cfg);
 	if (since_opt) {
 		int64_t now = sr_redis_time_ms(&rds);
