@@ -29,6 +29,10 @@ why_state() {
 	jq -r .state <<<"$w"
 }
 
+# Each state holds for a while only (an interval, a lease, a backoff): each
+# is set up to hold for a minute, longer than a loaded machine takes from
+# setting it up to asking (a 1.2 s interval once ran out in between, and
+# why rightly said "due").
 @test "why: each waiting state, set up for real through the pipeline and the gateway" {
 	gwsim_start
 	# The judgment says nothing is to be done.
@@ -38,14 +42,14 @@ why_state() {
 	# Claimed: a pipeline holds its lease.
 	req C1 "$PAST"
 	assert_equal "$(why_state C1)" due
-	sr-claim >/dev/null
+	SRQ_LEASE_MS=60000 sr-claim >/dev/null
 	assert_equal "$(why_state C1)" claimed
 	sr-admin drop C1 --reason test >/dev/null
 	# Interval: called a moment ago, and now wanted the other way.
 	req I1 "$PAST"
 	drain 10 >/dev/null
-	req I1 "$FUTURE" stopped
-	assert_equal "$(why_state I1)" interval
+	SRQ_MIN_INTERVAL_MS=60000 req I1 "$FUTURE" stopped
+	assert_equal "$(SRQ_MIN_INTERVAL_MS=60000 why_state I1)" interval
 	# Superseded: the facts changed under a queued command before its call.
 	req S1 "$PAST"
 	printf '{"card":"S1","carrier":"c1","pkg_expires_at":%d}\n' "$FUTURE" | sr-asset >/dev/null
@@ -54,21 +58,24 @@ why_state() {
 	# Rate: the account's last second is used up.
 	req R1 "$PAST" active c2
 	sr-admin limits c2 qps=1 --reason test >/dev/null
-	export SRQ_RATE_WINDOW_MS=5000
+	export SRQ_RATE_WINDOW_MS=60000
 	drain 10 >/dev/null
 	req R2 "$PAST" active c2
 	assert_equal "$(why_state R2)" rate
 	unset SRQ_RATE_WINDOW_MS
 	# Refused: the carrier refused the call for rate (429), without applying
 	# it: not a failure of the card, it goes again after Retry-After.
-	gwsim_start --fault-429 1 --retry-after 5
+	gwsim_start --fault-429 1 --retry-after 60
 	req B1 "$PAST" active c3
 	sr-claim --carrier c3 | sr-exec | sr-confirm >/dev/null
 	assert_equal "$(why_state B1)" refused
 	sr-admin why B1 | jq -e '.why | test("HTTP 429")'
-	# Backoff: a failure of the card's call (the carrier unreachable).
+	# Backoff: a failure of the card's call (the carrier unreachable),
+	# held a minute (its first backoff is a second at most: a Retry-After
+	# put in its result holds it longer).
 	req B2 "$PAST" active c6
-	sr-claim --carrier c6 | SRQ_GATEWAY=http://127.0.0.1:1 sr-exec | sr-confirm >/dev/null
+	sr-claim --carrier c6 | SRQ_GATEWAY=http://127.0.0.1:1 sr-exec | jq -c '.retry_after_ms = 60000' |
+		sr-confirm >/dev/null
 	assert_equal "$(why_state B2)" backoff
 	# Confirming: a 5xx after the carrier applied; a status query will decide.
 	gwsim_start --fault-5xx-after 1
