@@ -109,13 +109,16 @@ account_why_load(const char *carrier)
 	return a;
 }
 
-static void
+/* One change of the account (admin_account.lua): 1 made, 0 the account
+ * already was so (nothing written). A refusal ends sr-admin (exit 1, or 3
+ * when Redis refused). */
+static int
 change(const char *op, const char *account, int nargs, const char **args)
 {
 	char k[4][SR_KEY_MAX], cap[24];
 	const char *argv[16];
 	redisReply *rep;
-	int n = 0;
+	int n = 0, changed;
 
 	need_reason(op);
 	snprintf(cap, sizeof cap, "%ld", cfg.audit_maxlen);
@@ -144,17 +147,31 @@ change(const char *op, const char *account, int nargs, const char **args)
 		sr_redis_close(&rds);
 		exit(sr_finish(backend ? SR_EX_BACKEND : SR_EX_REJECTED));
 	}
+	changed = !(rep->type == REDIS_REPLY_STRING && !strcmp(rep->str, "unchanged"));
 	freeReplyObject(rep);
 	/* An account set up before its first request (--force) is known from
 	 * now on, wherever accounts are listed (sr-stat, limits, alerts): its
 	 * limits or its pause are not set for an account nobody sees. */
-	if (sr_account_register(&rds, &cfg, account)) {
+	if (changed && sr_account_register(&rds, &cfg, account)) {
 		if (!(rep = sr_redis_reply(&rds)))
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 		if (rep->type == REDIS_REPLY_ERROR)
 			sr_warn("account '%s': changed, but not listed among the accounts: %s", account, rep->str);
 		freeReplyObject(rep);
 	}
+	return changed;
+}
+
+/* The account's state after a change: "changed" says whether it was one
+ * (false: it already was as asked, and a script may go on). */
+static int
+changed_state(const char *account, int changed)
+{
+	json_t *o = account_state(account);
+
+	json_object_set_new(o, "changed", json_boolean(changed));
+	sr_out(o);
+	return SR_EX_OK;
 }
 
 static const char *
@@ -211,7 +228,7 @@ admin_limits(int argc, char **argv)
 	/* A view of an unknown account would show the defaults as if set. */
 	known_account(account, n > 0);
 	if (n)
-		change("limits", account, n, args);
+		return changed_state(account, change("limits", account, n, args));
 	sr_out(account_state(account));
 	return SR_EX_OK;
 }
@@ -234,9 +251,7 @@ admin_pause(int argc, char **argv)
 		    "(30m, 2h, 2026-12-01T10:00Z, 2026-12-01 18:00 in TZ, or epoch ms)"));
 	}
 	known_account(account, 1);
-	change("pause", account, 1, args);
-	sr_out(account_state(account));
-	return SR_EX_OK;
+	return changed_state(account, change("pause", account, 1, args));
 }
 
 int
@@ -244,9 +259,8 @@ admin_resume(int argc, char **argv)
 {
 	const char *account = account_arg(argc, argv);
 
-	change("resume", account, 0, NULL);
-	sr_out(account_state(account));
-	return SR_EX_OK;
+	known_account(account, 1); /* a typo must not pass for "not paused" */
+	return changed_state(account, change("resume", account, 0, NULL));
 }
 
 int
@@ -256,13 +270,15 @@ admin_breaker(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "open")) {
 		known_account(account, 1);
-		change(argv[1], account, 0, NULL);
-	} else if (argc == 2 && !strcmp(argv[1], "close"))
-		change(argv[1], account, 0, NULL);
-	else if (argc != 1)
+		return changed_state(account, change(argv[1], account, 0, NULL));
+	}
+	if (argc == 2 && !strcmp(argv[1], "close")) {
+		known_account(account, 1);
+		return changed_state(account, change(argv[1], account, 0, NULL));
+	}
+	if (argc != 1)
 		command_usage();
-	else
-		known_account(account, 0); /* a view: a closed breaker of a typo is no news */
+	known_account(account, 0); /* a view: a closed breaker of a typo is no news */
 	sr_out(account_state(account));
 	return SR_EX_OK;
 }

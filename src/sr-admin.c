@@ -124,9 +124,11 @@ static const char usage[] =
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "Environment: SRQ_PROFILES (carrier profiles), SRQ_MIN_INTERVAL_MS, SRQ_QPS..., TZ (the\n"
 "  zone of a time given without one)\n"
-"Exit: 0 done, 1 some cards not found (no command, state or facts in the account), a\n"
-"  card line naming another account, an account no request ever named (a typo?), a\n"
-"  change refused, or a profile that does not check out, 2 usage, 3 Redis unavailable.\n"
+"Exit: 0 done (a change says \"changed\":true; one to what already is changes nothing,\n"
+"  is not audited and says \"changed\":false), 1 some cards not found (no command,\n"
+"  state or facts in the account), a card line naming another account, an account no\n"
+"  request ever named (a typo?), a change refused, or a profile that does not check\n"
+"  out, 2 usage, 3 Redis unavailable.\n"
 "Examples:\n"
 "  sr-admin why 89860012345678901234\n"
 "  sr-admin pause c17 --until 2h --reason 'carrier maintenance'\n"
@@ -531,6 +533,21 @@ do_why(const char *card, const char *account)
 	return SR_EX_OK;
 }
 
+/* The card has facts, or a state asleep in its account's idle bucket. */
+static int
+card_known(const char *card, const char *carrier)
+{
+	char fkey[SR_KEY_MAX], ikey[SR_KEY_MAX];
+	const char *e[] = { "EXISTS", sr_key_card_facts(fkey, cfg.prefix, card) };
+	const char *h[] = { "HEXISTS", ikey, sr_key_idle(ikey, cfg.prefix, carrier, card) };
+	redisReply *a = cmd(2, e), *b = cmd(3, h);
+	int known = (a->type == REDIS_REPLY_INTEGER && a->integer) || (b->type == REDIS_REPLY_INTEGER && b->integer);
+
+	freeReplyObject(a);
+	freeReplyObject(b);
+	return known;
+}
+
 /* retry / freeze / drop one card: one script reads and writes the command
  * with its audit entry (share/lua/admin_card.lua). */
 int
@@ -568,6 +585,16 @@ card_mutate(const char *what, const char *card, const char *account)
 	sr_redis_append_script(&rds, SR_LUA_ADMIN_CARD, 10, n, argv, NULL);
 	if (!(rep = sr_redis_reply(&rds)))
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	/* A drop of a card that has no command leaves it as asked: no change,
+	 * no error (a list piped in twice drops nothing the second time). A
+	 * card nobody knows is still a typo. */
+	if (rep->type == REDIS_REPLY_ERROR && !strcmp(rep->str, "no command") && !strcmp(what, "drop") &&
+	    card_known(card, carrier)) {
+		sr_out(json_pack("{ss ss ss sb}", "card", card, "carrier", carrier, "done", what, "changed", 0));
+		freeReplyObject(rep);
+		free(carrier);
+		return SR_EX_OK;
+	}
 	if (rep->type == REDIS_REPLY_ERROR) {
 		int backend = sr_redis_backend_error(rep->str);
 
@@ -581,8 +608,8 @@ card_mutate(const char *what, const char *card, const char *account)
 	}
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 || rep->element[0]->type != REDIS_REPLY_STRING)
 		sr_die(SR_EX_BACKEND, "card '%s': %s: unexpected reply from Redis", card, what);
-	o = json_pack("{ss ss ss ss sI}", "card", card, "carrier", carrier, "done", what, "action",
-	    rep->element[0]->str, "ver", (json_int_t)rep->element[1]->integer);
+	o = json_pack("{ss ss ss ss sI sb}", "card", card, "carrier", carrier, "done", what, "action",
+	    rep->element[0]->str, "ver", (json_int_t)rep->element[1]->integer, "changed", 1);
 	freeReplyObject(rep);
 	sr_out(o);
 	free(carrier);

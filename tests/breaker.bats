@@ -127,9 +127,15 @@ backlog() {
 	assert_equal "$(wc -l <"$T/gw.log")" 0
 	run -0 sr-admin why c1-0
 	echo "$output" | jq -e '.state == "breaker" and (.why | test("carrier incident"))'
-	run -1 --separate-stderr sr-admin breaker c2 close --reason "nothing to close"
-	[[ $stderr == *"not open"* ]]
+	# Closing a closed breaker changes nothing, and is no error (it was
+	# exit 1): "changed":false; a typo is still an unknown account.
+	rcli SADD t:accounts c2 >/dev/null
+	run -0 --separate-stderr sr-admin breaker c2 close --reason "nothing to close"
+	assert_equal "$(jq -r '"\(.breaker) \(.changed)"' <<<"$output")" "closed false"
+	run -1 --separate-stderr sr-admin breaker c22 close --reason "a typo"
+	[[ $stderr == *"account 'c22' is unknown"* ]]
 	run -0 sr-admin breaker c1 close --reason "incident over"
+	assert_equal "$(jq -r '"\(.breaker) \(.changed)"' <<<"$output")" "closed true"
 	run -0 drain 20
 	assert_equal "$(jq -s '[.[] | select(.code == "OK")] | length' "$T/gw.log")" 5
 	run -0 sr-admin audit --account c1

@@ -382,3 +382,39 @@ alerts_of() {
 	run -0 --separate-stderr sr-admin alerts --ack --carrier c1 --reason again
 	[[ $stderr == *"acknowledged 0 alerts of account 'c1'"* ]]
 }
+
+@test "a change to what already is exits 0 with \"changed\":false, and is not audited; a change made says \"changed\":true" {
+	req D1 "$PAST"
+	audit() { rcli XLEN 't:carrier:{c1}:audit'; }
+	changed() { jq -r .changed <<<"$output"; }
+	n=$(audit)
+	# breaker close of a closed breaker, resume of a running account (they
+	# were exit 1), and their like: each says it changed nothing.
+	for c in "breaker c1 close" "resume c1"; do
+		# shellcheck disable=SC2086 # (the words are the command's)
+		run -0 --separate-stderr sr-admin $c --reason x
+		assert_equal "$(changed)" false
+	done
+	assert_equal "$(audit)" "$n"
+	for c in "breaker c1 open" "pause c1 --until 2099-01-01T00:00Z" "limits c1 qps=7"; do
+		# shellcheck disable=SC2086
+		run -0 sr-admin $c --reason x
+		assert_equal "$(changed)" true
+		n=$(audit)
+		# shellcheck disable=SC2086
+		run -0 sr-admin $c --reason again
+		assert_equal "$(changed)" false
+		assert_equal "$(audit)" "$n"
+	done
+	run -0 sr-admin limits c1 qps=7 running=3 --reason x
+	assert_equal "$(changed)" true
+	# A drop of a card that has no command: nothing to cancel.
+	run -0 sr-admin drop D1 --reason x
+	assert_equal "$(jq -r '"\(.done) \(.changed)"' <<<"$output")" "drop true"
+	n=$(audit)
+	run -0 sr-admin drop D1 --reason x
+	assert_equal "$(jq -r '"\(.done) \(.changed)"' <<<"$output")" "drop false"
+	assert_equal "$(audit)" "$n"
+	# A card nobody knows is a typo, not a no-op.
+	run -1 sr-admin drop nobody-knows-me --carrier c1 --reason x
+}
