@@ -128,7 +128,8 @@ static const char usage[] =
 "  is not audited and says \"changed\":false), 1 some cards not found (no command,\n"
 "  state or facts in the account), a card line naming another account, an account no\n"
 "  request ever named (a typo?), a change refused, or a profile that does not check\n"
-"  out, 2 usage, 3 Redis unavailable.\n"
+"  out, 2 usage, 3 Redis unavailable. A reader that stops reading (| head) is no\n"
+"  failure.\n"
 "Examples:\n"
 "  sr-admin why 89860012345678901234\n"
 "  sr-admin pause c17 --until 2h --reason 'carrier maintenance'\n"
@@ -946,6 +947,7 @@ main(int argc, char *argv[])
 
 	sr_prog = "sr-admin";
 	sr_config_init(&cfg);
+	sr_reader_may_leave(); /* "sr-admin audit ... | head -1" */
 	sr_optional_value(argc, argv, "--ack"); /* --ack --carrier A: every open one */
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {

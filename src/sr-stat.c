@@ -57,7 +57,7 @@ static const char usage[] =
 "Exit: 0 done, 1 a --carrier that never had a request, 2 usage, 3 Redis unavailable\n"
 "  (or an alert could not be written, or an account's figures or the devices' queue\n"
 "  could not be read: said on stderr and left out, null in JSON, the others are\n"
-"  written, --prom's srq_up is 0).\n"
+"  written, --prom's srq_up is 0). A reader that stops reading (| head) is no failure.\n"
 "Examples (cron, every minute; the live view):\n"
 "  sr-stat --raise-alerts --prom --output /var/lib/node_exporter/textfile/srq.prom\n"
 "  sr-stat --watch 5 --local\n";
@@ -650,7 +650,7 @@ watch(const char **carriers, int ncarriers, long window_s, long interval_s)
 		printf("sr-stat --watch %ld   %s (Redis clock)\n\n", interval_s, sr_iso_people(t, sizeof t, now_ms));
 		write_table(stdout, records, now_ms);
 		json_decref(records);
-		if (fflush(stdout) != 0 || ferror(stdout))
+		if (sr_flush_view() < 0)
 			return; /* sr_finish says why, unless the reader just left */
 		while (!stopped && nanosleep(&wait, &wait) == -1 && errno == EINTR)
 			;
@@ -688,6 +688,7 @@ main(int argc, char *argv[])
 
 	sr_prog = "sr-stat";
 	sr_config_init(&cfg);
+	sr_reader_may_leave(); /* "sr-stat | head -1" */
 	sr_optional_value(argc, argv, "--watch");
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {

@@ -50,6 +50,15 @@ char *sr_strdup(const char *s);
 /* Flush and close stdout; a failed write (full disk, closed pipe) turns a
  * zero status into SR_EX_BACKEND. Returns the status to exit with. */
 int sr_finish(int status);
+/* A view's reader may stop reading when it has seen enough ("| head -1"):
+ * then a closed pipe (EPIPE) is no failure, and sr_finish says nothing of
+ * it and keeps the status (sr-admin, sr-stat: what they did is done; no
+ * "Broken pipe" on stderr). Not for a pipeline's stage, whose lost records
+ * are lost work (exit 3). */
+void sr_reader_may_leave(void);
+/* Flush stdout between a view's parts (a --watch frame): 0, or -1 when the
+ * write failed (its reader gone, if EPIPE: then sr_finish knows it). */
+int sr_flush_view(void);
 /* Flush stdout after a batch; a reader that went away (EPIPE: SIGPIPE is
  * ignored so a Redis socket closing cannot kill us) ends the tool, exit 3. */
 void sr_flush(void);

@@ -128,11 +128,34 @@ sr_strdup(const char *s)
 	return memcpy(sr_malloc(n), s, n);
 }
 
+static int reader_may_leave; /* sr_reader_may_leave */
+static int reader_left;      /* a flush found stdout's reader gone (EPIPE) */
+
+void
+sr_reader_may_leave(void)
+{
+	reader_may_leave = 1;
+}
+
+int
+sr_flush_view(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	reader_left |= errno == EPIPE;
+	return -1;
+}
+
 int
 sr_finish(int status)
 {
 	same_said();
+	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+		/* (One that left before: nothing was left to write, and errno
+		 * says nothing; it was said when it failed.) */
+		if (reader_may_leave && (errno == EPIPE || reader_left))
+			return status;
 		sr_warn("writing output failed:");
 		return sr_worst(status, SR_EX_BACKEND);
 	}

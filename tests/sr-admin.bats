@@ -418,3 +418,21 @@ alerts_of() {
 	# A card nobody knows is a typo, not a no-op.
 	run -1 sr-admin drop nobody-knows-me --carrier c1 --reason x
 }
+
+@test "a reader that stops reading (| head -1) is no failure of sr-admin or sr-stat: no \"Broken pipe\", the exit of what was done" {
+	# More than a pipe holds: the writes after head is gone fail (EPIPE).
+	rcli SADD t:accounts c1 >/dev/null
+	for i in $(seq 5000); do
+		printf 'XADD t:carrier:{c1}:audit * card X%d event queued action stop\n' "$i"
+	done | rcli >/dev/null
+	run -0 bash -c 'set -o pipefail; sr-admin audit --account c1 2>"$1" | head -1' _ "$T/admin.err"
+	assert_equal "$(jq -r .card <<<"$output")" X1
+	assert_equal "$(cat "$T/admin.err")" ""
+	# sr-stat --watch writes a frame a second: the one after head left
+	# ends it, quietly.
+	run -0 bash -c 'set -o pipefail; timeout 60 sr-stat --watch 1 2>"$1" | head -3' _ "$T/stat.err"
+	assert_equal "$(cat "$T/stat.err")" ""
+	# A write that fails otherwise (a full disk) is still a failure.
+	run -3 bash -c 'sr-admin audit --account c1 >/dev/full'
+	assert_output --partial "writing output failed: No space left on device"
+}
