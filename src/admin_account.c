@@ -83,10 +83,13 @@ account_why_load(const char *carrier)
 	freeReplyObject(rep);
 	lim = hash_obj(rep = cmd(2, largv));
 	freeReplyObject(rep);
-	if (json_object_get(lim, "qps") && jnum(lim, "qps") < 1)
+	if (json_object_get(lim, "qps") && jnum(lim, "qps") < 1) {
 		a->limit_below_1 = "qps";
-	else if (json_object_get(lim, "running") && jnum(lim, "running") < 1)
+		a->limit_configured = sr_account(&cfg, carrier)->qps;
+	} else if (json_object_get(lim, "running") && jnum(lim, "running") < 1) {
 		a->limit_below_1 = "running";
+		a->limit_configured = sr_account(&cfg, carrier)->running;
+	}
 	json_decref(lim);
 	a->pause_until = (long long)jnum(e, "pause_until");
 	a->pause_who = sr_jstr(e, "pause_who");

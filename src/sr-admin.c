@@ -28,7 +28,9 @@ static const char usage[] =
 "                       last audit entries\n"
 "  why CARD             one sentence (and fields) on why the card is or is not about to\n"
 "                       be changed: interval, rate, backoff, confirming, frozen, claimed,\n"
-"                       paused, breaker, superseded, or what the judgment says\n"
+"                       paused, breaker, superseded, or what the judgment says (and who\n"
+"                       dropped its command); one that asks for a hand ends with the\n"
+"                       command to run, whole (also in \"run\")\n"
 "  retry CARD...        unfreeze, reset the failure counters, make due now\n"
 "  retry --account A [--state S] [--error-class C] [--dry-run]\n"
 "                       every command of A in state S (frozen) whose last error is of\n"
@@ -459,10 +461,31 @@ do_show(const char *card, const char *account)
 	return SR_EX_OK;
 }
 
+/* The card's newest audit entry, if it is its command's drop by hand. */
+static json_t *
+last_drop(const char *card, const char *carrier)
+{
+	char key[SR_KEY_MAX];
+	json_t *list = audit_entries(sr_key_account(key, cfg.prefix, carrier, "audit"), card, 1), *e;
+
+	if (!list)
+		sr_die(SR_EX_BACKEND, "%s: %s", key, entries_error);
+	e = json_array_get(list, 0);
+	if (e && sr_jstr(e, "event") && !strcmp(sr_jstr(e, "event"), "admin:drop"))
+		json_incref(e);
+	else
+		e = NULL;
+	json_decref(list);
+	return e;
+}
+
 static int
 do_why(const char *card, const char *account)
 {
 	char *carrier = account ? sr_strdup(account) : card_carrier(card), key[SR_KEY_MAX], sentence[400];
+	char run[200];
+	const struct sr_why_account *acc;
+	json_t *dropped = NULL;
 	json_t *s, *c, *o;
 	long long now;
 	struct sr_card_facts cf;
@@ -524,10 +547,22 @@ do_why(const char *card, const char *account)
 		w.judged = &j;
 		w.status = cf.status;
 		json_object_set_new(o, "judged", json_string(j.reason));
+		/* A card that had a command: was the last one dropped by hand?
+		 * Its audit says who, when and why. */
+		if (hint(c, "ver") > 0 && (dropped = last_drop(card, carrier))) {
+			w.dropped_who = sr_jstr(dropped, "who");
+			w.dropped_why = sr_jstr(dropped, "why");
+			w.dropped_at = atoll(sr_jstr(dropped, "id"));
+		}
 	}
-	state = sr_why(&w, account_why_load(carrier), now, sentence, sizeof sentence);
+	acc = account_why_load(carrier);
+	state = sr_why(&w, acc, now, sentence, sizeof sentence);
 	json_object_set_new(o, "state", json_string(state));
 	json_object_set_new(o, "why", sr_json_text(sentence)); /* never dropped */
+	/* The command the sentence ends with, whole, for a script. */
+	if (*sr_why_run(&w, acc, state, run, sizeof run))
+		json_object_set_new(o, "run", json_string(run));
+	json_decref(dropped);
 	json_object_set_new(o, "details", s);
 	sr_out(o);
 	free(carrier);

@@ -65,7 +65,7 @@ teardown() {
 	sentence=$(sr-admin why W1 | jq -r .why)
 	[ "${#sentence}" -gt 64 ]
 	assert_line --index 1 --regexp "  $(sed 's/[][().*^$\/|?+]/\\&/g' <<<"${sentence% (*}")"
-	[[ ${lines[1]} == *"unfreezes it" ]]
+	[[ ${lines[1]} == *"to unfreeze it: sr-admin retry W1 --carrier c1 --reason 'cause fixed'" ]]
 	[[ ${lines[0]} == *"why" ]]
 	# config and profile, which need no Redis, too (config printed nothing).
 	run -0 sr-admin config --table

@@ -436,3 +436,66 @@ alerts_of() {
 	run -3 bash -c 'sr-admin audit --account c1 >/dev/full'
 	assert_output --partial "writing output failed: No space left on device"
 }
+
+@test "why: the command a sentence suggests runs as printed (the sentence's, and \"run\"), and moves the card" {
+	gwsim_start
+	# suggest CARD: why's command, the same in the sentence, run by sh.
+	suggest() {
+		local w run
+		w=$(sr-admin why "$1")
+		run=$(jq -r .run <<<"$w")
+		[[ $(jq -r .why <<<"$w") == *"$run"* ]] || { echo "not in the sentence: $run"; return 1; }
+		echo "$run" >>"$T/ran"
+		sh -c "$run" >/dev/null
+	}
+	# Frozen: 'sr-admin retry CARD' needed --reason; now it runs.
+	req F1 "$PAST"
+	sr-admin freeze F1 --reason "customer dispute" >/dev/null
+	suggest F1
+	assert_equal "$(why_state F1)" due
+	# Due: the pipeline, by hand.
+	suggest F1
+	assert_equal "$(why_state F1)" no_command
+	assert_equal "$(jq -r .card "$T/gw.log")" F1
+	# Not queued: a request for it (its command was dropped).
+	req N1 "$PAST"
+	sr-admin drop N1 --reason dup >/dev/null
+	assert_equal "$(why_state N1)" not_queued
+	suggest N1
+	assert_equal "$(why_state N1)" due
+	# The breaker opened by hand: closed again.
+	sr-admin breaker c1 open --reason incident >/dev/null
+	assert_equal "$(why_state N1)" breaker
+	suggest N1
+	assert_equal "$(why_state N1)" due
+	# A limit of 0 written by hand: lifted to the configured one.
+	rcli HSET 't:carrier:{c1}:limits' qps 0 >/dev/null
+	assert_equal "$(why_state N1)" paused
+	suggest N1
+	assert_equal "$(why_state N1)" due
+	assert_equal "$(sr-admin limits c1 | jq .qps)" 10
+	# Every one of them was run (none left untried).
+	assert_equal "$(cut -d' ' -f1-2 "$T/ran" | paste -sd,)" \
+		"sr-admin retry,sr-claim --carrier,echo '{\"card\":\"N1\",\"carrier\":\"c1\",\"scene\":\"manual_recheck\"}',sr-admin breaker,sr-admin limits"
+}
+
+@test "why of a dropped card says who dropped it, when and why (the audit's)" {
+	req D1 "$PAST"
+	req D2 "$PAST"
+	SUDO_USER=alice sr-admin drop D1 --reason "duplicate of D7" >/dev/null
+	run -0 sr-admin why D1
+	jq -e '.state == "not_queued" and (.why | test("^no command queued \\(dropped by alice at [0-9-]+T[0-9:]+Z \\([0-9a-z]+ ago\\): duplicate of D7\\), but the judgment wants stop"))' <<<"$output"
+	# Behind newer entries of other cards too; and a card whose judgment
+	# wants nothing any more says it all the same.
+	req D3 "$PAST"
+	SUDO_USER=bob sr-admin drop D2 --reason "renewed by phone" >/dev/null
+	printf '{"card":"D2","carrier":"c1","pkg_expires_at":%d}\n' "$FUTURE" | sr-asset >/dev/null
+	req D4 "$PAST"
+	run -0 sr-admin why D2
+	jq -e '.state == "no_command" and (.why | test("^no command \\(dropped by bob at .*: renewed by phone\\): the judgment says entitled"))' <<<"$output"
+	# A command finished by a call was not dropped: nothing said of it.
+	gwsim_start
+	drain 10 >/dev/null
+	run -0 sr-admin why D3
+	jq -e '.state == "no_command" and (.why | test("dropped") | not)' <<<"$output"
+}
