@@ -167,11 +167,12 @@ cmd_or_error(int argc, const char **argv)
 }
 
 /* Fields that are numbers, printed as JSON numbers (Redis keeps strings),
- * with the numeric facts (sr_numeric_facts). Ids are never in this list: an
- * ICCID has more digits than a double. */
+ * with the numeric facts (sr_numeric_facts); one written empty (the http of
+ * a call that never went) has no value: null, never "". Ids are never in
+ * this list: an ICCID has more digits than a double. */
 static const char *const numeric[] = { "ver", "ver_before", "ver_after", "http", "last_http",
-	"fails", "first_fail", "last_call", "lease_until", "attempt", "prio", "ms", "at", "due",
-	"retry_after_ms", "until", "qps", "running", "burst", "value", "threshold",
+	"fails", "first_fail", "last_call", "lease_until", "attempt", "prio", "ms", "ms_min", "at", "due",
+	"retry_after_ms", "until", "qps", "qps_from", "qps_to", "running", "burst", "value", "threshold",
 	"seen_ms", "counted_ver", "accepted", "prev_call", "superseded", "frozen",
 	"confirming", NULL };
 
@@ -192,6 +193,8 @@ field_value(const char *name, const char *v)
 {
 	char *end;
 
+	if (!*v && is_numeric(name))
+		return json_null();
 	if (*v && is_numeric(name)) {
 		double d = strtod(v, &end);
 
