@@ -242,30 +242,33 @@ take_replies(struct row *rows, int n)
 /* The accounts of the cards loaded are known from now on (sr-stat,
  * sr-admin limits, alerts), before any request names them: an account set
  * up for a carrier's SIMs shows, with its cards. Once per account per run
- * (sr_account_register); one Redis refused is said, and asked again with
- * the next batch: its cards are loaded all the same. */
-static int
-register_accounts(struct row *rows, int n)
+ * (sr_account_register), sent after the batch's writes (their order is
+ * the rows'); the accounts sent, in sent, *ns of them. */
+static void
+register_accounts(struct row *rows, int n, const char **sent, int *ns)
 {
-	const char **sent = sr_malloc((size_t)n * sizeof *sent);
-	int ns = 0;
-	redisReply *rep;
-
+	*ns = 0;
 	for (int i = 0; i < n; i++)
 		if (rows[i].st == ST_PENDING && rows[i].card && sr_account_register(&rds, &cfg, rows[i].carrier))
-			sent[ns++] = rows[i].carrier;
+			sent[(*ns)++] = rows[i].carrier;
+}
+
+/* Their replies: one Redis refused is said, and sent again with the next
+ * batch; its cards are loaded all the same. */
+static int
+registered(const char **sent, int ns)
+{
+	redisReply *rep;
+
 	for (int k = 0; k < ns; k++) {
-		if (!(rep = sr_redis_reply(&rds))) {
-			free(sent);
+		if (!(rep = sr_redis_reply(&rds)))
 			return -1;
-		}
 		if (rep->type == REDIS_REPLY_ERROR) {
 			sr_warn("account '%s': not registered: %s", sent[k], rep->str);
 			sr_account_forget(sent[k]);
 		}
 		freeReplyObject(rep);
 	}
-	free(sent);
 	return 0;
 }
 
@@ -273,6 +276,8 @@ static int
 process(struct row *rows, int n)
 {
 	static struct row *seen[SEEN]; /* card -> its last row in this batch */
+	static const char *sent[BATCH]; /* the accounts registered with this batch */
+	int ns;
 	static const char *const card_skip[] = { "card", "carrier", "as_of", NULL };
 	static const char *const card_skip_device[] = { "card", "carrier", "as_of", "device", NULL };
 	static const char *const dev_skip[] = { "device", "as_of", NULL };
@@ -353,8 +358,6 @@ process(struct row *rows, int n)
 		r->stale_device = r->device && r->as_of && written_as_of(r, now) < r->device_as_of;
 		seen[h] = r;
 	}
-	if (register_accounts(rows, n) < 0)
-		return -1;
 	/* Round 2: the facts, and the card's device membership. Rows of one
 	 * batch that name the same card are applied in input order. A device
 	 * fact older than the stored one moves nothing.
@@ -409,10 +412,11 @@ process(struct row *rows, int n)
 			r->ncmd++;
 		}
 	}
+	register_accounts(rows, n, sent, &ns);
 	/* A row is loaded only if Redis took every one of its writes (out of
 	 * memory, a read-only replica, a key of the wrong type: an error). A
 	 * card that leaves a device stays pending for round 3. */
-	if (take_replies(rows, n) < 0)
+	if (take_replies(rows, n) < 0 || registered(sent, ns) < 0)
 		return -1;
 	/* Round 3: the device fact of the cards that left their device. */
 	for (int i = 0; i < n; i++) {
