@@ -412,9 +412,6 @@ cell(char *buf, size_t n, json_t *r, const char *k, int ratio)
 		snprintf(buf, n, ratio ? "0.00" : "");
 }
 
-/* Pause ends this far out mean "until resumed" (year 9999). */
-#define FOREVER_MS 253402300799000LL
-
 /* The table for people: an account that is paused or behind its breaker,
  * or called below its rate, says so beside its queue (it is held, not
  * stuck). Times in UTC, or with --local in the local zone. */
@@ -455,7 +452,7 @@ write_table(FILE *f, json_t *records, long long now_ms)
 				b[0] = '\0';
 			else if (!json_is_true(json_object_get(r, "paused")))
 				snprintf(b, W, "no");
-			else if (until >= FOREVER_MS)
+			else if (until >= SR_FOREVER_MS)
 				snprintf(b, W, "until resumed");
 			else
 				snprintf(b, W, "until %s", sr_when(until, now_ms));

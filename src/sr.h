@@ -740,6 +740,9 @@ int sr_action_still_wanted(const char *action, const struct sr_card_facts *card,
     const struct sr_judgment *j);
 
 /* ------------------------------------------------------------------ sr_why.c */
+/* A pause that ends this far out (9999-12-31, admin_account.lua's
+ * "forever") lasts until resumed. */
+#define SR_FOREVER_MS 253402300799000LL
 /* What sr-admin why looks at, read from Redis beforehand (times in Redis ms). */
 struct sr_why_card {
 	const char *card;

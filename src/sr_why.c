@@ -18,9 +18,6 @@
 
 #include "sr.h"
 
-/* Pause ends this far out mean "until resumed" (year 9999). */
-#define SR_FOREVER_MS 253402300799000LL
-
 static const char *say(char *buf, size_t n, const char *state, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
