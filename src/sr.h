@@ -32,10 +32,11 @@ extern const char *sr_prog;
 /* Print "PROG: fatal: MSG" and exit(status). A format ending in ':' gets
  * ": strerror(errno)" appended (sbase's eprintf rule). */
 void sr_die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
-/* Print "PROG: warning: MSG" (same ':' rule). */
-void sr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print "PROG: note: MSG": how something given was read, not a fault. */
-void sr_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "PROG: LEVEL: MSG" (same ':' rule): sr_warn, "warning"; sr_note,
+ * "note" (how something given was read, not a fault). */
+void sr_say(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define sr_warn(...) sr_say("warning", __VA_ARGS__)
+#define sr_note(...) sr_say("note", __VA_ARGS__)
 /* A warning an item may share with many (a refusal that fails a whole
  * batch): "subject: msg" for the first (subject may be NULL); the next
  * items with the same msg are counted, and said as "N more like it: msg"

@@ -43,22 +43,12 @@ sr_die(int status, const char *fmt, ...)
 }
 
 void
-sr_warn(const char *fmt, ...)
+sr_say(const char *level, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmsg("warning", fmt, ap);
-	va_end(ap);
-}
-
-void
-sr_note(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("note", fmt, ap);
+	vmsg(level, fmt, ap);
 	va_end(ap);
 }
 
