@@ -70,9 +70,9 @@ COMPLETION = share/bash-completion/srq
 # Every script in share/lua is embedded; includes/ holds the pieces they share.
 LUA = $(sort $(wildcard share/lua/*.lua))
 LUA_INC = $(wildcard share/lua/includes/*.lua)
-LIB = sr_util sr_config sr_redis sr_cluster sr_sentinel sr_keys sr_jsonl sr_valid sr_facts sr_facts_write sr_judge sr_why sr_task sr_command sr_csv sr_switch sr_lock sr_direct sr_gateway sr_sign sr_redact sr_clock sr_dispatch sr_profile sr_profile_test sr_lua_gen sr_profile_gen
+LIB = sr_util sr_time sr_config sr_redis sr_cluster sr_sentinel sr_keys sr_jsonl sr_valid sr_facts sr_facts_write sr_judge sr_why sr_task sr_command sr_csv sr_switch sr_lock sr_direct sr_gateway sr_sign sr_redact sr_clock sr_dispatch sr_profile sr_profile_test sr_lua_gen sr_profile_gen
 LIBOBJ = $(LIB:%=$(OUT)/%.o)
-UNIT = test_slot test_clock test_facts test_judge test_why test_lua_keys test_valid test_jsonl test_classify test_redact test_csv test_profile
+UNIT = test_slot test_clock test_time test_facts test_judge test_why test_lua_keys test_valid test_jsonl test_classify test_redact test_csv test_profile
 # libFuzzer targets, tests/fuzz/fuzz_NAME.c, each with a seed corpus in
 # tests/fuzz/corpus/NAME and a dictionary tests/fuzz/NAME.dict.
 FUZZ_TARGETS = jsonl csv records classify
@@ -122,11 +122,11 @@ $(OUT)/sr_profile_gen.o: src/sr_profile_gen.c
 
 # sr-admin is several files: cards and the rest (sr-admin.c), accounts,
 # lists and bulk actions.
-$(BIN)/sr-admin: $(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_list.o $(OUT)/admin_migrate.o $(LIBOBJ)
+$(BIN)/sr-admin: $(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_alerts.o $(OUT)/admin_list.o $(OUT)/admin_migrate.o $(LIBOBJ)
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_list.o $(OUT)/admin_migrate.o: src/admin.h
+$(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_alerts.o $(OUT)/admin_list.o $(OUT)/admin_migrate.o: src/admin.h
 
 $(BIN)/sr-gwsim: $(OUT)/sr-gwsim.o $(LIBOBJ)
 	@mkdir -p $(BIN)

@@ -1,6 +1,6 @@
-/* admin.h - what the files of sr-admin share (sr-admin.c: cards, alerts,
- * audit; admin_account.c: the accounts; admin_list.c: list and bulk retry;
- * admin_migrate.c: the layout of older releases). */
+/* admin.h - what the files of sr-admin share (sr-admin.c: cards, audit;
+ * admin_alerts.c: alerts; admin_account.c: the accounts; admin_list.c:
+ * list and bulk retry; admin_migrate.c: the layout of older releases). */
 #ifndef ADMIN_H
 #define ADMIN_H
 #include "sr.h"
@@ -8,6 +8,8 @@
 extern struct sr_config cfg;
 extern struct sr_redis rds;
 extern const char *reason, *who, *until_opt;
+extern const char *carrier_opt; /* --carrier */
+extern long long since;         /* --since, ms (0: from the start) */
 extern int force_opt; /* --force: change an account no request ever named */
 
 /* The running command's usage line (from the command table), exit 2. */
@@ -16,6 +18,19 @@ void command_usage(void) __attribute__((noreturn));
 void need_reason(const char *what);
 /* One command; a Redis failure ends sr-admin (exit 3). */
 redisReply *cmd(int argc, const char **argv);
+/* Its reply, an error reply included (Redis lost: exit 3). */
+redisReply *cmd_or_error(int argc, const char **argv);
+/* An audit (or alert) stream's entries as objects (with "id"), oldest
+ * first, from --since: the newest `limit` of the stream, or with card, the
+ * newest `limit` of that card's. NULL when Redis refused the stream (a key
+ * damaged by hand), entries_error saying why. */
+json_t *audit_entries(const char *stream, const char *card, long limit);
+extern char entries_error[256];
+/* An account's alerts or audit entries are printed at most LIST_MAX, the
+ * newest: a list cut there says so (said_cut), or it would pass for the
+ * whole. */
+#define LIST_MAX 10000
+void said_cut(json_t *list, const char *what, const char *account);
 /* An HGETALL-style reply (or a stream entry) as a record: numeric fields
  * as JSON numbers, "account" named "carrier". */
 json_t *hash_obj(redisReply *rep);
@@ -55,6 +70,12 @@ int admin_list(int argc, char **argv);
 /* retry --account A: every command of A in --state (frozen) matching
  * --error-class, one atomic retry each; --dry-run only lists them. */
 int admin_retry_account(const char *account);
+
+/* admin_alerts.c */
+extern const char *ack_opt;  /* --ack ID, "-" (stdin), or "" (every open one of --carrier) */
+extern const char *type_opt; /* --type: one kind of alert */
+extern int all_opt;          /* --all: closed alerts too */
+int admin_alerts(int argc, char **argv);
 
 /* admin_migrate.c */
 /* migrate: the data of older releases into this release's layout. */

@@ -83,10 +83,13 @@ account_why_load(const char *carrier)
 	freeReplyObject(rep);
 	lim = hash_obj(rep = cmd(2, largv));
 	freeReplyObject(rep);
-	if (json_object_get(lim, "qps") && jnum(lim, "qps") < 1)
+	if (json_object_get(lim, "qps") && jnum(lim, "qps") < 1) {
 		a->limit_below_1 = "qps";
-	else if (json_object_get(lim, "running") && jnum(lim, "running") < 1)
+		a->limit_configured = sr_account(&cfg, carrier)->qps;
+	} else if (json_object_get(lim, "running") && jnum(lim, "running") < 1) {
 		a->limit_below_1 = "running";
+		a->limit_configured = sr_account(&cfg, carrier)->running;
+	}
 	json_decref(lim);
 	a->pause_until = (long long)jnum(e, "pause_until");
 	a->pause_who = sr_jstr(e, "pause_who");
@@ -109,13 +112,16 @@ account_why_load(const char *carrier)
 	return a;
 }
 
-static void
+/* One change of the account (admin_account.lua): 1 made, 0 the account
+ * already was so (nothing written). A refusal ends sr-admin (exit 1, or 3
+ * when Redis refused). */
+static int
 change(const char *op, const char *account, int nargs, const char **args)
 {
 	char k[4][SR_KEY_MAX], cap[24];
 	const char *argv[16];
 	redisReply *rep;
-	int n = 0;
+	int n = 0, changed;
 
 	need_reason(op);
 	snprintf(cap, sizeof cap, "%ld", cfg.audit_maxlen);
@@ -144,7 +150,31 @@ change(const char *op, const char *account, int nargs, const char **args)
 		sr_redis_close(&rds);
 		exit(sr_finish(backend ? SR_EX_BACKEND : SR_EX_REJECTED));
 	}
+	changed = !(rep->type == REDIS_REPLY_STRING && !strcmp(rep->str, "unchanged"));
 	freeReplyObject(rep);
+	/* An account set up before its first request (--force) is known from
+	 * now on, wherever accounts are listed (sr-stat, limits, alerts): its
+	 * limits or its pause are not set for an account nobody sees. */
+	if (changed && sr_account_register(&rds, &cfg, account)) {
+		if (!(rep = sr_redis_reply(&rds)))
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if (rep->type == REDIS_REPLY_ERROR)
+			sr_warn("account '%s': changed, but not listed among the accounts: %s", account, rep->str);
+		freeReplyObject(rep);
+	}
+	return changed;
+}
+
+/* The account's state after a change: "changed" says whether it was one
+ * (false: it already was as asked, and a script may go on). */
+static int
+changed_state(const char *account, int changed)
+{
+	json_t *o = account_state(account);
+
+	json_object_set_new(o, "changed", json_boolean(changed));
+	sr_out(o);
+	return SR_EX_OK;
 }
 
 static const char *
@@ -201,7 +231,7 @@ admin_limits(int argc, char **argv)
 	/* A view of an unknown account would show the defaults as if set. */
 	known_account(account, n > 0);
 	if (n)
-		change("limits", account, n, args);
+		return changed_state(account, change("limits", account, n, args));
 	sr_out(account_state(account));
 	return SR_EX_OK;
 }
@@ -216,19 +246,15 @@ admin_pause(int argc, char **argv)
 	if (argc != 1)
 		command_usage();
 	if (until_opt) {
-		int64_t now = sr_redis_time_ms(&rds), t;
+		int64_t now = sr_redis_time_ms(&rds);
 
 		if (now < 0)
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		if ((t = sr_parse_when(until_opt, now, 1)) < 0)
-			sr_die(SR_EX_USAGE, "--until: '%s' is not a time (30m, 2h, 2026-12-01T10:00Z, "
-			    "or epoch ms)", until_opt);
-		snprintf(until, sizeof until, "%lld", (long long)t);
+		snprintf(until, sizeof until, "%lld", (long long)sr_time_option("--until", until_opt, now, 1,
+		    "(30m, 2h, 2026-12-01T10:00Z, 2026-12-01 18:00 in TZ, or epoch ms)"));
 	}
 	known_account(account, 1);
-	change("pause", account, 1, args);
-	sr_out(account_state(account));
-	return SR_EX_OK;
+	return changed_state(account, change("pause", account, 1, args));
 }
 
 int
@@ -236,9 +262,8 @@ admin_resume(int argc, char **argv)
 {
 	const char *account = account_arg(argc, argv);
 
-	change("resume", account, 0, NULL);
-	sr_out(account_state(account));
-	return SR_EX_OK;
+	known_account(account, 1); /* a typo must not pass for "not paused" */
+	return changed_state(account, change("resume", account, 0, NULL));
 }
 
 int
@@ -248,13 +273,15 @@ admin_breaker(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "open")) {
 		known_account(account, 1);
-		change(argv[1], account, 0, NULL);
-	} else if (argc == 2 && !strcmp(argv[1], "close"))
-		change(argv[1], account, 0, NULL);
-	else if (argc != 1)
+		return changed_state(account, change(argv[1], account, 0, NULL));
+	}
+	if (argc == 2 && !strcmp(argv[1], "close")) {
+		known_account(account, 1);
+		return changed_state(account, change(argv[1], account, 0, NULL));
+	}
+	if (argc != 1)
 		command_usage();
-	else
-		known_account(account, 0); /* a view: a closed breaker of a typo is no news */
+	known_account(account, 0); /* a view: a closed breaker of a typo is no news */
 	sr_out(account_state(account));
 	return SR_EX_OK;
 }

@@ -10,6 +10,8 @@
  *   frozen      out of the queues until retried (a permanent rejection, or
  *               too many failures)
  *   claimed     leased by a dispatcher (its call may be in flight)
+ *   paused      its account is paused (or has a limit below 1): nothing
+ *               of it is called, a status query neither, until resumed
  *   confirming  an unknown result waiting for its status query
  *   due         due now, waiting for a dispatcher
  *   backoff     failed, waiting to be tried again
@@ -34,7 +36,7 @@ enum { F_ACTION, F_VER, F_PRIO, F_FAILS, F_LAST_ERROR, F_LAST_HTTP, F_REASON, F_
 
 static const char *reason_match; /* list: --reason filters on the command's reason */
 
-static const char *const states[] = { "frozen", "claimed", "confirming", "due", "backoff",
+static const char *const states[] = { "frozen", "claimed", "paused", "confirming", "due", "backoff",
 	"scheduled", NULL };
 
 /* --error-class: 5xx, 4xx, an HTTP status (403), or none (no answer). */
@@ -60,7 +62,7 @@ check_options(void)
 	for (int i = 0; states[i] && !ok; i++)
 		ok = !strcmp(state_opt, states[i]);
 	if (!ok)
-		sr_die(SR_EX_USAGE, "--state: '%s' is not one of frozen, claimed, confirming, due, "
+		sr_die(SR_EX_USAGE, "--state: '%s' is not one of frozen, claimed, paused, confirming, due, "
 		    "backoff, scheduled", state_opt);
 	if (error_class_opt && strcmp(error_class_opt, "5xx") && strcmp(error_class_opt, "4xx") &&
 	    strcmp(error_class_opt, "none") && (sr_parse_long(error_class_opt) < 100 ||
@@ -115,13 +117,14 @@ command_read(struct command *h, redisReply *r, redisReply *w, redisReply *i)
 	}
 }
 
-/* Where one command stands; its record if it passes the filters. */
+/* Where one command stands; its record if it passes the filters. paused:
+ * its account holds every call (as sr-admin why says "paused"). */
 static json_t *
 card_record(const char *account, const char *card, const struct command *h, int in_frozen,
-    long long due, long long now)
+    long long due, long long now, int paused)
 {
 	const char *state, *filter = reason_match;
-	char iso[32];
+	char iso[40];
 	json_t *o;
 
 	if (!field(h, F_ACTION))
@@ -130,6 +133,8 @@ card_record(const char *account, const char *card, const struct command *h, int 
 		state = "frozen";
 	else if (field(h, F_CLAIM) && num(h, F_LEASE) > now)
 		state = "claimed";
+	else if (paused)
+		state = "paused";
 	else if (num(h, F_CONFIRMING) > 0) /* "0": its query saw the call had not applied */
 		state = "confirming";
 	else if (due <= now)
@@ -150,7 +155,8 @@ card_record(const char *account, const char *card, const struct command *h, int 
 		json_object_set_new(o, "scene", json_string(field(h, F_SCENE)));
 	if (!in_frozen) {
 		json_object_set_new(o, "due_ms", json_integer(due));
-		json_object_set_new(o, "due_at", json_string(sr_iso_ms(iso, sizeof iso, due)));
+		/* (for people, with --local, in their zone) */
+		json_object_set_new(o, "due_at", json_string(sr_iso_people(iso, sizeof iso, due)));
 	}
 	if (num(h, F_FAILS))
 		json_object_set_new(o, "fails", json_integer(num(h, F_FAILS)));
@@ -171,9 +177,13 @@ walk(const char *account, long limit, void (*fn)(json_t *, void *), void *arg)
 	char key[SR_KEY_MAX], ck[SR_KEY_MAX];
 	long found = 0;
 	int64_t now = sr_redis_time_ms(&rds);
+	const struct sr_why_account *acc;
+	int paused;
 
 	if (now < 0)
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	acc = account_why_load(account);
+	paused = acc->limit_below_1 || acc->pause_until > now;
 	for (int q = 0; q < 4 && found < limit; q++) {
 		sr_key_account(key, cfg.prefix, account, qs[q]);
 		for (long off = 0; found < limit; off += 500) {
@@ -217,7 +227,7 @@ walk(const char *account, long limit, void (*fn)(json_t *, void *), void *arg)
 
 					command_read(&c, h, w, b);
 					o = card_record(account, page->element[i]->str, &c, q == 3,
-					    atoll(page->element[i + 1]->str), now);
+					    atoll(page->element[i + 1]->str), now, paused);
 				}
 				freeReplyObject(w);
 				freeReplyObject(b);

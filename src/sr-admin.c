@@ -4,7 +4,7 @@
  *   retry|freeze|drop CARD...    mutations ('-' reads card ids from stdin)
  *   limits ACCOUNT [qps=N] [running=N]
  *   switch on|off|show
- *   alerts [--since TIME] [--ack ID]
+ *   alerts [--all] [--type T] [--since TIME], alerts --ack ID|- | --carrier A
  *   audit CARD [--account A] | --account A [--since TIME]
  *   migrate                      an older release's layout into this one's
  *
@@ -28,7 +28,9 @@ static const char usage[] =
 "                       last audit entries\n"
 "  why CARD             one sentence (and fields) on why the card is or is not about to\n"
 "                       be changed: interval, rate, backoff, confirming, frozen, claimed,\n"
-"                       paused, breaker, superseded, or what the judgment says\n"
+"                       paused, breaker, superseded, or what the judgment says (and who\n"
+"                       dropped its command); one that asks for a hand ends with the\n"
+"                       command to run, whole (also in \"run\")\n"
 "  retry CARD...        unfreeze, reset the failure counters, make due now\n"
 "  retry --account A [--state S] [--error-class C] [--dry-run]\n"
 "                       every command of A in state S (frozen) whose last error is of\n"
@@ -41,7 +43,8 @@ static const char usage[] =
 "                       a \"rejected\" record, the card left alone, exit 1)\n"
 "  list ACCOUNT [--state S] [--reason R] [--error-class C] [--limit N]\n"
 "                       the account's commands and where each stands (frozen, claimed,\n"
-"                       confirming, due, backoff, scheduled), read only: no lease taken\n"
+"                       paused: waiting for their account's pause to end, confirming,\n"
+"                       due, backoff, scheduled), read only: no lease taken\n"
 "Accounts:\n"
 "  limits ACCOUNT [qps=N] [running=N] [burst=N]\n"
 "                       show or set an account's limits (each at least 1), with its\n"
@@ -49,7 +52,7 @@ static const char usage[] =
 "                       rate), pause and breaker\n"
 "  pause ACCOUNT [--until TIME]   no call to the account (queued commands stay, untouched,\n"
 "                       nothing is called, not even by the direct path) until resumed, or\n"
-"                       until TIME (30m, 2h, 2026-12-01T10:00Z, epoch ms)\n"
+"                       until TIME (30m, 2h, 2026-12-01T10:00Z, 2026-12-01 18:00, epoch ms)\n"
 "  resume ACCOUNT       end a pause\n"
 "  breaker ACCOUNT [open|close]   show, open by hand (no call, no probe) or close\n"
 "  profile ACCOUNT      the account's carrier profile, resolved, secrets redacted, and\n"
@@ -75,10 +78,19 @@ static const char usage[] =
 "                       if sr-claim and sr-exec would refuse them (SRQ_LEASE_MS not\n"
 "                       1000 more than a call's timeout)\n"
 "  switch on|off|show   the global switch stop_resume_queue_enabled\n"
-"  alerts [--since TIME] [--carrier A] [--ack ID]\n"
-"                       list alerts (with \"open\"), or acknowledge one (an ID is\n"
-"                       its account's: one open in several accounts, raised in the\n"
-"                       same millisecond, needs --carrier; without it, exit 2)\n"
+"  alerts [--all] [--type T] [--since TIME] [--carrier A]\n"
+"                       the open alerts (with \"open\"; --all: the closed ones too;\n"
+"                       --type: one kind: failures, frozen, permanent, state,\n"
+"                       flapping, amplification, conflicts, breaker, carrier_mismatch,\n"
+"                       clock_step)\n"
+"  alerts --ack ID      acknowledge one (an ID is its account's: one open in several\n"
+"                       accounts, raised in the same millisecond, needs --carrier;\n"
+"                       without it, exit 2); --ack - reads the IDs from stdin, one a\n"
+"                       line (or alerts' lines: \"id\", \"carrier\"), exit 1 if one\n"
+"                       is not open\n"
+"  alerts --ack --carrier A [--type T]\n"
+"                       acknowledge every open alert of A (of kind T); a bulk ack\n"
+"                       says on stderr how many it acknowledged\n"
 "  audit CARD | --account A [--since TIME]  audit entries, oldest first: the card's\n"
 "                       (in its account, or A's with --account), or the account's\n"
 "  migrate              after an upgrade from 0.1 (every 0.1 tool stopped): renames\n"
@@ -93,35 +105,50 @@ static const char usage[] =
 "                  running it)\n"
 "  --carrier ID    the card's account, when the asset mirror does not know it\n"
 "  --since TIME    only entries from then on: 10m, 2h, 1d (ago), yesterday,\n"
-"                  2026-12-01T10:00Z, or epoch ms\n"
-"  --until TIME    (pause) when the pause ends by itself\n"
+"                  2026-12-01T10:00Z, 2026-12-01T18:00+08:00, or epoch ms; a time\n"
+"                  without a zone (2026-12-01 18:00, today) is the local zone's (TZ),\n"
+"                  said on stderr; one the zone skips or has twice (daylight saving)\n"
+"                  is refused (exit 2)\n"
+"  --until TIME    (pause) when the pause ends by itself (the same forms; 30m: ahead)\n"
 "  --test FILE, --probe CARD  (profile, one of them; Redis is not needed)\n"
+"  --ack ID|-      (alerts) acknowledge alert ID, or those whose IDs come on stdin;\n"
+"                  with no ID, every open alert of --carrier A (of --type T)\n"
+"  --all, --type T (alerts) the closed alerts too; alerts of one kind only\n"
 "  --force         (limits, pause, breaker open) change an account no request ever\n"
-"                  named (refused otherwise: most likely a typo)\n"
+"                  named (refused otherwise: most likely a typo); it is known from\n"
+"                  then on (sr-stat, limits, alerts)\n"
 "  --table         aligned columns for people instead of JSONL\n"
+"  --utc, --local  (--table) its times in UTC (the default) or in the local zone\n"
+"                  (TZ), with its offset; JSONL always gives UTC\n"
 "  --dry-run, --state, --error-class, --account, --limit: only for the commands whose\n"
 "                  line above shows them (retry CARD, freeze, drop take none of them);\n"
 "                  elsewhere refused (exit 2, nothing done), never ignored\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
-"Environment: SRQ_PROFILES (carrier profiles), SRQ_MIN_INTERVAL_MS, SRQ_QPS...\n"
-"Exit: 0 done, 1 some cards not found (no command, state or facts in the account), a\n"
-"  card line naming another account, an account no request ever named (a typo?), a\n"
-"  change refused, or a profile that does not check out, 2 usage, 3 Redis unavailable.\n"
+"Environment: SRQ_PROFILES (carrier profiles), SRQ_MIN_INTERVAL_MS, SRQ_QPS..., TZ (the\n"
+"  zone of a time given without one)\n"
+"Exit: 0 done (a change says \"changed\":true; one to what already is changes nothing,\n"
+"  is not audited and says \"changed\":false), 1 some cards not found (no command,\n"
+"  state or facts in the account), a card line naming another account, an account no\n"
+"  request ever named (a typo?), a change refused, or a profile that does not check\n"
+"  out, 2 usage, 3 Redis unavailable. A reader that stops reading (| head) is no\n"
+"  failure.\n"
 "Examples:\n"
 "  sr-admin why 89860012345678901234\n"
 "  sr-admin pause c17 --until 2h --reason 'carrier maintenance'\n"
 "  sr-admin limits c17 qps=5 --reason 'carrier asked'\n"
 "  # retry every frozen card of account c17\n"
 "  redis-cli ZRANGE 'polling:carrier:{c17}:frozen' 0 -1 | sr-admin retry - --reason 'gateway fixed'\n"
-"  sr-admin alerts | jq -c 'select(.open)'\n";
+"  sr-admin alerts --type failures --carrier c17\n"
+"  sr-admin alerts --ack --carrier c17 --type failures --reason 'gateway fixed'\n";
 
 struct sr_config cfg;
 struct sr_redis rds;
 const char *reason = "", *who;
 const char *until_opt;
 int force_opt;
-static const char *carrier_opt, *ack, *account_opt, *since_opt;
-static long long since;
+const char *carrier_opt;
+long long since;
+static const char *account_opt, *since_opt;
 
 redisReply *
 cmd(int argc, const char **argv)
@@ -129,8 +156,7 @@ cmd(int argc, const char **argv)
 	return sr_redis_must(&rds, argc, argv);
 }
 
-/* Its reply, an error reply included (Redis lost: fatal). */
-static redisReply *
+redisReply *
 cmd_or_error(int argc, const char **argv)
 {
 	redisReply *rep = sr_redis_cmd(&rds, argc, argv);
@@ -141,11 +167,12 @@ cmd_or_error(int argc, const char **argv)
 }
 
 /* Fields that are numbers, printed as JSON numbers (Redis keeps strings),
- * with the numeric facts (sr_numeric_facts). Ids are never in this list: an
- * ICCID has more digits than a double. */
+ * with the numeric facts (sr_numeric_facts); one written empty (the http of
+ * a call that never went) has no value: null, never "". Ids are never in
+ * this list: an ICCID has more digits than a double. */
 static const char *const numeric[] = { "ver", "ver_before", "ver_after", "http", "last_http",
-	"fails", "first_fail", "last_call", "lease_until", "attempt", "prio", "ms", "at", "due",
-	"retry_after_ms", "until", "qps", "running", "burst", "value", "threshold",
+	"fails", "first_fail", "last_call", "lease_until", "attempt", "prio", "ms", "ms_min", "at", "due",
+	"retry_after_ms", "until", "qps", "qps_from", "qps_to", "running", "burst", "value", "threshold",
 	"seen_ms", "counted_ver", "accepted", "prev_call", "superseded", "frozen",
 	"confirming", NULL };
 
@@ -166,6 +193,8 @@ field_value(const char *name, const char *v)
 {
 	char *end;
 
+	if (!*v && is_numeric(name))
+		return json_null();
 	if (*v && is_numeric(name)) {
 		double d = strtod(v, &end);
 
@@ -234,14 +263,12 @@ card_carrier(const char *card)
 	return c;
 }
 
-/* An audit stream's entries as objects (with "id"), oldest first, from
- * `since`: the newest `limit` of the stream, or with card, the newest
- * `limit` of that card's, read back page by page (however many entries of
- * other cards are newer), at most AUDIT_SCAN entries back: a card with a
- * short history does not read a long stream to its start each time. */
+/* Page by page (however many entries of other cards are newer), at most
+ * AUDIT_SCAN entries back: a card with a short history does not read a
+ * long stream to its start each time. */
 #define AUDIT_SCAN 200000
-static char entries_error[256]; /* why audit_entries returned NULL */
-static json_t *
+char entries_error[256]; /* why audit_entries returned NULL */
+json_t *
 audit_entries(const char *stream, const char *card, long limit)
 {
 	char count[24], end[48], start[32];
@@ -290,10 +317,7 @@ audit_entries(const char *stream, const char *card, long limit)
 	}
 }
 
-/* An account's alerts or audit entries printed at most LIST_MAX, the
- * newest: a list cut there says so, or it would pass for the whole. */
-#define LIST_MAX 10000
-static void
+void
 said_cut(json_t *list, const char *what, const char *account)
 {
 	if (json_array_size(list) >= LIST_MAX)
@@ -440,10 +464,31 @@ do_show(const char *card, const char *account)
 	return SR_EX_OK;
 }
 
+/* The card's newest audit entry, if it is its command's drop by hand. */
+static json_t *
+last_drop(const char *card, const char *carrier)
+{
+	char key[SR_KEY_MAX];
+	json_t *list = audit_entries(sr_key_account(key, cfg.prefix, carrier, "audit"), card, 1), *e;
+
+	if (!list)
+		sr_die(SR_EX_BACKEND, "%s: %s", key, entries_error);
+	e = json_array_get(list, 0);
+	if (e && sr_jstr(e, "event") && !strcmp(sr_jstr(e, "event"), "admin:drop"))
+		json_incref(e);
+	else
+		e = NULL;
+	json_decref(list);
+	return e;
+}
+
 static int
 do_why(const char *card, const char *account)
 {
 	char *carrier = account ? sr_strdup(account) : card_carrier(card), key[SR_KEY_MAX], sentence[400];
+	char run[200];
+	const struct sr_why_account *acc;
+	json_t *dropped = NULL;
 	json_t *s, *c, *o;
 	long long now;
 	struct sr_card_facts cf;
@@ -505,14 +550,41 @@ do_why(const char *card, const char *account)
 		w.judged = &j;
 		w.status = cf.status;
 		json_object_set_new(o, "judged", json_string(j.reason));
+		/* A card that had a command: was the last one dropped by hand?
+		 * Its audit says who, when and why. */
+		if (hint(c, "ver") > 0 && (dropped = last_drop(card, carrier))) {
+			w.dropped_who = sr_jstr(dropped, "who");
+			w.dropped_why = sr_jstr(dropped, "why");
+			w.dropped_at = atoll(sr_jstr(dropped, "id"));
+		}
 	}
-	state = sr_why(&w, account_why_load(carrier), now, sentence, sizeof sentence);
+	acc = account_why_load(carrier);
+	state = sr_why(&w, acc, now, sentence, sizeof sentence);
 	json_object_set_new(o, "state", json_string(state));
 	json_object_set_new(o, "why", sr_json_text(sentence)); /* never dropped */
+	/* The command the sentence ends with, whole, for a script. */
+	if (*sr_why_run(&w, acc, state, run, sizeof run))
+		json_object_set_new(o, "run", json_string(run));
+	json_decref(dropped);
 	json_object_set_new(o, "details", s);
 	sr_out(o);
 	free(carrier);
 	return SR_EX_OK;
+}
+
+/* The card has facts, or a state asleep in its account's idle bucket. */
+static int
+card_known(const char *card, const char *carrier)
+{
+	char fkey[SR_KEY_MAX], ikey[SR_KEY_MAX];
+	const char *e[] = { "EXISTS", sr_key_card_facts(fkey, cfg.prefix, card) };
+	const char *h[] = { "HEXISTS", ikey, sr_key_idle(ikey, cfg.prefix, carrier, card) };
+	redisReply *a = cmd(2, e), *b = cmd(3, h);
+	int known = (a->type == REDIS_REPLY_INTEGER && a->integer) || (b->type == REDIS_REPLY_INTEGER && b->integer);
+
+	freeReplyObject(a);
+	freeReplyObject(b);
+	return known;
 }
 
 /* retry / freeze / drop one card: one script reads and writes the command
@@ -552,6 +624,16 @@ card_mutate(const char *what, const char *card, const char *account)
 	sr_redis_append_script(&rds, SR_LUA_ADMIN_CARD, 10, n, argv, NULL);
 	if (!(rep = sr_redis_reply(&rds)))
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+	/* A drop of a card that has no command leaves it as asked: no change,
+	 * no error (a list piped in twice drops nothing the second time). A
+	 * card nobody knows is still a typo. */
+	if (rep->type == REDIS_REPLY_ERROR && !strcmp(rep->str, "no command") && !strcmp(what, "drop") &&
+	    card_known(card, carrier)) {
+		sr_out(json_pack("{ss ss ss sb}", "card", card, "carrier", carrier, "done", what, "changed", 0));
+		freeReplyObject(rep);
+		free(carrier);
+		return SR_EX_OK;
+	}
 	if (rep->type == REDIS_REPLY_ERROR) {
 		int backend = sr_redis_backend_error(rep->str);
 
@@ -565,8 +647,8 @@ card_mutate(const char *what, const char *card, const char *account)
 	}
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 || rep->element[0]->type != REDIS_REPLY_STRING)
 		sr_die(SR_EX_BACKEND, "card '%s': %s: unexpected reply from Redis", card, what);
-	o = json_pack("{ss ss ss ss sI}", "card", card, "carrier", carrier, "done", what, "action",
-	    rep->element[0]->str, "ver", (json_int_t)rep->element[1]->integer);
+	o = json_pack("{ss ss ss ss sI sb}", "card", card, "carrier", carrier, "done", what, "action",
+	    rep->element[0]->str, "ver", (json_int_t)rep->element[1]->integer, "changed", 1);
 	freeReplyObject(rep);
 	sr_out(o);
 	free(carrier);
@@ -674,151 +756,6 @@ show_one(const char *what, const char *card, const char *account)
 	return !strcmp(what, "show") ? do_show(card, account) : do_why(card, account);
 }
 
-/* Every account's name, from P:accounts. */
-static redisReply *
-accounts(void)
-{
-	char key[SR_KEY_MAX];
-	const char *a[] = { "SMEMBERS", sr_key_accounts(key, cfg.prefix) };
-
-	return cmd(2, a);
-}
-
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The accounts (sorted) where the alert `id` is open. */
-static size_t
-alert_holders(redisReply *acc, const char *id, char ***names)
-{
-	size_t n = 0;
-
-	*names = NULL;
-	for (size_t k = 0; acc->type == REDIS_REPLY_ARRAY && k < acc->elements; k++) {
-		char ok[SR_KEY_MAX];
-		const char *a[] = { "HGETALL", sr_key_account(ok, cfg.prefix, acc->element[k]->str,
-			"alerts_open") };
-		redisReply *open = cmd_or_error(2, a);
-		int held = 0;
-
-		if (open->type == REDIS_REPLY_ERROR) /* damaged by hand: said, the others looked at */
-			sr_warn("account '%s': open alerts not read: %s", acc->element[k]->str, open->str);
-
-		for (size_t j = 0; open->type == REDIS_REPLY_ARRAY && j + 1 < open->elements; j += 2)
-			held |= !strcmp(open->element[j + 1]->str, id);
-		freeReplyObject(open);
-		if (held) {
-			*names = sr_realloc(*names, (n + 1) * sizeof **names);
-			(*names)[n++] = acc->element[k]->str;
-		}
-	}
-	if (n > 1)
-		qsort(*names, n, sizeof **names, by_name);
-	return n;
-}
-
-static int
-do_alerts(const char *ack)
-{
-	redisReply *acc;
-	const char *only = carrier_opt; /* the one account to look in (NULL: all) */
-	char **names = NULL;
-	int found = 0, status = SR_EX_OK;
-
-	if (ack)
-		need_reason("alerts --ack");
-	acc = accounts();
-	/* An alert's id is its stream entry's (ms-seq), and each account has
-	 * its own stream: accounts that raised an alert in the same
-	 * millisecond hold the same id. Without --carrier an --ack must not
-	 * close them all (nor pick one): it is refused, naming them. */
-	if (ack && !carrier_opt) {
-		char list[1024] = "";
-		size_t n = alert_holders(acc, ack, &names);
-
-		for (size_t i = 0; i < n; i++)
-			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
-			    names[i]);
-		if (n > 1) {
-			fprintf(stderr, "%s: alert '%s' is open in more than one account (%s): nothing "
-			    "acknowledged; give --carrier A to say whose\n", sr_prog, ack, list);
-			free(names);
-			freeReplyObject(acc);
-			return SR_EX_USAGE;
-		}
-		/* The account that holds it, and no other: another master's
-		 * clock may give a new alert the same id meanwhile. */
-		only = n ? names[0] : "";
-	}
-	for (size_t k = 0; acc->type == REDIS_REPLY_ARRAY && k < acc->elements; k++) {
-		const char *c = acc->element[k]->str;
-		char ok[SR_KEY_MAX], sk[SR_KEY_MAX];
-		const char *a[] = { "HGETALL", sr_key_account(ok, cfg.prefix, c, "alerts_open") };
-		redisReply *open;
-
-		if (only && strcmp(only, c))
-			continue; /* --carrier: that account's alerts only */
-		open = cmd_or_error(2, a);
-		json_t *list;
-		size_t i;
-		json_t *e;
-
-		if (ack) {
-			/* One script finds the cause, closes it and audits it. */
-			char au[SR_KEY_MAX], maxlen[24];
-			const char *x[] = { ok, sr_key_account(sk, cfg.prefix, c, "alerts"),
-				sr_key_account(au, cfg.prefix, c, "audit"), "ack", c, ack, who, reason, maxlen };
-			redisReply *r;
-
-			snprintf(maxlen, sizeof maxlen, "%ld", cfg.audit_maxlen);
-			freeReplyObject(open);
-			sr_redis_append_script(&rds, SR_LUA_ALERT_ACCOUNT, 3, 9, x, NULL);
-			if (!(r = sr_redis_reply(&rds)))
-				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-			if (r->type == REDIS_REPLY_ERROR)
-				sr_die(SR_EX_BACKEND, "alert '%s': acknowledging: %s", ack, r->str);
-			if (r->type == REDIS_REPLY_STRING) {
-				sr_out(json_pack("{ss ss ss}", "acked", ack, "carrier", c, "cause", r->str));
-				found = 1;
-			}
-			freeReplyObject(r);
-			continue;
-		}
-		/* An account whose alerts Redis cannot read (a key damaged by
-		 * hand) is said, and the others' are listed all the same. */
-		if (open->type == REDIS_REPLY_ERROR ||
-		    !(list = audit_entries(sr_key_account(sk, cfg.prefix, c, "alerts"), NULL, LIST_MAX))) {
-			sr_warn("account '%s': alerts not read: %s", c,
-			    open->type == REDIS_REPLY_ERROR ? open->str : entries_error);
-			status = SR_EX_BACKEND;
-			freeReplyObject(open);
-			continue;
-		}
-		said_cut(list, "alerts", c);
-		json_array_foreach(list, i, e) {
-			int is_open = 0;
-
-			for (size_t j = 0; open->type == REDIS_REPLY_ARRAY && j + 1 < open->elements; j += 2)
-				is_open |= !strcmp(open->element[j + 1]->str, sr_jstr(e, "id"));
-			json_object_set_new(e, "carrier", json_string(c));
-			json_object_set_new(e, "open", json_boolean(is_open));
-			sr_out(json_incref(e));
-		}
-		json_decref(list);
-		freeReplyObject(open);
-	}
-	free(names);
-	freeReplyObject(acc);
-	if (ack && !found) {
-		fprintf(stderr, "%s: alert '%s' is not open\n", sr_prog, ack);
-		return SR_EX_REJECTED;
-	}
-	return status;
-}
-
 static int
 do_audit(const char *card, const char *account)
 {
@@ -920,15 +857,6 @@ static int c_freeze(int argc, char **argv) { return mutate("freeze", argc, argv)
 static int c_drop(int argc, char **argv) { return mutate("drop", argc, argv); }
 
 static int
-c_alerts(int argc, char **argv)
-{
-	(void)argv;
-	if (argc)
-		command_usage();
-	return do_alerts(ack);
-}
-
-static int
 c_audit(int argc, char **argv)
 {
 	if ((!account_opt && argc != 1) || (argc == 1 && !sr_valid_id(argv[0])))
@@ -990,7 +918,7 @@ static const struct command {
 } commands[] = {
 	{ "show", c_show, 1, -1, "show CARD... | -" },
 	{ "why", c_why, 1, -1, "why CARD... | -" },
-	{ "list", c_list, 1, 1, "list ACCOUNT [--state frozen|claimed|confirming|due|backoff|scheduled] "
+	{ "list", c_list, 1, 1, "list ACCOUNT [--state frozen|claimed|paused|confirming|due|backoff|scheduled] "
 	  "[--reason R] [--error-class 5xx|4xx|none|CODE] [--limit N] [--table]" },
 	{ "retry", c_retry, 0, -1, "retry CARD... | - --reason TEXT, or retry --account A [--state S] "
 	  "[--error-class C] [--dry-run] --reason TEXT" },
@@ -1003,7 +931,8 @@ static const struct command {
 	{ "profile", admin_profile, 1, 1, "profile ACCOUNT [--test FILE | --probe CARD]" },
 	{ "config", c_config, 0, 0, "config" },
 	{ "switch", c_switch, 1, 1, "switch on|off|show [--reason TEXT]" },
-	{ "alerts", c_alerts, 0, 0, "alerts [--since TIME] [--carrier A] [--ack ID --reason TEXT]" },
+	{ "alerts", admin_alerts, 0, 0, "alerts [--all] [--type T] [--since TIME] [--carrier A], or alerts "
+	  "--ack ID|- [--carrier A] --reason TEXT, or alerts --ack --carrier A [--type T] --reason TEXT" },
 	{ "audit", c_audit, 0, 1, "audit CARD [--account A] | --account A [--since TIME]" },
 	{ "migrate", admin_migrate, 0, 0, "migrate" },
 };
@@ -1027,13 +956,14 @@ int
 main(int argc, char *argv[])
 {
 	enum { O_REASON = 1, O_CARRIER, O_SINCE, O_ACK, O_ACCOUNT, O_TABLE,
-		O_UNTIL, O_FORCE, O_STATE, O_ERROR_CLASS, O_LIMIT, O_DRY_RUN, O_TEST, O_PROBE };
+		O_UNTIL, O_FORCE, O_STATE, O_ERROR_CLASS, O_LIMIT, O_DRY_RUN, O_TEST, O_PROBE, O_UTC, O_LOCAL,
+		O_ALL, O_TYPE };
 	static const struct option longopts[] = {
 		SR_COMMON_LONGOPTS,
 		{ "reason", required_argument, NULL, O_REASON },
 		{ "carrier", required_argument, NULL, O_CARRIER },
 		{ "since", required_argument, NULL, O_SINCE },
-		{ "ack", required_argument, NULL, O_ACK },
+		{ "ack", required_argument, NULL, O_ACK }, /* its value may be left out */
 		{ "account", required_argument, NULL, O_ACCOUNT },
 		{ "table", no_argument, NULL, O_TABLE },
 		{ "until", required_argument, NULL, O_UNTIL },
@@ -1044,13 +974,19 @@ main(int argc, char *argv[])
 		{ "dry-run", no_argument, NULL, O_DRY_RUN },
 		{ "test", required_argument, NULL, O_TEST },
 		{ "probe", required_argument, NULL, O_PROBE },
+		{ "utc", no_argument, NULL, O_UTC },
+		{ "local", no_argument, NULL, O_LOCAL },
+		{ "all", no_argument, NULL, O_ALL },
+		{ "type", required_argument, NULL, O_TYPE },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sub;
-	int c, status = SR_EX_OK, limit_opt = 0;
+	int c, status = SR_EX_OK, limit_opt = 0, table = 0, utc = 0, local = 0;
 
 	sr_prog = "sr-admin";
 	sr_config_init(&cfg);
+	sr_reader_may_leave(); /* "sr-admin audit ... | head -1" */
+	sr_optional_value(argc, argv, "--ack"); /* --ack --carrier A: every open one */
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_REASON:
@@ -1066,8 +1002,12 @@ main(int argc, char *argv[])
 		case O_SINCE:
 			since_opt = optarg; /* read on the Redis clock, once connected */
 			break;
-		case O_ACK: ack = optarg; break;
-		case O_TABLE: sr_table_mode(); break;
+		case O_ACK: ack_opt = optarg; break;
+		case O_ALL: all_opt = 1; break;
+		case O_TYPE: type_opt = optarg; break;
+		case O_TABLE: table = 1; break;
+		case O_UTC: utc = 1; break;
+		case O_LOCAL: local = 1; break;
 		case O_ACCOUNT:
 			if (!sr_valid_id(optarg))
 				sr_die(SR_EX_USAGE, "--account: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);
@@ -1093,6 +1033,9 @@ main(int argc, char *argv[])
 				sr_usage(SR_EX_USAGE, usage);
 		}
 	}
+	if (table)
+		sr_table_mode();
+	sr_people_zone(table, utc, local);
 	/* GNU getopt permutes: options may also follow the command
 	 * ("sr-admin retry X --reason Y"); what is left is the command and its
 	 * arguments. */
@@ -1134,6 +1077,9 @@ main(int argc, char *argv[])
 		/* A bulk retry retries every one: a cap would leave the rest
 		 * frozen without a word. */
 		refuse_option("--limit", limit_opt, running->run == c_list, "list");
+		refuse_option("--all", all_opt, running->run == admin_alerts, "alerts");
+		refuse_option("--type", type_opt != NULL, running->run == admin_alerts, "alerts");
+		refuse_option("--ack", ack_opt != NULL, running->run == admin_alerts, "alerts");
 		refuse_option("--test", test_opt != NULL, running->run == admin_profile, "profile");
 		refuse_option("--probe", probe_opt != NULL, running->run == admin_profile, "profile");
 		if (test_opt && probe_opt)
@@ -1141,21 +1087,22 @@ main(int argc, char *argv[])
 			    running->usage);
 	}
 	who = sr_who();
-	if (!strcmp(sub, "config")) /* needs no Redis: it says where Redis is */
-		return sr_finish(c_config(argc - optind, argv + optind));
-	/* A profile is checked, tested and probed before the account is live,
-	 * on a host that may reach no Redis: it needs none. */
-	if (running->run == admin_profile)
-		return sr_finish(admin_profile(argc - optind, argv + optind));
+	/* config needs no Redis: it says where Redis is; a profile is checked,
+	 * tested and probed before the account is live, on a host that may
+	 * reach no Redis. Their output is a table too with --table. */
+	if (running->run == c_config || running->run == admin_profile) {
+		status = running->run(argc - optind, argv + optind);
+		sr_table_flush();
+		return sr_finish(status);
+	}
 	sr_redis_open(&rds, &cfg);
 	if (since_opt) {
 		int64_t now = sr_redis_time_ms(&rds);
 
 		if (now < 0)
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-		if ((since = sr_parse_when(since_opt, now, -1)) < 0)
-			sr_die(SR_EX_USAGE, "--since: '%s' is not a time (yesterday, 2026-12-01T10:00Z, "
-			    "epoch ms) nor a duration ago (10m, 2h, 1d)", since_opt);
+		since = sr_time_option("--since", since_opt, now, -1, "(yesterday, 2026-12-01T10:00Z, "
+		    "2026-12-01 18:00 in TZ, epoch ms) nor a duration ago (10m, 2h, 1d)");
 	}
 
 	status = running->run(argc - optind, argv + optind);

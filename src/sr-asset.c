@@ -38,7 +38,8 @@ static const char usage_fmt[] =
 "usage: sr-asset [--csv] [--as-of TIME] [--progress | --no-progress] < facts.jsonl > results.jsonl\n"
 "\n"
 "Load card and device facts into the asset mirror (the facts sr-enqueue, sr-exec\n"
-"and dev-eval judge from). One result line per input row, in order.\n"
+"and dev-eval judge from). One result line per input row, in order. A card's\n"
+"account is known from then on (sr-stat, sr-admin limits), before any request.\n"
 "\n"
 "Rows (JSONL, or CSV with a header row naming the same fields):\n"
 "  {\"card\":\"8986...\",\"carrier\":\"c17\",\"device\":\"D42\",\"pkg_expires_at\":1798675200,\"status\":\"active\"}\n"
@@ -55,10 +56,11 @@ static const char usage_fmt[] =
 "  --csv            the input is CSV with a header row (quotes, CRLF and a BOM are fine;\n"
 "                   a flag cell is 0, 1, true, false, t or f, in any case)\n"
 "  --progress       rows and rate on stderr every second (default when stderr is a terminal)\n"
-"  --as-of TIME     when the export was taken, for rows that do not say (ISO-8601 with a\n"
-"                   zone: 2026-12-01T10:00Z, epoch ms, or 2h: that long ago; without it,\n"
-"                   when srq receives the row): no fact stored as of a later time is\n"
-"                   written over\n"
+"  --as-of TIME     when the export was taken, for rows that do not say (ISO-8601:\n"
+"                   2026-12-01T10:00Z, or without a zone the local zone's (TZ), said on\n"
+"                   stderr, refused where it skips or repeats the time; epoch ms, or 2h:\n"
+"                   that long ago; without it, when srq receives the row): no fact\n"
+"                   stored as of a later time is written over\n"
 "  --redis URL, --prefix P, -h/--help, --version\n"
 "Exit: 0 all loaded, 1 some rows rejected, 2 usage, 3 Redis unavailable.\n"
 "Example:\n"
@@ -237,10 +239,45 @@ take_replies(struct row *rows, int n)
 	return 0;
 }
 
+/* The accounts of the cards loaded are known from now on (sr-stat,
+ * sr-admin limits, alerts), before any request names them: an account set
+ * up for a carrier's SIMs shows, with its cards. Once per account per run
+ * (sr_account_register), sent after the batch's writes (their order is
+ * the rows'); the accounts sent, in sent, *ns of them. */
+static void
+register_accounts(struct row *rows, int n, const char **sent, int *ns)
+{
+	*ns = 0;
+	for (int i = 0; i < n; i++)
+		if (rows[i].st == ST_PENDING && rows[i].card && sr_account_register(&rds, &cfg, rows[i].carrier))
+			sent[(*ns)++] = rows[i].carrier;
+}
+
+/* Their replies: one Redis refused is said, and sent again with the next
+ * batch; its cards are loaded all the same. */
+static int
+registered(const char **sent, int ns)
+{
+	redisReply *rep;
+
+	for (int k = 0; k < ns; k++) {
+		if (!(rep = sr_redis_reply(&rds)))
+			return -1;
+		if (rep->type == REDIS_REPLY_ERROR) {
+			sr_warn("account '%s': not registered: %s", sent[k], rep->str);
+			sr_account_forget(sent[k]);
+		}
+		freeReplyObject(rep);
+	}
+	return 0;
+}
+
 static int
 process(struct row *rows, int n)
 {
 	static struct row *seen[SEEN]; /* card -> its last row in this batch */
+	static const char *sent[BATCH]; /* the accounts registered with this batch */
+	int ns;
 	static const char *const card_skip[] = { "card", "carrier", "as_of", NULL };
 	static const char *const card_skip_device[] = { "card", "carrier", "as_of", "device", NULL };
 	static const char *const dev_skip[] = { "device", "as_of", NULL };
@@ -375,10 +412,11 @@ process(struct row *rows, int n)
 			r->ncmd++;
 		}
 	}
+	register_accounts(rows, n, sent, &ns);
 	/* A row is loaded only if Redis took every one of its writes (out of
 	 * memory, a read-only replica, a key of the wrong type: an error). A
 	 * card that leaves a device stays pending for round 3. */
-	if (take_replies(rows, n) < 0)
+	if (take_replies(rows, n) < 0 || registered(sent, ns) < 0)
 		return -1;
 	/* Round 3: the device fact of the cards that left their device. */
 	for (int i = 0; i < n; i++) {

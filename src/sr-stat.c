@@ -9,15 +9,19 @@
  * Thresholds worth paging on (see README): retry_amplification > 1.5,
  * version_conflict_rate > 0.10, frozen > 0, oldest_due_s growing, flapping > 0.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sr.h"
 
 static const char usage[] =
-"usage: sr-stat [--window DURATION] [--prom [--output FILE] | --table] [--carrier ID]...\n"
+"usage: sr-stat [--window DURATION] [--prom [--output FILE] | --table | --watch [S]]\n"
+"               [--utc | --local] [--carrier ID]...\n"
 "\n"
 "A snapshot of every account (or --carrier) and a total (\"carrier\":\"*\"; not in --prom,\n"
 "where sum() over the account label is the total):\n"
@@ -36,7 +40,14 @@ static const char usage[] =
 "  --prom        Prometheus text format (metrics srq_*, label account)\n"
 "  --output F    write to F atomically (temp file + rename), for node_exporter's\n"
 "                textfile collector\n"
-"  --table       a table for people\n"
+"  --table       a table for people: each account's queue, rates (qps_eff: what srq\n"
+"                calls at now, lowered while the carrier refuses for rate; qps: the\n"
+"                limit), breaker (closed, open, half_open) and pause (until when)\n"
+"  --watch [S]   the table again every S seconds (2), until interrupted (SIGINT or\n"
+"                SIGTERM: exit 0); on a terminal each frame replaces the last, elsewhere\n"
+"                the frames follow each other, with no escape codes\n"
+"  --utc, --local  the table's times in UTC (the default) or in the local zone (TZ),\n"
+"                with its offset; JSON keeps UTC\n"
 "  --carrier ID  only this account (repeatable)\n"
 "  --raise-alerts  also raise and resolve the account alerts (amplification over\n"
 "                1.5, conflicts over 0.10, on 10+ commands in the window; raised once\n"
@@ -46,9 +57,10 @@ static const char usage[] =
 "Exit: 0 done, 1 a --carrier that never had a request, 2 usage, 3 Redis unavailable\n"
 "  (or an alert could not be written, or an account's figures or the devices' queue\n"
 "  could not be read: said on stderr and left out, null in JSON, the others are\n"
-"  written, --prom's srq_up is 0).\n"
-"Example (cron, every minute):\n"
-"  sr-stat --raise-alerts --prom --output /var/lib/node_exporter/textfile/srq.prom\n";
+"  written, --prom's srq_up is 0). A reader that stops reading (| head) is no failure.\n"
+"Examples (cron, every minute; the live view):\n"
+"  sr-stat --raise-alerts --prom --output /var/lib/node_exporter/textfile/srq.prom\n"
+"  sr-stat --watch 5 --local\n";
 
 static struct sr_config cfg;
 static struct sr_redis rds;
@@ -384,112 +396,119 @@ write_prom(FILE *f, json_t *records, long long now_ms)
 	}
 }
 
+/* A table cell of r's field k: an integer, a ratio, or text. */
 static void
-write_table(FILE *f, json_t *records)
+cell(char *buf, size_t n, json_t *r, const char *k, int ratio)
 {
-	size_t i;
-	json_t *r;
+	json_t *v = json_object_get(r, k);
 
-	fprintf(f, "%-12s %8s %8s %8s %8s %8s %8s %8s %8s %8s %6s %6s\n", "account", "queued", "due",
-	    "claimed", "confirm", "frozen", "oldest_s", "calls", "success", "amplif", "confl", "alerts");
-	json_array_foreach(records, i, r) {
-		json_t *s = json_object_get(r, "success_rate"), *a = json_object_get(r, "retry_amplification"),
-		       *c = json_object_get(r, "version_conflict_rate");
-
-		fprintf(f, "%-12s %8lld %8lld %8lld %8lld %8lld %8lld %8lld %8.2f %8.2f %6.2f %6lld\n",
-		    sr_jstr(r, "carrier"), num(r, "queued"), num(r, "due"), num(r, "claimed"),
-		    num(r, "confirming"), num(r, "frozen"), num(r, "oldest_due_s"), num(r, "calls"),
-		    json_is_real(s) ? json_real_value(s) : 0.0, json_is_real(a) ? json_real_value(a) : 0.0,
-		    json_is_real(c) ? json_real_value(c) : 0.0, num(r, "alerts_open"));
-	}
+	if (json_is_real(v))
+		snprintf(buf, n, ratio ? "%.2f" : "%.1f", json_real_value(v));
+	else if (json_is_integer(v))
+		snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+	else if (json_is_string(v))
+		snprintf(buf, n, "%s", json_string_value(v));
+	else
+		snprintf(buf, n, ratio ? "0.00" : "");
 }
 
-int
-main(int argc, char *argv[])
+/* The table for people: an account that is paused or behind its breaker,
+ * or called below its rate, says so beside its queue (it is held, not
+ * stuck). Times in UTC, or with --local in the local zone. */
+static void
+write_table(FILE *f, json_t *records, long long now_ms)
 {
-	enum { O_WINDOW = 1, O_PROM, O_OUTPUT, O_TABLE, O_CARRIER, O_RAISE_ALERTS, O_NO_ALERTS };
-	static const struct option longopts[] = {
-		SR_COMMON_LONGOPTS,
-		{ "window", required_argument, NULL, O_WINDOW },
-		{ "prom", no_argument, NULL, O_PROM },
-		{ "output", required_argument, NULL, O_OUTPUT },
-		{ "table", no_argument, NULL, O_TABLE },
-		{ "carrier", required_argument, NULL, O_CARRIER },
-		{ "raise-alerts", no_argument, NULL, O_RAISE_ALERTS },
-		{ "no-alerts", no_argument, NULL, O_NO_ALERTS }, /* before 0.2: now the default */
-		{ NULL, 0, NULL, 0 },
+	static const struct {
+		const char *head, *field;
+		int ratio, text; /* a ratio: two decimals; text: left-aligned */
+	} cols[] = {
+		{ "account", "carrier", 0, 1 }, { "queued", "queued", 0, 0 }, { "due", "due", 0, 0 },
+		{ "claimed", "claimed", 0, 0 }, { "confirm", "confirming", 0, 0 }, { "frozen", "frozen", 0, 0 },
+		{ "oldest_s", "oldest_due_s", 0, 0 }, { "calls", "calls", 0, 0 },
+		{ "success", "success_rate", 1, 0 }, { "amplif", "retry_amplification", 1, 0 },
+		{ "confl", "version_conflict_rate", 1, 0 }, { "alerts", "alerts_open", 0, 0 },
+		{ "qps_eff", "qps_effective", 0, 0 }, { "qps", "qps", 0, 0 }, { "breaker", "breaker", 0, 1 },
+		{ "paused", NULL, 0, 1 },
 	};
+	enum { NCOLS = sizeof cols / sizeof cols[0], W = 80 };
+	size_t nrows = json_array_size(records), i;
+	char (*cells)[NCOLS][W] = sr_malloc((nrows + 1) * sizeof *cells); /* the header, then each row */
+	int width[NCOLS];
+	json_t *r;
+
+	for (int c = 0; c < NCOLS; c++) {
+		snprintf(cells[0][c], W, "%s", cols[c].head);
+		width[c] = (int)strlen(cols[c].head);
+	}
+	json_array_foreach(records, i, r) {
+		long long until = sr_jint(r, "paused_until_ms", 0);
+
+		for (int c = 0; c < NCOLS; c++) {
+			char *b = cells[i + 1][c];
+
+			if (cols[c].field)
+				cell(b, W, r, cols[c].field, cols[c].ratio);
+			else if (!strcmp(sr_jstr(r, "carrier"), "*")) /* the total: no account's state */
+				b[0] = '\0';
+			else if (!json_is_true(json_object_get(r, "paused")))
+				snprintf(b, W, "no");
+			else if (until >= SR_FOREVER_MS)
+				snprintf(b, W, "until resumed");
+			else
+				snprintf(b, W, "until %s", sr_when(until, now_ms));
+			if ((int)strlen(b) > width[c])
+				width[c] = (int)strlen(b);
+		}
+	}
+	for (size_t row = 0; row <= nrows; row++) {
+		char line[NCOLS * (W + 1) + 1];
+		size_t len = 0;
+
+		for (int c = 0; c < NCOLS; c++)
+			len += (size_t)snprintf(line + len, sizeof line - len, cols[c].text ? "%-*s " : "%*s ",
+			    width[c], cells[row][c]);
+		while (len > 0 && line[len - 1] == ' ') /* no trailing blanks */
+			len--;
+		fprintf(f, "%.*s\n", (int)len, line);
+	}
+	free(cells);
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every account's figures (or those named), the devices' queue, and the
+ * total, as records; now_ms: the Redis clock when it was read. */
+static json_t *
+snapshot(const char **named, int nnamed, long window_s, int alerts, long long *now_ms)
+{
 	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	const char **carriers = NULL, *output = NULL;
-	int c, ncarriers = 0, prom = 0, table = 0, alerts = 0;
-	long window_s = 600;
+	const char **carriers = named;
+	int ncarriers = nnamed;
 	json_t *records = json_array(), *total = json_object();
 	char key[SR_KEY_MAX], minutes[24];
 	redisReply *rep;
-	long long dq = 0, doldest = 0, now_ms;
+	long long dq = 0, doldest = 0;
 	int dunread = 0;
-	FILE *f = stdout;
-	char tmp[4096];
 
-	sr_prog = "sr-stat";
-	sr_log_stamp = 1; /* it runs unattended: its stderr is a log */
-	sr_config_init(&cfg);
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_WINDOW:
-			if ((window_s = parse_window(optarg)) < 60)
-				sr_die(SR_EX_USAGE, "--window: '%s' is not a duration up to 2h (90s, 10m, 2h)", optarg);
-			break;
-		case O_PROM: prom = 1; break;
-		case O_OUTPUT: output = optarg; break;
-		case O_TABLE: table = 1; break;
-		case O_RAISE_ALERTS: alerts = 1; break;
-		case O_NO_ALERTS: /* a crontab of an older release: still works */
-			sr_warn("--no-alerts is the default now (sr-stat only reads); --raise-alerts raises them");
-			break;
-		case O_CARRIER:
-			if (!sr_valid_id(optarg))
-				sr_die(SR_EX_USAGE, "--carrier: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);
-			carriers = sr_realloc(carriers, (size_t)(ncarriers + 1) * sizeof *carriers);
-			carriers[ncarriers++] = sr_strdup(optarg);
-			break;
-		default:
-			if (!sr_config_option(&cfg, c, optarg, usage))
-				sr_usage(SR_EX_USAGE, usage);
-		}
-	}
-	if (optind < argc || (prom && table)) {
-		fprintf(stderr, "%s: %s\n", sr_prog, prom && table ? "--prom and --table exclude each other" :
-		    "unexpected argument");
-		sr_usage(SR_EX_USAGE, usage);
-	}
-	sr_redis_open(&rds, &cfg);
-	if (!ncarriers) {
+	unread = 0;
+	if (!nnamed) {
 		const char *argv2[] = { "SMEMBERS", sr_key_accounts(key, cfg.prefix) };
 
 		if (!(rep = sr_redis_cmd(&rds, 2, argv2)))
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		carriers = NULL;
 		for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
 			carriers = sr_realloc(carriers, (size_t)(ncarriers + 1) * sizeof *carriers);
 			carriers[ncarriers++] = sr_strdup(rep->element[i]->str);
 		}
 		freeReplyObject(rep);
-		if (!ncarriers)
-			sr_warn("no account has ever had a request under the prefix '%s' (is SRQ_PREFIX, or "
-			    "the Redis database, the right one?)", cfg.prefix);
-	} else {
-		/* A mistyped account would print a row of zeros: say so. */
-		for (int k = 0; k < ncarriers; k++) {
-			const char *m[] = { "SISMEMBER", sr_key_accounts(key, cfg.prefix), carriers[k] };
-
-			if (!(rep = sr_redis_cmd(&rds, 3, m)))
-				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
-			if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0) {
-				sr_warn("account '%s' has never had a request (is it spelt right?)", carriers[k]);
-				status = sr_worst(status, SR_EX_REJECTED);
-			}
-			freeReplyObject(rep);
-		}
+		/* In a stable order: a live view's rows stay where they are. */
+		if (ncarriers > 1)
+			qsort(carriers, (size_t)ncarriers, sizeof *carriers, by_name);
 	}
 	snprintf(minutes, sizeof minutes, "%ld", (window_s + 59) / 60);
 	for (int k = 0; k < ncarriers; k++) {
@@ -521,6 +540,11 @@ main(int argc, char *argv[])
 			json_array_append_new(records, account_stat(carriers[k], window_s, rep));
 		freeReplyObject(rep);
 	}
+	if (!nnamed) {
+		for (int k = 0; k < ncarriers; k++)
+			free((char *)carriers[k]);
+		free(carriers);
+	}
 	if (alerts) {
 		size_t i;
 		json_t *r;
@@ -529,7 +553,7 @@ main(int argc, char *argv[])
 			account_alerts(r);
 	}
 	/* The device queue, all shards. */
-	if ((now_ms = sr_redis_time_ms(&rds)) < 0)
+	if ((*now_ms = sr_redis_time_ms(&rds)) < 0)
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 	for (int s = 0; s < SR_DEVICE_SHARDS; s++) {
 		const char *z[] = { "ZCARD", sr_key_shard(key, cfg.prefix, s, "queue") };
@@ -555,7 +579,7 @@ main(int argc, char *argv[])
 		} else
 			dq += rep->integer;
 		if (first->type == REDIS_REPLY_ARRAY && first->elements == 2) {
-			long long age = now_ms - atoll(first->element[1]->str);
+			long long age = *now_ms - atoll(first->element[1]->str);
 
 			if (age / 1000 > doldest)
 				doldest = age / 1000;
@@ -582,17 +606,169 @@ main(int argc, char *argv[])
 		json_object_set_new(total, "device_oldest_s", dunread ? json_null() : json_integer(doldest));
 		json_array_append_new(records, total);
 	}
+	return records;
+}
+
+static volatile sig_atomic_t stopped; /* --watch: SIGINT or SIGTERM came */
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	stopped = 1;
+}
+
+/* --watch: the table again every interval_s, until SIGINT or SIGTERM (exit
+ * 0), or until its reader goes away. On a terminal each frame replaces the
+ * last (the screen cleared and the cursor homed, as watch(1) does); to a
+ * pipe or a file the frames follow each other, a blank line apart, with no
+ * escape code in them. */
+static void
+watch(const char **carriers, int ncarriers, long window_s, long interval_s)
+{
+	struct sigaction sa;
+	int tty = isatty(STDOUT_FILENO);
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop; /* no SA_RESTART: the wait between frames ends at once */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (long frame = 0; !stopped; frame++) {
+		long long now_ms;
+		json_t *records = snapshot(carriers, ncarriers, window_s, 0, &now_ms);
+		char t[48];
+		struct timespec wait = { interval_s, 0 };
+
+		if (tty)
+			fputs("\033[H\033[2J", stdout);
+		else if (frame)
+			putchar('\n');
+		printf("sr-stat --watch %ld   %s (Redis clock)\n\n", interval_s, sr_iso_people(t, sizeof t, now_ms));
+		write_table(stdout, records, now_ms);
+		json_decref(records);
+		if (sr_flush_view() < 0)
+			return; /* sr_finish says why, unless the reader just left */
+		while (!stopped && nanosleep(&wait, &wait) == -1 && errno == EINTR)
+			;
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	enum { O_WINDOW = 1, O_PROM, O_OUTPUT, O_TABLE, O_CARRIER, O_RAISE_ALERTS, O_NO_ALERTS, O_WATCH,
+		O_UTC, O_LOCAL };
+	static const struct option longopts[] = {
+		SR_COMMON_LONGOPTS,
+		{ "window", required_argument, NULL, O_WINDOW },
+		{ "prom", no_argument, NULL, O_PROM },
+		{ "output", required_argument, NULL, O_OUTPUT },
+		{ "table", no_argument, NULL, O_TABLE },
+		{ "carrier", required_argument, NULL, O_CARRIER },
+		{ "raise-alerts", no_argument, NULL, O_RAISE_ALERTS },
+		{ "no-alerts", no_argument, NULL, O_NO_ALERTS }, /* before 0.2: now the default */
+		{ "watch", required_argument, NULL, O_WATCH }, /* its value may be left out */
+		{ "utc", no_argument, NULL, O_UTC },
+		{ "local", no_argument, NULL, O_LOCAL },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char **carriers = NULL, *output = NULL;
+	int c, ncarriers = 0, prom = 0, table = 0, alerts = 0, utc = 0, local = 0;
+	long window_s = 600, watch_s = 0;
+	json_t *records;
+	char key[SR_KEY_MAX];
+	redisReply *rep;
+	long long now_ms;
+	FILE *f = stdout;
+	char tmp[4096];
+
+	sr_prog = "sr-stat";
+	sr_log_stamp = 1; /* it runs unattended: its stderr is a log */
+	sr_config_init(&cfg);
+	sr_reader_may_leave(); /* "sr-stat | head -1" */
+	sr_optional_value(argc, argv, "--watch");
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_WINDOW:
+			if ((window_s = parse_window(optarg)) < 60)
+				sr_die(SR_EX_USAGE, "--window: '%s' is not a duration up to 2h (90s, 10m, 2h)", optarg);
+			break;
+		case O_PROM: prom = 1; break;
+		case O_OUTPUT: output = optarg; break;
+		case O_TABLE: table = 1; break;
+		case O_RAISE_ALERTS: alerts = 1; break;
+		case O_NO_ALERTS: /* a crontab of an older release: still works */
+			sr_warn("--no-alerts is the default now (sr-stat only reads); --raise-alerts raises them");
+			break;
+		case O_CARRIER:
+			if (!sr_valid_id(optarg))
+				sr_die(SR_EX_USAGE, "--carrier: '%s' must match [A-Za-z0-9_.-]{1,64}", optarg);
+			carriers = sr_realloc(carriers, (size_t)(ncarriers + 1) * sizeof *carriers);
+			carriers[ncarriers++] = sr_strdup(optarg);
+			break;
+		case O_WATCH:
+			watch_s = *optarg ? sr_num("--watch", optarg, 1, 3600) : 2;
+			break;
+		case O_UTC: utc = 1; break;
+		case O_LOCAL: local = 1; break;
+		default:
+			if (!sr_config_option(&cfg, c, optarg, usage))
+				sr_usage(SR_EX_USAGE, usage);
+		}
+	}
+	if (optind < argc || (prom && table)) {
+		fprintf(stderr, "%s: %s\n", sr_prog, prom && table ? "--prom and --table exclude each other" :
+		    "unexpected argument");
+		sr_usage(SR_EX_USAGE, usage);
+	}
+	/* The live view is the table, for people: what writes metrics or
+	 * alerts runs once, from cron. */
+	if (watch_s && (prom || output || alerts))
+		sr_die(SR_EX_USAGE, "--watch redraws the table for people: not with --prom, --output or "
+		    "--raise-alerts");
+	table |= watch_s > 0;
+	sr_people_zone(table, utc, local);
+	sr_redis_open(&rds, &cfg);
+	if (!ncarriers) {
+		const char *argv2[] = { "SCARD", sr_key_accounts(key, cfg.prefix) };
+
+		if (!(rep = sr_redis_cmd(&rds, 2, argv2)))
+			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+		if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0)
+			sr_warn("no account has ever had a request under the prefix '%s' (is SRQ_PREFIX, or "
+			    "the Redis database, the right one?)", cfg.prefix);
+		freeReplyObject(rep);
+	} else {
+		/* A mistyped account would print a row of zeros: say so. */
+		for (int k = 0; k < ncarriers; k++) {
+			const char *m[] = { "SISMEMBER", sr_key_accounts(key, cfg.prefix), carriers[k] };
+
+			if (!(rep = sr_redis_cmd(&rds, 3, m)))
+				sr_die(SR_EX_BACKEND, "%s", rds.errstr);
+			if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0) {
+				sr_warn("account '%s' has never had a request (is it spelt right?)", carriers[k]);
+				status = sr_worst(status, SR_EX_REJECTED);
+			}
+			freeReplyObject(rep);
+		}
+	}
+	if (watch_s) {
+		watch(carriers, ncarriers, window_s, watch_s);
+		goto done;
+	}
+	records = snapshot(carriers, ncarriers, window_s, alerts, &now_ms);
 	if (output) {
 		snprintf(tmp, sizeof tmp, "%s.tmp.%ld", output, (long)getpid());
 		if (!(f = fopen(tmp, "w")))
 			sr_die(SR_EX_USAGE, "--output: cannot write '%s':", tmp);
 	}
-	if (!prom)
-		sr_add_times(records, table);
+	if (!prom && !table) /* (the table says its times itself) */
+		sr_add_times(records, 0);
 	if (prom)
 		write_prom(f, records, now_ms);
 	else if (table)
-		write_table(f, records);
+		write_table(f, records, now_ms);
 	else {
 		size_t i;
 		json_t *r;
@@ -614,6 +790,7 @@ main(int argc, char *argv[])
 		}
 	}
 	json_decref(records);
+done:
 	for (int k = 0; k < ncarriers; k++)
 		free((char *)carriers[k]);
 	free(carriers);

@@ -42,10 +42,12 @@ void sr_log_head(int prio);
 /* Print "PROG: fatal: MSG" and exit(status). A format ending in ':' gets
  * ": strerror(errno)" appended (sbase's eprintf rule). */
 void sr_die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
-/* Print "PROG: warning: MSG" (same ':' rule). */
-void sr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print "PROG: MSG": news, not a fault (same ':' rule). */
-void sr_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "PROG: LEVEL: MSG" at syslog priority PRIO (same ':' rule):
+ * sr_warn, "warning"; sr_note, "note" (how something given was read, news,
+ * not a fault). */
+void sr_say(int prio, const char *level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define sr_warn(...) sr_say(SR_LOG_WARNING, "warning", __VA_ARGS__)
+#define sr_note(...) sr_say(SR_LOG_NOTICE, "note", __VA_ARGS__)
 /* A warning an item may share with many (a refusal that fails a whole
  * batch): "subject: msg" for the first (subject may be NULL); the next
  * items with the same msg are counted, and said as "N more like it: msg"
@@ -60,6 +62,15 @@ char *sr_strdup(const char *s);
 /* Flush and close stdout; a failed write (full disk, closed pipe) turns a
  * zero status into SR_EX_BACKEND. Returns the status to exit with. */
 int sr_finish(int status);
+/* A view's reader may stop reading when it has seen enough ("| head -1"):
+ * then a closed pipe (EPIPE) is no failure, and sr_finish says nothing of
+ * it and keeps the status (sr-admin, sr-stat: what they did is done; no
+ * "Broken pipe" on stderr). Not for a pipeline's stage, whose lost records
+ * are lost work (exit 3). */
+void sr_reader_may_leave(void);
+/* Flush stdout between a view's parts (a --watch frame): 0, or -1 when the
+ * write failed (its reader gone, if EPIPE: then sr_finish knows it). */
+int sr_flush_view(void);
 /* Flush stdout after a batch; a reader that went away (EPIPE: SIGPIPE is
  * ignored so a Redis socket closing cannot kill us) ends the tool, exit 3. */
 void sr_flush(void);
@@ -67,34 +78,70 @@ void sr_flush(void);
  * Redis server's clock (sr_redis_time_ms). */
 int64_t sr_mono_ms(void);
 void sr_sleep_ms(int64_t ms);
+/* Who runs this, for the audit: SUDO_USER, else the effective user. */
+const char *sr_who(void);
+/* Worst of two exit statuses: BACKEND > USAGE > REJECTED > OK. */
+int sr_worst(int a, int b);
+
+/* ---------------------------------------------------------------- sr_time.c */
+
 /* A moment, in ms on the clock of now_ms (the Redis server's): a duration
  * ("500ms", "90s", "10m", "2h", "1d") from now, ahead (dir > 0: --until) or
- * ago (dir < 0: --since); "now"; "today" or "yesterday" (their start, UTC); an
- * ISO-8601 UTC time ("2026-12-01", "2026-12-01T10:00", "2026-12-01T10:00:00Z");
- * or epoch milliseconds (epoch seconds are refused: a silent factor of 1000).
- * -1 when not understood. */
-int64_t sr_parse_when(const char *s, int64_t now_ms, int dir);
+ * ago (dir < 0: --since); "now"; "today" or "yesterday" (the start of the
+ * local day); ISO-8601 ("2026-12-01", "2026-12-01T10:00", "...:00Z",
+ * "...+08:00"); or epoch milliseconds (epoch seconds are refused: a silent
+ * factor of 1000). A time without a zone is the local zone's (TZ): zone
+ * says which ("" when none was needed). -1 when not understood; -2 (err
+ * says why) when understood and refused: the zone skips that local time or
+ * has it twice (daylight saving), or TZ names no zone. A time before the
+ * epoch is 0. */
+int64_t sr_parse_when(const char *s, int64_t now_ms, int dir, char *zone, size_t zonelen, char *err,
+    size_t errlen);
+/* An option's time (--until: dir > 0, --since: dir < 0), as sr_parse_when
+ * reads it; one not understood dies (exit 2) with "OPT: 'S' is not a time
+ * FORMS", one refused with why; one read in the local zone is said on
+ * stderr (sr_time_note). */
+int64_t sr_time_option(const char *opt, const char *s, int64_t now_ms, int dir, const char *forms);
+/* "PROG: note: OPT 'S' has no zone: read in ZONE, that is ISO-UTC". */
+void sr_time_note(const char *opt, const char *s, int64_t ms, const char *zone);
+/* TZ, when set, names a zone (a file under TZDIR or /usr/share/zoneinfo,
+ * or a POSIX rule such as CST-8): 0, else -1 with err saying so. */
+int sr_zone_check(char *err, size_t errlen);
 /* How far ahead of the Redis clock a fact's time may be: more is refused
  * (a writer's clock wrong, a typo), not trusted. */
 #define SR_AS_OF_SKEW_MS (5 * 60 * 1000)
 /* When a fact was true (a request's "as_of", --as-of): epoch ms, or
  * ISO-8601 with a zone ("2026-12-01T10:00:00Z", "...+08:00", seconds and
- * their fraction optional); a time without a zone is refused, not read as
- * UTC. flag: also "now" and a duration ago ("10m", "2h"). With now_ms > 0
- * (the Redis clock), a time more than SR_AS_OF_SKEW_MS ahead of it is
- * refused. ms, or -1 with err set. */
-int64_t sr_parse_as_of(const char *s, int64_t now_ms, int flag, char *err, size_t errlen);
+ * their fraction optional); in a record a time without a zone is refused,
+ * not read as UTC. flag (an option's value): also "now" and a duration ago
+ * ("10m", "2h"), and a time without a zone is the local zone's, as
+ * sr_parse_when reads it (zone says which). With now_ms > 0 (the Redis
+ * clock), a time more than SR_AS_OF_SKEW_MS ahead of it is refused. ms, or
+ * -1 with err set. */
+int64_t sr_parse_as_of(const char *s, int64_t now_ms, int flag, char *zone, size_t zonelen, char *err,
+    size_t errlen);
 /* Whether a time t is more than SR_AS_OF_SKEW_MS ahead of the Redis clock
  * (now_ms; not known when <= 0): 1 with err saying so of subject. Trusted,
  * its facts would outlive every newer one. */
 int sr_as_of_ahead(const char *subject, int64_t t, int64_t now_ms, char *err, size_t errlen);
-/* Who runs this, for the audit: SUDO_USER, else the effective user. */
-const char *sr_who(void);
-/* Epoch ms as ISO-8601 UTC ("2026-12-01T10:00:00.123Z") into buf (>= 32). */
+/* Epoch ms as ISO-8601 UTC ("2026-12-01T10:00:00.123Z") into buf (>= 32):
+ * what records say. */
 char *sr_iso_ms(char *buf, size_t n, int64_t ms);
+/* --local (a --table's times): from now on, times for people (sr_iso_people,
+ * sr_when) are in the local zone, with its offset, instead of UTC. -1 (err
+ * set) when TZ names no zone. */
+int sr_times_local(char *err, size_t errlen);
+/* A tool's --utc and --local: both, or --local without --table (the view
+ * for people: a record's times stay UTC), or a TZ that names no zone, die
+ * (exit 2); --local, times for people from then on (sr_times_local). */
+void sr_people_zone(int table, int utc, int local);
+/* Epoch ms for people: as sr_iso_ms, or with --local
+ * "2026-12-01T18:00:00.123+08:00". */
+char *sr_iso_people(char *buf, size_t n, int64_t ms);
 /* A time for a sentence: "2026-12-01T10:00:00Z (in 2m05s)" or "(3m ago)",
- * relative to now (both epoch ms). The text lives in one of 8 static
- * buffers, reused in turn: enough for one sentence. */
+ * relative to now (both epoch ms); with --local "...+08:00 (in 2m05s)". The
+ * text lives in one of 8 static buffers, reused in turn: enough for one
+ * sentence. */
 const char *sr_when(int64_t ms, int64_t now);
 /* Worst of two exit statuses: BACKEND > USAGE > REJECTED > HELD > OK. */
 int sr_worst(int a, int b);
@@ -199,6 +246,11 @@ void sr_usage(int status, const char *usage) __attribute__((noreturn));
 void sr_gateway_url_check(const struct sr_config *cfg);
 /* After getopt: any operand left is a usage error (exit 2). */
 void sr_no_operands(int argc, char *argv[], const char *usage);
+/* Before getopt: an option whose value may be left out ("--watch [S]",
+ * "--ack [ID]"; declared required_argument) given without one (last, or
+ * before another option) becomes "OPT=": getopt hands it an empty value,
+ * and never takes the next option for its value. */
+void sr_optional_value(int argc, char **argv, const char *opt);
 /* Parse a non-negative decimal; returns -1 on anything else (a sign,
  * spaces, trailing text, an overflow). */
 long sr_parse_long(const char *s);
@@ -468,7 +520,8 @@ void sr_out(json_t *obj);
 /* Human times next to machine ones, in obj and the objects inside it: an
  * epoch-ms field X_ms (or X) gets X_at, its ISO-8601 time in UTC, and an
  * audit entry's stream id gets "at". Durations are left alone (an epoch
- * ms is at least 10^11). people: the epoch-ms fields are dropped (--table). */
+ * ms is at least 10^11). people: the epoch-ms fields are dropped, and the
+ * times are sr_iso_people's (--table, in the local zone with --local). */
 void sr_add_times(json_t *obj, int people);
 void sr_table_flush(void);
 /* Field accessors that tolerate absence; return NULL / dflt. */
@@ -705,6 +758,9 @@ int sr_action_still_wanted(const char *action, const struct sr_card_facts *card,
     const struct sr_judgment *j);
 
 /* ------------------------------------------------------------------ sr_why.c */
+/* A pause that ends this far out (9999-12-31, admin_account.lua's
+ * "forever") lasts until resumed. */
+#define SR_FOREVER_MS 253402300799000LL
 /* What sr-admin why looks at, read from Redis beforehand (times in Redis ms). */
 struct sr_why_card {
 	const char *card;
@@ -712,6 +768,8 @@ struct sr_why_card {
 	const struct sr_judgment *judged; /* with no command: the judgment now */
 	const char *status;              /* with no command: the facts' status */
 	long long superseded;            /* the version re-judged away before its call, or 0 */
+	const char *dropped_who, *dropped_why; /* with no command: its last one dropped by hand */
+	long long dropped_at;
 	int frozen;
 	const char *frozen_who, *frozen_why; /* frozen by hand */
 	long long frozen_at, fails, first_fail;
@@ -724,6 +782,7 @@ struct sr_why_card {
 struct sr_why_account {
 	const char *name;
 	const char *limit_below_1;       /* "qps" or "running" when set below 1, else NULL */
+	long limit_configured;           /* that limit's configured value (the profile's, SRQ_QPS) */
 	long long pause_until;           /* 0: not paused */
 	const char *pause_who, *pause_why;
 	long long brk_until, brk_since;  /* brk_until 0: breaker closed */
@@ -734,8 +793,13 @@ struct sr_why_account {
 	long qps;
 };
 /* Why the card is, or is not, about to be changed: its state (interval,
- * frozen, due, ...; README: Operations) and a sentence in buf. Pure. */
+ * frozen, due, ...; README: Operations) and a sentence in buf, which ends
+ * with the command that moves it, if an operator's (sr_why_run). Pure. */
 const char *sr_why(const struct sr_why_card *c, const struct sr_why_account *a, long long now,
+    char *buf, size_t n);
+/* That command, for a card in state, in buf ("" if none): whole, as it
+ * runs when pasted into a shell (its --reason a placeholder to edit). */
+const char *sr_why_run(const struct sr_why_card *c, const struct sr_why_account *a, const char *state,
     char *buf, size_t n);
 
 /* -------------------------------------------------------------- sr_profile.c */

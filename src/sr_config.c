@@ -369,6 +369,20 @@ sr_config_option(struct sr_config *cfg, int opt, const char *arg, const char *us
 }
 
 void
+sr_optional_value(int argc, char **argv, const char *opt)
+{
+	static char given[4][40];
+	static int n;
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], opt) && (i + 1 == argc || (argv[i + 1][0] == '-' && argv[i + 1][1])) &&
+		    n < 4) {
+			snprintf(given[n], sizeof given[n], "%s=", opt);
+			argv[i] = given[n++];
+		}
+}
+
+void
 sr_gateway_url_check(const struct sr_config *cfg)
 {
 	const char *url = cfg->gateway;

@@ -186,7 +186,7 @@ sr_facts_written(const redisReply *rep, enum sr_fact_kind kind, json_t **stale, 
 long long
 sr_json_as_of(json_t *v, char *err, size_t errlen)
 {
-	char buf[64], why[160];
+	char buf[64], why[160], zone[8]; /* (a record's time has its zone) */
 	long long t;
 
 	if (json_is_integer(v))
@@ -197,7 +197,7 @@ sr_json_as_of(json_t *v, char *err, size_t errlen)
 		snprintf(err, errlen, "\"as_of\" must be a time: epoch ms, or ISO-8601 with a zone");
 		return -1;
 	}
-	if ((t = sr_parse_as_of(buf, -1, 0, why, sizeof why)) < 0)
+	if ((t = sr_parse_as_of(buf, -1, 0, zone, sizeof zone, why, sizeof why)) < 0)
 		snprintf(err, errlen, "\"as_of\": %s", why);
 	return t;
 }
@@ -208,13 +208,15 @@ sr_as_of_option(struct sr_redis *rds, int redis_up, const char *opt)
 	/* On the Redis clock, which every fact's time is on. Without Redis
 	 * every line is an error anyway: the local clock only checks the flag. */
 	int64_t now = redis_up ? sr_redis_time_ms(rds) : -1;
-	char why[200];
+	char why[600], zone[300];
 	long long t;
 
 	if (now < 0)
 		now = (int64_t)time(NULL) * 1000;
-	if ((t = sr_parse_as_of(opt, now, 1, why, sizeof why)) < 0)
+	if ((t = sr_parse_as_of(opt, now, 1, zone, sizeof zone, why, sizeof why)) < 0)
 		sr_die(SR_EX_USAGE, "--as-of: %s; or a duration ago (10m, 2h, 1d), or now", why);
+	if (zone[0])
+		sr_time_note("--as-of", opt, t, zone);
 	return t;
 }
 

@@ -306,7 +306,8 @@ sr_add_times(json_t *obj, int people)
 	const char *k;
 	json_t *v, *add, *drop;
 	size_t i;
-	char name[128], iso[32];
+	char name[128], iso[40];
+	char *(*when)(char *, size_t, int64_t);
 
 	if (json_is_array(obj)) {
 		json_array_foreach(obj, i, v)
@@ -315,6 +316,9 @@ sr_add_times(json_t *obj, int people)
 	}
 	if (!json_is_object(obj))
 		return;
+	/* Records say UTC; people (--table) read it, or with --local their
+	 * zone's time. */
+	when = people ? sr_iso_people : sr_iso_ms;
 	/* Members are added and dropped after the walk: an object is not
 	 * changed while it is iterated. */
 	add = json_object();
@@ -329,7 +333,7 @@ sr_add_times(json_t *obj, int people)
 		}
 		if (!strcmp(k, "id") && json_is_string(v) &&
 		    sscanf(json_string_value(v), "%lld-%*d", &ms) == 1 && ms >= 100000000000LL) {
-			json_object_set_new(add, "at", json_string(sr_iso_ms(iso, sizeof iso, ms)));
+			json_object_set_new(add, "at", json_string(when(iso, sizeof iso, ms)));
 			continue;
 		}
 		if (!is_epoch_ms(v) || n >= sizeof name - 4 || (n > 3 && !strcmp(k + n - 3, "_at")))
@@ -338,8 +342,7 @@ sr_add_times(json_t *obj, int people)
 			n -= 3;
 		snprintf(name, sizeof name, "%.*s_at", (int)n, k);
 		if (!json_object_get(obj, name))
-			json_object_set_new(add, name,
-			    json_string(sr_iso_ms(iso, sizeof iso, json_integer_value(v))));
+			json_object_set_new(add, name, json_string(when(iso, sizeof iso, json_integer_value(v))));
 		if (people)
 			json_array_append_new(drop, json_string(k));
 	}

@@ -9,15 +9,14 @@
  * whatever else is true; a live claim is in someone's hands; an account that
  * holds every call (paused, a limit of 0, its breaker) holds this one; then
  * the card's own reasons (confirming, its interval, a backoff, a refusal);
- * then the account's pace. */
+ * then the account's pace. A sentence that asks an operator to act ends
+ * with the command to run, whole (sr_why_run): pasted into a shell, it
+ * runs as printed. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sr.h"
-
-/* Pause ends this far out mean "until resumed" (year 9999). */
-#define SR_FOREVER_MS 253402300799000LL
 
 static const char *say(char *buf, size_t n, const char *state, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -54,15 +53,38 @@ say(char *buf, size_t n, const char *state, const char *fmt, ...)
 
 #define S(s) ((s) ? (s) : "")
 
+const char *
+sr_why_run(const struct sr_why_card *c, const struct sr_why_account *a, const char *state, char *buf,
+    size_t n)
+{
+	buf[0] = '\0';
+	/* Ids are [A-Za-z0-9_.-]: nothing in them a shell reads. */
+	if (!strcmp(state, "frozen"))
+		snprintf(buf, n, "sr-admin retry %s --carrier %s --reason 'cause fixed'", c->card, a->name);
+	else if (!strcmp(state, "not_queued"))
+		snprintf(buf, n, "echo '{\"card\":\"%s\",\"carrier\":\"%s\",\"scene\":\"manual_recheck\"}' | "
+		    "sr-enqueue", c->card, a->name);
+	else if (!strcmp(state, "paused") && a->limit_below_1)
+		snprintf(buf, n, "sr-admin limits %s %s=%ld --reason 'limit restored'", a->name, a->limit_below_1,
+		    a->limit_configured > 0 ? a->limit_configured : 1);
+	else if (!strcmp(state, "breaker") && a->brk_manual)
+		snprintf(buf, n, "sr-admin breaker %s close --reason 'carrier back'", a->name);
+	else if (!strcmp(state, "due"))
+		snprintf(buf, n, "sr-claim --carrier %s | sr-exec | sr-confirm", a->name);
+	return buf;
+}
+
 /* The account holds every call (a limit below 1, a pause, the breaker), or,
  * for a due command, paces it: its state, or NULL. */
 static const char *
 account_holds(const struct sr_why_account *a, long long now, int due, char *buf, size_t n)
 {
+	char run[200];
+
 	if (a->limit_below_1)
 		return say(buf, n, "paused", "a per-account limit below 1 (%s) stops every call to the "
-		    "account %s: set it with 'sr-admin limits', or use 'sr-admin pause' and 'resume'",
-		    a->limit_below_1, a->name);
+		    "account %s (to pause it, use sr-admin pause); to lift it: %s", a->limit_below_1, a->name,
+		    sr_why_run(NULL, a, "paused", run, sizeof run));
 	if (a->pause_until > now)
 		return say(buf, n, "paused", "the account %s is paused%s%s by %s: %s", a->name,
 		    a->pause_until >= SR_FOREVER_MS ? " until resumed" : " until ",
@@ -70,8 +92,8 @@ account_holds(const struct sr_why_account *a, long long now, int due, char *buf,
 		    a->pause_who ? a->pause_who : "?", S(a->pause_why));
 	if (a->brk_until && a->brk_manual)
 		return say(buf, n, "breaker", "account breaker open since %s (%s): no call until it is "
-		    "closed ('sr-admin breaker %s close')", sr_when(a->brk_since, now), S(a->brk_why),
-		    a->name);
+		    "closed: %s", sr_when(a->brk_since, now), S(a->brk_why),
+		    sr_why_run(NULL, a, "breaker", run, sizeof run));
 	if (a->brk_until && a->brk_until > now)
 		return say(buf, n, "breaker", "account breaker open since %s: %s; a probe call goes at %s",
 		    sr_when(a->brk_since, now), S(a->brk_why), sr_when(a->brk_until, now));
@@ -91,31 +113,38 @@ sr_why(const struct sr_why_card *c, const struct sr_why_account *a, long long no
     size_t n)
 {
 	const char *held;
+	char run[200];
 
 	if (!c->action) {
 		const struct sr_judgment *j = c->judged;
+		char dropped[300] = "";
 
-		if (c->superseded)
+		/* Who dropped its last command, when and why (the audit's). */
+		if (c->dropped_who)
+			snprintf(dropped, sizeof dropped, " (dropped by %s at %s: %s)", c->dropped_who,
+			    sr_when(c->dropped_at, now), S(c->dropped_why));
+		if (c->superseded && !c->dropped_who)
 			return say(buf, n, "superseded", "no command: version %lld was superseded before its "
 			    "call (the judgment now says %s)", c->superseded, j->reason);
 		if (j->want == SR_WANT_NONE)
-			return say(buf, n, "no_command", "no command: the judgment says %s (target %s, last "
-			    "known status %s%s)", j->reason, j->target_stopped ? "stopped" : "active",
+			return say(buf, n, "no_command", "no command%s: the judgment says %s (target %s, last "
+			    "known status %s%s)", dropped, j->reason, j->target_stopped ? "stopped" : "active",
 			    c->status && *c->status ? c->status : "unknown",
 			    j->manual ? ", stopped by hand: never auto-resumed" : "");
-		return say(buf, n, "not_queued", "no command queued, but the judgment wants %s (%s): send "
-		    "a request (sr-enqueue) to queue it", sr_want_name(j->want), j->reason);
+		return say(buf, n, "not_queued", "no command queued%s, but the judgment wants %s (%s); to "
+		    "queue it: %s", dropped, sr_want_name(j->want), j->reason,
+		    sr_why_run(c, a, "not_queued", run, sizeof run));
 	}
 	if (c->frozen && c->frozen_who)
-		return say(buf, n, "frozen", "frozen by %s at %s: %s; 'sr-admin retry %s' unfreezes it",
-		    c->frozen_who, sr_when(c->frozen_at, now), S(c->frozen_why), c->card);
+		return say(buf, n, "frozen", "frozen by %s at %s: %s; to unfreeze it: %s", c->frozen_who,
+		    sr_when(c->frozen_at, now), S(c->frozen_why), sr_why_run(c, a, "frozen", run, sizeof run));
 	if (c->frozen && !c->fails)
-		return say(buf, n, "frozen", "frozen by hand ('sr-admin audit %s' says who and why); "
-		    "'sr-admin retry %s' unfreezes it", c->card, c->card);
+		return say(buf, n, "frozen", "frozen by hand (sr-admin audit %s --carrier %s says who and "
+		    "why); to unfreeze it: %s", c->card, a->name, sr_why_run(c, a, "frozen", run, sizeof run));
 	if (c->frozen)
 		return say(buf, n, "frozen", "frozen after %lld failures (the first at %s); last error: "
-		    "%s; 'sr-admin retry %s' unfreezes it", c->fails, sr_when(c->first_fail, now),
-		    c->last_error ? c->last_error : "none", c->card);
+		    "%s; to unfreeze it: %s", c->fails, sr_when(c->first_fail, now),
+		    c->last_error ? c->last_error : "none", sr_why_run(c, a, "frozen", run, sizeof run));
 	if (c->claim && c->lease_until > now)
 		return say(buf, n, "claimed", "claimed by a live lease until %s (token %s)%s",
 		    sr_when(c->lease_until, now), c->claim, c->called ? ": its call is in flight" : "");
@@ -138,6 +167,6 @@ sr_why(const struct sr_why_card *c, const struct sr_why_account *a, long long no
 		return say(buf, n, "scheduled", "due at %s", sr_when(c->due, now));
 	if ((held = account_holds(a, now, 1, buf, n)))
 		return held;
-	return say(buf, n, "due", "due now (since %s): waiting for a dispatcher (sr-claim | sr-exec)",
-	    sr_when(c->due, now));
+	return say(buf, n, "due", "due now (since %s): waiting for a dispatcher (srq-drain, from cron; "
+	    "by hand: %s)", sr_when(c->due, now), sr_why_run(c, a, "due", run, sizeof run));
 }

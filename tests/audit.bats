@@ -118,3 +118,22 @@ bare() {
 	run -0 --separate-stderr sr-admin audit --account c1 --since "$(($(date +%s) + 60))000"
 	assert_equal "$stderr" ""
 }
+
+@test "audit entries give numbers as numbers, and a number with no value as null: never \"\" nor \"10.00\"" {
+	# A claim refused at its gate (the card frozen meanwhile): no call, so
+	# no HTTP status ("http":"" it was).
+	sr-claim >"$T/tasks"
+	sr-admin freeze C1 --reason hold >/dev/null
+	sr-exec <"$T/tasks" | sr-confirm >/dev/null
+	run -0 sr-admin audit C1
+	assert_equal "$(jq -c 'select(.event == "gate:frozen") | [.http, .ver_before, .ver_after]' <<<"$output")" '[null,1,1]'
+	# The rate lowered by the carrier's refusals, as confirm.lua writes it
+	# ("qps_from":"10.00" it was): numbers.
+	rcli XADD 't:carrier:{c1}:audit' '*' card '' event rate:lowered qps_from 10.00 qps_to 7.00 http 429 \
+		error 'HTTP 429' >/dev/null
+	run -0 sr-admin audit --account c1
+	assert_equal "$(jq -c 'select(.event == "rate:lowered") | [.qps_from, .qps_to, .http]' <<<"$output")" '[10,7,429]'
+	# No field of any entry is a number written as a string, nor "".
+	assert_equal "$(jq -c 'to_entries[] | select((.value | type) == "string" and (.value | test("^[0-9.]+$")) and .key != "id")' <<<"$output")" ''
+	assert_equal "$(jq -c 'to_entries[] | select(.key | test("http|ver|qps")) | select(.value == "")' <<<"$output")" ''
+}

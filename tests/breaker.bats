@@ -64,7 +64,7 @@ backlog() {
 	# paused and its clock set again, is detected and alerted as such,
 	# rightly: clock_step is not this test's subject.)
 	assert_equal "$(rcli ZCARD 't:carrier:{down}:frozen')" 0
-	run -0 sr-admin alerts
+	run -0 sr-admin alerts --all # (resolved since: closed)
 	assert_equal "$(echo "$output" | jq -r 'select(.alert != "clock_step") | "\(.alert) \(.carrier // .card)"')" "breaker down"
 	# The other account was not slowed: its 120 calls went at its pace.
 	jq -s -e '[.[] | select(.carrier == "up") | .t] | (max - min) < 120 / 20 * 1000 * 1.5' "$T/gw.log"
@@ -127,9 +127,15 @@ backlog() {
 	assert_equal "$(wc -l <"$T/gw.log")" 0
 	run -0 sr-admin why c1-0
 	echo "$output" | jq -e '.state == "breaker" and (.why | test("carrier incident"))'
-	run -1 --separate-stderr sr-admin breaker c2 close --reason "nothing to close"
-	[[ $stderr == *"not open"* ]]
+	# Closing a closed breaker changes nothing, and is no error (it was
+	# exit 1): "changed":false; a typo is still an unknown account.
+	rcli SADD t:accounts c2 >/dev/null
+	run -0 --separate-stderr sr-admin breaker c2 close --reason "nothing to close"
+	assert_equal "$(jq -r '"\(.breaker) \(.changed)"' <<<"$output")" "closed false"
+	run -1 --separate-stderr sr-admin breaker c22 close --reason "a typo"
+	[[ $stderr == *"account 'c22' is unknown"* ]]
 	run -0 sr-admin breaker c1 close --reason "incident over"
+	assert_equal "$(jq -r '"\(.breaker) \(.changed)"' <<<"$output")" "closed true"
 	run -0 drain 20
 	assert_equal "$(jq -s '[.[] | select(.code == "OK")] | length' "$T/gw.log")" 5
 	run -0 sr-admin audit --account c1

@@ -86,7 +86,7 @@ calls() {
 	assert_output --partial '"state":"frozen"'
 	sr-admin show S1 >"$T/show"
 	sr-admin audit S1 >"$T/audit"
-	sr-admin alerts >"$T/alerts" || true
+	sr-admin alerts --all >"$T/alerts" || true
 	rcli --scan | while read -r k; do rcli DUMP "$k"; done >"$T/dump" 2>&1
 	run grep -l tok-3f9c1e77aa "$T/results" "$T/show" "$T/audit" "$T/alerts" "$T/dump"
 	assert_output ''
@@ -173,7 +173,7 @@ E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
 	assert_equal "$(jq -r .state "$T/finals" | sort | uniq -c | awk '{ print $1, $2 }')" "6 frozen"
 	sr-admin show E-sent E-lower E-form E-decoded E-json E-auth >"$T/show"
 	sr-admin audit --account c1 >"$T/audit"
-	sr-admin alerts >"$T/alerts" || true
+	sr-admin alerts --all >"$T/alerts" || true
 	redis_values >"$T/redis" 2>&1
 	assert_equal "$(jq -r '.alert' "$T/alerts" | sort | uniq -c | awk '{ print $1, $2 }')" "6 permanent"
 	grep -q 'you sent: pw=\[secret\]' "$T/redis"

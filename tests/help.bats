@@ -65,8 +65,16 @@ teardown() {
 	sentence=$(sr-admin why W1 | jq -r .why)
 	[ "${#sentence}" -gt 64 ]
 	assert_line --index 1 --regexp "  $(sed 's/[][().*^$\/|?+]/\\&/g' <<<"${sentence% (*}")"
-	[[ ${lines[1]} == *"unfreezes it" ]]
+	[[ ${lines[1]} == *"to unfreeze it: sr-admin retry W1 --carrier c1 --reason 'cause fixed'" ]]
 	[[ ${lines[0]} == *"why" ]]
+	# config and profile, which need no Redis, too (config printed nothing).
+	run -0 sr-admin config --table
+	assert_line --index 0 --regexp '^setting +value +from'
+	assert_line --regexp '^SRQ_PREFIX +t +environment'
+	[ "${#lines[@]}" -gt 10 ]
+	run -0 sr-admin profile c1 --table
+	assert_line --index 0 --regexp '^carrier +profile +file'
+	assert_line --index 1 --regexp '^c1 +default '
 }
 
 @test "a synopsis names every option, and a cron wrapper's example runs as often as the crontab's line" {

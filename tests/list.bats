@@ -167,3 +167,25 @@ frozen_by() {
 	run -0 sr-admin list c1 --state due
 	assert_equal "$(jq -r .card <<<"$output")" K1
 }
+
+@test "list --state paused: the commands waiting because their account is paused, and only those" {
+	frozen_by --fault-reject K0
+	stop c1 K1 K2
+	stop c2 L1
+	sr-admin pause c1 --reason maintenance >/dev/null
+	run -0 sr-admin list c1 --state paused
+	assert_equal "$(jq -r '"\(.card) \(.state)"' <<<"$output" | sort | paste -sd,)" "K1 paused,K2 paused"
+	# A frozen command waits for an operator, paused or not; another
+	# account's commands are due.
+	assert_equal "$(sr-admin list c1 --state frozen | jq -r .card)" K0
+	run -0 sr-admin list c2 --state paused
+	assert_output ''
+	assert_equal "$(sr-admin list c2 --state due | jq -r .card)" L1
+	# why says the same of each.
+	assert_equal "$(sr-admin why K1 | jq -r .state)" paused
+	# Resumed, they are due again.
+	sr-admin resume c1 --reason over >/dev/null
+	run -0 sr-admin list c1 --state paused
+	assert_output ''
+	assert_equal "$(sr-admin list c1 --state due | jq -r .card | sort | paste -sd,)" "K1,K2"
+}

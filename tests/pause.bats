@@ -64,8 +64,12 @@ backlog() { # backlog N ACCOUNT
 
 @test "pause and resume refuse what makes no sense, and say why" {
 	backlog 1 c1 >/dev/null
-	run -1 --separate-stderr sr-admin resume c1 --reason "x"
-	[[ $stderr == *"not paused"* ]]
+	# Resuming an account that is not paused changes nothing, and is no
+	# error (it was exit 1): "changed":false, nothing audited.
+	run -0 --separate-stderr sr-admin resume c1 --reason "x"
+	assert_equal "$(jq -r '"\(.paused_until_ms) \(.changed)"' <<<"$output")" "null false"
+	run -1 --separate-stderr sr-admin resume c-1 --reason "x"
+	[[ $stderr == *"account 'c-1' is unknown"* ]]
 	# An account no request ever named is most likely a typo.
 	run -1 --separate-stderr sr-admin pause c-1 --reason "x"
 	[[ $stderr == *"account 'c-1' is unknown"*"--force"* ]]

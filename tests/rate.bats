@@ -73,6 +73,9 @@ all_stopped() {
 	  [.[] | select(.t >= $f + 3000 and .t < $r)] | ([.[] | select(.refused)] | length) < 0.05 * length' "$T/gw.log"
 	# The lowering is audited, and visible.
 	rcli XRANGE 't:carrier:{c0}:audit' - + | grep -q 'rate:lowered'
+	# ...with its rates and status as numbers (sr-admin audit).
+	sr-admin audit --account c0 | jq -s -e '[.[] | select(.event == "rate:lowered")] | length > 0 and
+	  all(.qps_from, .qps_to, .http | type == "number") and all(.qps_to < .qps_from)'
 	# Once the carrier allows more, srq climbs back above the old limit: some
 	# two seconds after the raise hold more than 2 x 12 arrivals.
 	jq -s -e --argjson r "$raised" '

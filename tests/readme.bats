@@ -288,6 +288,40 @@ setup_retry_stdin() {
 	frozen --fault-5xx-before "$CARD" 89860012345678901235
 }
 
+# Two cards of c17 that failed with HTTP 500 until frozen: a failures and
+# a frozen alert each.
+setup_alerts() {
+	frozen --fault-5xx-before 89860012345678901235 89860012345678901236
+	srq "sr-admin alerts" >"$T/alerts.before"
+}
+
+@test "README: alerts acknowledged in bulk" {
+	block alerts
+	assert_success
+	# What the set-up left open: both kinds, both cards.
+	assert_equal "$(jq -r '"\(.alert) \(.card) \(.open)"' "$T/alerts.before" | sort | paste -sd,)" \
+		"failures 89860012345678901235 true,failures 89860012345678901236 true,frozen 89860012345678901235 true,frozen 89860012345678901236 true"
+	# Each bulk ack counted on stderr; nothing of c17 open after the block,
+	# and its last line (--all) shows them closed.
+	assert_regex "$stderr" "acknowledged 2 failures alerts of account 'c17'"
+	assert_regex "$stderr" 'acknowledged 2 alerts'
+	assert_equal "$(srq "sr-admin alerts")" ''
+	assert_equal "$(grep '^{' <<<"$output" | jq -r 'select(.open == false) | .cause' | sort -u | paste -sd,)" \
+		"failures:89860012345678901235,failures:89860012345678901236,frozen:89860012345678901235,frozen:89860012345678901236"
+}
+
+# Account c17 has had a request.
+setup_times() {
+	known_account
+}
+
+@test "README: a time without a zone, read in TZ" {
+	block times
+	assert_success
+	assert_regex "$stderr" "read in Asia/Shanghai \(CST, \+08:00\), that is 2027-12-03T10:00:00.000Z"
+	assert_equal "$(srq "sr-admin limits c17" | jq -r .paused_until_ms)" "$(date -d 2027-12-03T10:00:00Z +%s)000"
+}
+
 @test "README: the frozen ones retried through a pipe" {
 	block retry-stdin
 	assert_success

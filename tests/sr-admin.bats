@@ -29,6 +29,10 @@ why_state() {
 	jq -r .state <<<"$w"
 }
 
+# Each state holds for a while only (an interval, a lease, a backoff): each
+# is set up to hold for a minute, longer than a loaded machine takes from
+# setting it up to asking (a 1.2 s interval once ran out in between, and
+# why rightly said "due").
 @test "why: each waiting state, set up for real through the pipeline and the gateway" {
 	gwsim_start
 	# The judgment says nothing is to be done.
@@ -38,14 +42,14 @@ why_state() {
 	# Claimed: a pipeline holds its lease.
 	req C1 "$PAST"
 	assert_equal "$(why_state C1)" due
-	sr-claim >/dev/null
+	SRQ_LEASE_MS=60000 sr-claim >/dev/null
 	assert_equal "$(why_state C1)" claimed
 	sr-admin drop C1 --reason test >/dev/null
 	# Interval: called a moment ago, and now wanted the other way.
 	req I1 "$PAST"
 	drain 10 >/dev/null
-	req I1 "$FUTURE" stopped
-	assert_equal "$(why_state I1)" interval
+	SRQ_MIN_INTERVAL_MS=60000 req I1 "$FUTURE" stopped
+	assert_equal "$(SRQ_MIN_INTERVAL_MS=60000 why_state I1)" interval
 	# Superseded: the facts changed under a queued command before its call.
 	req S1 "$PAST"
 	printf '{"card":"S1","carrier":"c1","pkg_expires_at":%d}\n' "$FUTURE" | sr-asset >/dev/null
@@ -54,21 +58,24 @@ why_state() {
 	# Rate: the account's last second is used up.
 	req R1 "$PAST" active c2
 	sr-admin limits c2 qps=1 --reason test >/dev/null
-	export SRQ_RATE_WINDOW_MS=5000
+	export SRQ_RATE_WINDOW_MS=60000
 	drain 10 >/dev/null
 	req R2 "$PAST" active c2
 	assert_equal "$(why_state R2)" rate
 	unset SRQ_RATE_WINDOW_MS
 	# Refused: the carrier refused the call for rate (429), without applying
 	# it: not a failure of the card, it goes again after Retry-After.
-	gwsim_start --fault-429 1 --retry-after 5
+	gwsim_start --fault-429 1 --retry-after 60
 	req B1 "$PAST" active c3
 	sr-claim --carrier c3 | sr-exec | sr-confirm >/dev/null
 	assert_equal "$(why_state B1)" refused
 	sr-admin why B1 | jq -e '.why | test("HTTP 429")'
-	# Backoff: a failure of the card's call (the carrier unreachable).
+	# Backoff: a failure of the card's call (the carrier unreachable),
+	# held a minute (its first backoff is a second at most: a Retry-After
+	# put in its result holds it longer).
 	req B2 "$PAST" active c6
-	sr-claim --carrier c6 | SRQ_GATEWAY=http://127.0.0.1:1 sr-exec | sr-confirm >/dev/null
+	sr-claim --carrier c6 | SRQ_GATEWAY=http://127.0.0.1:1 sr-exec | jq -c '.retry_after_ms = 60000' |
+		sr-confirm >/dev/null
 	assert_equal "$(why_state B2)" backoff
 	# Confirming: a 5xx after the carrier applied; a status query will decide.
 	gwsim_start --fault-5xx-after 1
@@ -165,7 +172,7 @@ why_state() {
 	done
 	rcli DEL 't:carrier:{acmeB}:alerts' >/dev/null
 	rcli SET 't:carrier:{acmeB}:alerts' clobbered >/dev/null
-	run -3 --separate-stderr sr-admin alerts
+	run -3 --separate-stderr sr-admin alerts --all # (closed alerts: none is open)
 	assert_equal "$(jq -r .carrier <<<"$output" | sort | paste -sd' ')" "acmeA acmeC"
 	[[ $stderr == *"account 'acmeB': alerts not read: WRONGTYPE"* ]]
 }
@@ -285,4 +292,210 @@ why_state() {
 		run -0 sr-admin "$c" c1
 		assert_equal "$(jq -r .carrier <<<"$output")" c1
 	done
+}
+
+@test "an account set up with --force before its first request, or with cards loaded for it, is known to limits and sr-stat" {
+	# limits --force on an account no request named yet: it is listed from
+	# then on (it was "unknown" to limits and missing from sr-stat).
+	run -0 sr-admin limits c7 qps=3 --force --reason "new contract"
+	run -0 sr-admin limits c7
+	assert_equal "$(jq -r '"\(.carrier) \(.qps)"' <<<"$output")" "c7 3"
+	run -0 --separate-stderr sr-stat --carrier c7
+	assert_equal "$(jq -r 'select(.carrier == "c7") | .qps' <<<"$output")" 3
+	[ -z "$stderr" ]
+	run -0 sr-stat --table
+	assert_line --regexp '^c7 '
+	# 1,500 cards loaded for an account no request named: it shows, with
+	# its cards, as soon as they are loaded.
+	awk 'BEGIN { for (i = 0; i < 1500; i++) printf "{\"card\":\"S%04d\",\"carrier\":\"c8\",\"status\":\"active\"}\n", i }' |
+		sr-asset >/dev/null
+	run -0 sr-admin limits c8
+	assert_equal "$(jq -r .carrier <<<"$output")" c8
+	run -0 sr-stat
+	assert_equal "$(jq -r .carrier <<<"$output" | paste -sd' ')" "c7 c8 *"
+	run -0 sr-admin audit --account c7
+	assert_equal "$(jq -r .event <<<"$output")" admin:limits
+	# A typo is still a typo: without --force nothing is listed.
+	run -1 sr-admin limits c9 qps=3 --reason x
+	run -1 sr-admin limits c9
+	assert_equal "$(rcli SISMEMBER t:accounts c9)" 0
+}
+
+# alerts_of ACCOUNT KIND N: N open alerts of KIND for cards K1..KN of
+# ACCOUNT, as confirm.lua raises them (an entry, and its cause open).
+alerts_of() {
+	local a=$1 kind=$2 n=$3 i
+	rcli SADD t:accounts "$a" >/dev/null
+	for i in $(seq "$n"); do
+		echo "EVAL \"local id = redis.call('XADD', KEYS[1], '*', 'card', ARGV[1], 'alert', ARGV[2], 'http', 500) redis.call('HSET', KEYS[2], ARGV[2] .. ':' .. ARGV[1], id)\" 2 t:carrier:{$a}:alerts t:carrier:{$a}:alerts_open K$i $kind"
+	done | rcli >/dev/null
+}
+
+@test "alerts in bulk: every open one of an account (of a kind) acknowledged and counted, or those whose ids come on stdin; open ones listed unless --all" {
+	alerts_of c1 failures 205
+	alerts_of c1 frozen 3
+	alerts_of c2 failures 2
+	# 205 alerts of one incident: one command, each acknowledged (and
+	# audited), the count said.
+	run -0 --separate-stderr sr-admin alerts --ack --carrier c1 --type failures --reason "gateway fixed"
+	assert_equal "$(wc -l <<<"$output")" 205
+	assert_equal "$(jq -r .cause <<<"$output" | sort -u | wc -l)" 205
+	[[ $stderr == *"acknowledged 205 failures alerts of account 'c1'"* ]]
+	assert_equal "$(sr-admin audit --account c1 | jq -r 'select(.event == "admin:ack") | .why' | sort | uniq -c | awk '{ print $1, $2, $3 }')" "205 gateway fixed"
+	# The rest is as it was: c1's frozen ones, c2's failures.
+	run -0 sr-admin alerts
+	assert_equal "$(jq -r '"\(.carrier) \(.alert)"' <<<"$output" | sort | uniq -c | awk '{ print $1, $2, $3 }' | paste -sd,)" \
+		"3 c1 frozen,2 c2 failures"
+	# Open ones only, unless --all (each says whether it is open).
+	run -0 sr-admin alerts --all --carrier c1
+	assert_equal "$(jq -r '"\(.alert) \(.open)"' <<<"$output" | sort | uniq -c | awk '{ print $1, $2, $3 }' | paste -sd,)" \
+		"205 failures false,3 frozen true"
+	run -0 sr-admin alerts --type frozen
+	assert_equal "$(jq -r .card <<<"$output" | paste -sd' ')" "K1 K2 K3"
+	# --ack -: ids on stdin, bare or as alerts' lines (with their account);
+	# one not open is said, the others acknowledged, exit 1.
+	closed=$(sr-admin alerts --all --carrier c1 --type failures | jq -r .id | head -1)
+	{
+		sr-admin alerts --carrier c1 --type frozen | jq -r .id | head -1
+		sr-admin alerts --carrier c1 --type frozen | tail -n +2
+		echo "$closed"
+	} >"$T/ids"
+	run -1 --separate-stderr sr-admin alerts --ack - --reason "seen" <"$T/ids"
+	assert_equal "$(jq -r .cause <<<"$output" | paste -sd' ')" "frozen:K1 frozen:K2 frozen:K3"
+	[[ $stderr == *"alert '$closed' is not open"* ]]
+	[[ $stderr == *"acknowledged 3 alerts (1 not open, 0 refused)"* ]]
+	run -0 --separate-stderr sr-admin alerts --ack - --reason "seen" < <(sr-admin alerts --carrier c2)
+	[[ $stderr == *"acknowledged 2 alerts"* ]]
+	run -0 sr-admin alerts
+	assert_output ''
+	# Every open alert of every account is no one's intent: --carrier, or
+	# refused; so is a kind that is none, and --type or --all with one id.
+	run -2 --separate-stderr sr-admin alerts --ack --reason x
+	[[ $stderr == *"--ack with no ID acknowledges every open alert of an account: say which with --carrier A"* ]]
+	run -2 --separate-stderr sr-admin alerts --ack --carrier c1 --type failure --reason x
+	[[ $stderr == *"--type: 'failure' is not a kind of alert"* ]]
+	run -2 sr-admin alerts --ack "$closed" --type failures --reason x
+	run -2 sr-admin alerts --ack - --all --reason x </dev/null
+	run -2 sr-admin alerts --ack bogus --reason x
+	run -2 sr-admin why K1 --all
+	# Nothing open to acknowledge is no error: none acknowledged, said.
+	run -0 --separate-stderr sr-admin alerts --ack --carrier c1 --reason again
+	[[ $stderr == *"acknowledged 0 alerts of account 'c1'"* ]]
+}
+
+@test "a change to what already is exits 0 with \"changed\":false, and is not audited; a change made says \"changed\":true" {
+	req D1 "$PAST"
+	audit() { rcli XLEN 't:carrier:{c1}:audit'; }
+	changed() { jq -r .changed <<<"$output"; }
+	n=$(audit)
+	# breaker close of a closed breaker, resume of a running account (they
+	# were exit 1), and their like: each says it changed nothing.
+	for c in "breaker c1 close" "resume c1"; do
+		# shellcheck disable=SC2086 # (the words are the command's)
+		run -0 --separate-stderr sr-admin $c --reason x
+		assert_equal "$(changed)" false
+	done
+	assert_equal "$(audit)" "$n"
+	for c in "breaker c1 open" "pause c1 --until 2099-01-01T00:00Z" "limits c1 qps=7"; do
+		# shellcheck disable=SC2086
+		run -0 sr-admin $c --reason x
+		assert_equal "$(changed)" true
+		n=$(audit)
+		# shellcheck disable=SC2086
+		run -0 sr-admin $c --reason again
+		assert_equal "$(changed)" false
+		assert_equal "$(audit)" "$n"
+	done
+	run -0 sr-admin limits c1 qps=7 running=3 --reason x
+	assert_equal "$(changed)" true
+	# A drop of a card that has no command: nothing to cancel.
+	run -0 sr-admin drop D1 --reason x
+	assert_equal "$(jq -r '"\(.done) \(.changed)"' <<<"$output")" "drop true"
+	n=$(audit)
+	run -0 sr-admin drop D1 --reason x
+	assert_equal "$(jq -r '"\(.done) \(.changed)"' <<<"$output")" "drop false"
+	assert_equal "$(audit)" "$n"
+	# A card nobody knows is a typo, not a no-op.
+	run -1 sr-admin drop nobody-knows-me --carrier c1 --reason x
+}
+
+@test "a reader that stops reading (| head -1) is no failure of sr-admin or sr-stat: no \"Broken pipe\", the exit of what was done" {
+	# More than a pipe holds: the writes after head is gone fail (EPIPE).
+	rcli SADD t:accounts c1 >/dev/null
+	for i in $(seq 5000); do
+		printf 'XADD t:carrier:{c1}:audit * card X%d event queued action stop\n' "$i"
+	done | rcli >/dev/null
+	run -0 bash -c 'set -o pipefail; sr-admin audit --account c1 2>"$1" | head -1' _ "$T/admin.err"
+	assert_equal "$(jq -r .card <<<"$output")" X1
+	assert_equal "$(cat "$T/admin.err")" ""
+	# sr-stat --watch writes a frame a second: the one after head left
+	# ends it, quietly.
+	run -0 bash -c 'set -o pipefail; timeout 60 sr-stat --watch 1 2>"$1" | head -3' _ "$T/stat.err"
+	assert_equal "$(cat "$T/stat.err")" ""
+	# A write that fails otherwise (a full disk) is still a failure.
+	run -3 bash -c 'sr-admin audit --account c1 >/dev/full'
+	assert_output --partial "writing output failed: No space left on device"
+}
+
+@test "why: the command a sentence suggests runs as printed (the sentence's, and \"run\"), and moves the card" {
+	gwsim_start
+	# suggest CARD: why's command, the same in the sentence, run by sh.
+	suggest() {
+		local w run
+		w=$(sr-admin why "$1")
+		run=$(jq -r .run <<<"$w")
+		[[ $(jq -r .why <<<"$w") == *"$run"* ]] || { echo "not in the sentence: $run"; return 1; }
+		echo "$run" >>"$T/ran"
+		sh -c "$run" >/dev/null
+	}
+	# Frozen: 'sr-admin retry CARD' needed --reason; now it runs.
+	req F1 "$PAST"
+	sr-admin freeze F1 --reason "customer dispute" >/dev/null
+	suggest F1
+	assert_equal "$(why_state F1)" due
+	# Due: the pipeline, by hand.
+	suggest F1
+	assert_equal "$(why_state F1)" no_command
+	assert_equal "$(jq -r .card "$T/gw.log")" F1
+	# Not queued: a request for it (its command was dropped).
+	req N1 "$PAST"
+	sr-admin drop N1 --reason dup >/dev/null
+	assert_equal "$(why_state N1)" not_queued
+	suggest N1
+	assert_equal "$(why_state N1)" due
+	# The breaker opened by hand: closed again.
+	sr-admin breaker c1 open --reason incident >/dev/null
+	assert_equal "$(why_state N1)" breaker
+	suggest N1
+	assert_equal "$(why_state N1)" due
+	# A limit of 0 written by hand: lifted to the configured one.
+	rcli HSET 't:carrier:{c1}:limits' qps 0 >/dev/null
+	assert_equal "$(why_state N1)" paused
+	suggest N1
+	assert_equal "$(why_state N1)" due
+	assert_equal "$(sr-admin limits c1 | jq .qps)" 10
+	# Every one of them was run (none left untried).
+	assert_equal "$(cut -d' ' -f1-2 "$T/ran" | paste -sd,)" \
+		"sr-admin retry,sr-claim --carrier,echo '{\"card\":\"N1\",\"carrier\":\"c1\",\"scene\":\"manual_recheck\"}',sr-admin breaker,sr-admin limits"
+}
+
+@test "why of a dropped card says who dropped it, when and why (the audit's)" {
+	req D1 "$PAST"
+	req D2 "$PAST"
+	SUDO_USER=alice sr-admin drop D1 --reason "duplicate of D7" >/dev/null
+	run -0 sr-admin why D1
+	jq -e '.state == "not_queued" and (.why | test("^no command queued \\(dropped by alice at [0-9-]+T[0-9:]+Z \\([0-9a-z]+ ago\\): duplicate of D7\\), but the judgment wants stop"))' <<<"$output"
+	# Behind newer entries of other cards too; and a card whose judgment
+	# wants nothing any more says it all the same.
+	req D3 "$PAST"
+	SUDO_USER=bob sr-admin drop D2 --reason "renewed by phone" >/dev/null
+	printf '{"card":"D2","carrier":"c1","pkg_expires_at":%d}\n' "$FUTURE" | sr-asset >/dev/null
+	req D4 "$PAST"
+	run -0 sr-admin why D2
+	jq -e '.state == "no_command" and (.why | test("^no command \\(dropped by bob at .*: renewed by phone\\): the judgment says entitled"))' <<<"$output"
+	# A command finished by a call was not dropped: nothing said of it.
+	gwsim_start
+	drain 10 >/dev/null
+	run -0 sr-admin why D3
+	jq -e '.state == "no_command" and (.why | test("dropped") | not)' <<<"$output"
 }

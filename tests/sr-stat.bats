@@ -188,7 +188,7 @@ teardown() {
 	run -0 sr-stat --carrier c1 --prom
 	run -0 rcli INFO commandstats
 	refute_output --regexp 'cmdstat_(xadd|hset|hsetnx|hdel|hincrby|set|del|expire|zadd|zrem|xtrim):'
-	assert_equal "$(sr-admin alerts | jq -r 'select(.alert == "amplification")')" ''
+	assert_equal "$(sr-admin alerts --all | jq -r 'select(.alert == "amplification")')" ''
 	# The cron job's run raises it (--raise-alerts), once however often it runs.
 	run -0 sr-stat --carrier c1 --raise-alerts
 	run -0 sr-stat --carrier c1 --raise-alerts
@@ -198,7 +198,7 @@ teardown() {
 	id=$(echo "$output" | jq -r 'select(.alert == "amplification") | .id')
 	run -0 sr-admin alerts --ack "$id" --reason "carrier flaky, ticket 42"
 	assert_output --partial '"cause":"amplification:c1"'
-	run -0 sr-admin alerts
+	run -0 sr-admin alerts --all # (open ones only without it)
 	assert_equal "$(echo "$output" | jq -r 'select(.alert == "amplification") | .open')" false
 	run rcli XRANGE 't:carrier:{c1}:audit' - +
 	assert_line 'admin:ack'
@@ -246,4 +246,62 @@ teardown() {
 	! grep -q '^srq_device_' "$T/srq.prom"
 	grep -qx 'srq_up 0' "$T/srq.prom"
 	run -0 promtool check metrics <"$T/srq.prom"
+}
+
+@test "--table: a paused account, an open breaker and a lowered rate say so beside their queues; --local gives the zone's time" {
+	for a in c1 c2 c3; do
+		printf '{"card":"Q%s","carrier":"%s","scene":"order","facts":{"pkg_expires_at":1,"status":"active"}}\n' "$a" "$a"
+	done | sr-enqueue >/dev/null
+	sr-admin pause c1 --until 2099-01-01T10:00Z --reason maintenance >/dev/null
+	sr-admin breaker c2 open --reason "carrier down" >/dev/null
+	# The carrier refused c3's calls for rate: srq calls it at 4 a second
+	# now (growing back slowly) against a limit of 10.
+	now=$(rcli TIME | head -1)000
+	rcli HSET 't:carrier:{c3}:edge' eff 4 eff_at "$now" low_at "$now" >/dev/null
+	run -0 sr-stat --table
+	assert_line --index 0 --regexp '^account +queued .* qps_eff +qps +breaker +paused$'
+	# (columns: ... qps_eff qps breaker paused)
+	assert_line --regexp '^c1 +1 .* 10\.0 +10 closed +until 2099-01-01T10:00:00Z \(in [0-9]+d[0-9]+h\)$'
+	assert_line --regexp '^c2 +1 .* 10\.0 +10 open +no$'
+	assert_line --regexp '^c3 +1 .* 4\.[0-9] +10 closed +no$'
+	# In the local zone, with its offset; JSON keeps UTC.
+	TZ=Asia/Shanghai run -0 sr-stat --table --local
+	assert_line --regexp '^c1 .* until 2099-01-01T18:00:00\+08:00 \(in '
+	TZ=Asia/Shanghai run -0 sr-stat --carrier c1
+	assert_equal "$(jq -r 'select(.carrier == "c1") | .paused_until_at' <<<"$output")" 2099-01-01T10:00:00.000Z
+	run -2 --separate-stderr sr-stat --local
+	[[ $stderr == *"--local: only for --table"* ]]
+	run -2 sr-stat --table --utc --local
+}
+
+# frames FILE: how many frames of --watch FILE holds.
+frames() {
+	grep -c '^sr-stat --watch ' "$1"
+}
+
+@test "--watch redraws the table until SIGINT or SIGTERM (exit 0): frames one after another, with no escape codes, when not a terminal; cleared and redrawn on one" {
+	printf '{"card":"W1","carrier":"c1","scene":"order","facts":{"pkg_expires_at":1,"status":"active"}}\n' | sr-enqueue >/dev/null
+	sr-stat --watch 1 >"$T/watch.out" 2>"$T/watch.err" &
+	pid=$!
+	for i in $(seq 300); do [ "$(frames "$T/watch.out")" -ge 2 ] && break; sleep 0.1; done
+	kill -INT "$pid"
+	rc=0 && wait "$pid" || rc=$?
+	assert_equal "$rc" 0
+	[ "$(frames "$T/watch.out")" -ge 2 ]
+	assert_equal "$(grep -c '^c1 ' "$T/watch.out")" "$(frames "$T/watch.out")"
+	! grep -q $'\e' "$T/watch.out"
+	assert_equal "$(cat "$T/watch.err")" ""
+	# On a terminal (script(1) gives it one): each frame clears the screen
+	# and homes the cursor first; SIGTERM ends it as cleanly.
+	script -qfec "sr-stat --watch 1 & echo \$! >'$T/tty.pid'; wait \$!" "$T/tty.out" >/dev/null &
+	spid=$!
+	for i in $(seq 300); do [ "$(grep -ac $'\e\\[H\e\\[2Jsr-stat --watch 1 ' "$T/tty.out" 2>/dev/null)" -ge 2 ] && break; sleep 0.1; done
+	kill -TERM "$(cat "$T/tty.pid")"
+	rc=0 && wait "$spid" || rc=$?
+	assert_equal "$rc" 0
+	[ "$(grep -ac $'\e\\[H\e\\[2Jsr-stat --watch 1 ' "$T/tty.out")" -ge 2 ]
+	# --watch is the table's: not with what runs from cron.
+	run -2 sr-stat --watch 1 --prom
+	run -2 sr-stat --watch 1 --raise-alerts
+	run -2 sr-stat --watch 0
 }

@@ -19,7 +19,10 @@
     ARGV[5]  the audit stream's cap
     ARGV[6..] the operation's arguments
   Output:
-    'ok', or an error reply saying what was refused
+    'ok'; 'unchanged' when the account already is as asked (its limits
+    those values, paused until then, not paused, its breaker opened by hand
+    or closed): nothing written, nothing audited; or an error reply saying
+    what was refused
 ]]
 local rcall = redis.call
 --- @include "now"
@@ -30,12 +33,15 @@ local entry = { 'card', '', 'event', 'admin:' .. op, 'who', who, 'why', why }
 local forever = 253402300799000 -- 9999-12-31: "until resumed"
 
 if op == 'limits' then
+  local same = true
   for i = 6, #ARGV, 2 do
     local f, v = ARGV[i], tonumber(ARGV[i + 1])
     if (f ~= 'qps' and f ~= 'running' and f ~= 'burst') or not v or v < 1 or v ~= math.floor(v) then
       return redis.error_reply('limits: ' .. f .. '=' .. ARGV[i + 1] .. ' is not a whole number of at least 1')
     end
+    same = same and tonumber(rcall('HGET', limitsKey, f)) == v
   end
+  if same then return 'unchanged' end
   for i = 6, #ARGV, 2 do
     rcall('HSET', limitsKey, ARGV[i], ARGV[i + 1])
     entry[#entry + 1] = ARGV[i]
@@ -44,19 +50,23 @@ if op == 'limits' then
 elseif op == 'pause' then
   local untilMs = ARGV[6] == '' and forever or tonumber(ARGV[6])
   if not untilMs or untilMs <= now then return redis.error_reply('pause: --until is in the past') end
+  if tonumber(rcall('HGET', edgeKey, 'pause_until')) == untilMs then return 'unchanged' end
   rcall('HSET', edgeKey, 'pause_until', untilMs, 'pause_since', now, 'pause_who', who,
     'pause_why', why)
   entry[#entry + 1] = 'until'
   entry[#entry + 1] = untilMs == forever and 'resumed' or untilMs
 elseif op == 'resume' then
-  if not rcall('HGET', edgeKey, 'pause_until') then return redis.error_reply('resume: the account is not paused') end
+  -- A pause that ended by itself is no pause: its fields go, unaudited.
+  local paused = (tonumber(rcall('HGET', edgeKey, 'pause_until')) or 0) > now
   rcall('HDEL', edgeKey, 'pause_until', 'pause_since', 'pause_who', 'pause_why')
+  if not paused then return 'unchanged' end
 elseif op == 'open' then
+  if rcall('HGET', edgeKey, 'brk_manual') then return 'unchanged' end
   rcall('HSET', edgeKey, 'brk_until', forever, 'brk_since', now, 'brk_manual', 1,
     'brk_why', 'opened by ' .. who .. ': ' .. why)
   rcall('HDEL', edgeKey, 'brk_probe', 'brk_probe_until')
 elseif op == 'close' then
-  if not rcall('HGET', edgeKey, 'brk_until') then return redis.error_reply('close: the breaker is not open') end
+  if not rcall('HGET', edgeKey, 'brk_until') then return 'unchanged' end
   rcall('HDEL', edgeKey, 'brk_until', 'brk_since', 'brk_why', 'brk_cool', 'brk_probe',
     'brk_probe_until', 'brk_manual', 'win_start', 'win_n', 'win_fail')
   rcall('HDEL', openKey, 'breaker:' .. account)

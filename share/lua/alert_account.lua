@@ -10,6 +10,9 @@
     ack      sr-admin alerts --ack ID: the operator has seen it; the cause
              is closed (a new alert is raised if it happens again), audited
              in the account's stream with who and why
+    ack_all  sr-admin alerts --ack --carrier A [--type T]: every open alert
+             of the account (of kind T), each closed and audited as by ack,
+             in one step
 
   Input:
     KEYS[1]  open alerts (HASH cause -> alert id)   KEYS[2] alert stream
@@ -19,9 +22,11 @@
              ARGV[6] threshold
     resolve: ARGV[3] cause
     ack:     ARGV[3] alert id  ARGV[4] who  ARGV[5] why  ARGV[6] audit cap
+    ack_all: ARGV[3] kind ('' every kind)  ARGV[4..6] as ack's
   Output:
     raise: the new alert's id, or 1 if it was already open; resolve: 0;
-    ack: the cause acknowledged, or false if no open alert has that id
+    ack: the cause acknowledged, or false if no open alert has that id;
+    ack_all: { cause, id, cause, id, ... } of those acknowledged
 ]]
 --- @include "alert"
 local openKey, alertKey, auditKey = KEYS[1], KEYS[2], KEYS[3]
@@ -33,16 +38,22 @@ if op == 'resolve' then
 elseif op == 'raise' then
   return alertOnce(openKey, alertKey, ARGV[3], { 'alert', ARGV[4], 'account', account,
     'value', ARGV[5], 'threshold', ARGV[6] }) or 1
-elseif op == 'ack' then
-  local open = redis.call('HGETALL', openKey)
+elseif op == 'ack' or op == 'ack_all' then
+  -- A cause is 'kind:subject' (failures:CARD, breaker:ACCOUNT).
+  local open, acked, prefix = redis.call('HGETALL', openKey), {}, ARGV[3] .. ':'
   for i = 1, #open, 2 do
-    if open[i + 1] == ARGV[3] then
-      redis.call('HDEL', openKey, open[i])
+    local cause, id = open[i], open[i + 1]
+    if (op == 'ack' and id == ARGV[3]) or
+        (op == 'ack_all' and (ARGV[3] == '' or string.sub(cause, 1, #prefix) == prefix)) then
+      redis.call('HDEL', openKey, cause)
       redis.call('XADD', auditKey, 'MAXLEN', '~', ARGV[6], '*', 'card', '', 'event', 'admin:ack',
-        'alert', ARGV[3], 'cause', open[i], 'who', ARGV[4], 'why', ARGV[5])
-      return open[i]
+        'alert', id, 'cause', cause, 'who', ARGV[4], 'why', ARGV[5])
+      if op == 'ack' then return cause end
+      acked[#acked + 1] = cause
+      acked[#acked + 1] = id
     end
   end
-  return false
+  if op == 'ack' then return false end
+  return acked
 end
 return redis.error_reply('unknown operation ' .. op)

@@ -29,6 +29,9 @@ export SRQ_CONFIRM_DELAY_MS=200
 export SRQ_GATEWAY_TIMEOUT_MS=3000
 export SRQ_RATE_WINDOW_MS=1100
 export SRQ_PREFIX=t
+# Times given without a zone are read in TZ: a test means UTC unless it
+# says otherwise (the machine's own zone must not change what it sees).
+export TZ=UTC
 # No config file but the one a test writes: the machine's /etc/srq/srq.conf
 # must not change what a test sees.
 export SRQ_CONFIG=

@@ -1,5 +1,7 @@
 /* test_valid.c - input validation: ids, scenes and their priority, fields. */
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sr.h"
 #include "unit.h"
@@ -37,7 +39,9 @@ main(void)
 	json_decref(o);
 
 	{
-		/* When a fact was true: the zone is required, ms are epoch ms. */
+		/* When a fact was true: a record's zone is required, ms are
+		 * epoch ms; an option's time without a zone is the local
+		 * zone's (here UTC; tests/unit/test_time.c: other zones). */
 		static const struct {
 			const char *in;
 			int flag;
@@ -51,6 +55,8 @@ main(void)
 			{ "2026-12-01T10:00:00.5Z", 0, 1796119200500LL },
 			{ "1796119200000", 0, 1796119200000LL },
 			{ "2026-12-01T10:00:00", 0, -1 },      /* no zone */
+			{ "2026-12-01T10:00:00", 1, 1796119200000LL }, /* an option's: local */
+			{ "2026-12-01", 1, -1 },               /* a date alone is no time */
 			{ "2026-12-01", 0, -1 },               /* no time, no zone */
 			{ "1796119200", 0, -1 },               /* epoch seconds */
 			{ "2026-12-01T10:00:00Z junk", 0, -1 },
@@ -64,15 +70,18 @@ main(void)
 			{ "", 0, -1 },
 		};
 		const long long now = 1796122800000LL; /* 2026-12-01T11:00:00Z */
-		char err[200];
+		char err[400], zone[200];
 
+		setenv("TZ", "UTC", 1);
+		tzset();
 		for (size_t i = 0; i < sizeof as_of / sizeof as_of[0]; i++) {
-			long long got = sr_parse_as_of(as_of[i].in, now, as_of[i].flag, err, sizeof err);
+			long long got = sr_parse_as_of(as_of[i].in, now, as_of[i].flag, zone, sizeof zone, err,
+			    sizeof err);
 
 			CHECK(got == as_of[i].want, "as_of '%s' (flag %d): %lld, want %lld", as_of[i].in,
 			    as_of[i].flag, got, as_of[i].want);
 		}
-		sr_parse_as_of("2026-12-01T10:00", now, 0, err, sizeof err);
+		sr_parse_as_of("2026-12-01T10:00", now, 0, zone, sizeof zone, err, sizeof err);
 		CHECK(!strcmp(err, "'2026-12-01T10:00' has no zone (Z, +08:00)"), "a zone asked for: %s", err);
 	}
 

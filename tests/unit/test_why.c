@@ -34,26 +34,37 @@ static const struct row rows[] = {
 	{ "no command, unknown status", { .card = "K1", .judged = &nothing }, { ACCT },
 	  "no_command", "last known status unknown" },
 	{ "no command, the judgment wants one", { .card = "K1", .judged = &stop_wanted, .status = "active" },
-	  { ACCT }, "not_queued", "^no command queued, but the judgment wants stop \\(package_expired\\)" },
+	  { ACCT }, "not_queued", "^no command queued, but the judgment wants stop \\(package_expired\\); to queue "
+	  "it: echo '\\{\"card\":\"K1\",\"carrier\":\"c17\",\"scene\":\"manual_recheck\"\\}' \\| sr-enqueue$" },
+	{ "its command dropped by hand: who, when, why", { .card = "K1", .judged = &stop_wanted, .dropped_who = "oncall",
+	  .dropped_why = "duplicate", .dropped_at = NOW - 5 * MIN }, { ACCT }, "not_queued",
+	  "^no command queued \\(dropped by oncall at 2027-01-15T07:55:00Z \\(5m00s ago\\): duplicate\\), but the "
+	  "judgment wants stop" },
+	{ "dropped, and nothing to do", { .card = "K1", .judged = &nothing, .superseded = 3, .dropped_who = "oncall",
+	  .dropped_why = "renewed", .dropped_at = NOW - MIN }, { ACCT }, "no_command",
+	  "^no command \\(dropped by oncall at .* \\(1m00s ago\\): renewed\\): the judgment says entitled" },
 	{ "superseded before its call", { .card = "K1", .judged = &nothing, .superseded = 4 }, { ACCT },
 	  "superseded", "^no command: version 4 was superseded before its call \\(the judgment now says entitled\\)$" },
 	{ "frozen by hand: who, when, why",
 	  { CMD, .frozen = 1, .frozen_who = "oncall", .frozen_why = "customer dispute", .frozen_at = NOW - 90 * SEC },
 	  { ACCT }, "frozen",
-	  "^frozen by oncall at 2027-01-15T07:58:30Z \\(1m30s ago\\): customer dispute; 'sr-admin retry K1' unfreezes it$" },
+	  "^frozen by oncall at 2027-01-15T07:58:30Z \\(1m30s ago\\): customer dispute; to unfreeze it: sr-admin "
+	  "retry K1 --carrier c17 --reason 'cause fixed'$" },
 	{ "frozen after failures",
 	  { CMD, .frozen = 1, .fails = 10, .first_fail = NOW - 5 * MIN, .last_error = "HTTP 503" }, { ACCT },
 	  "frozen", "^frozen after 10 failures \\(the first at .* \\(5m00s ago\\)\\); last error: HTTP 503;" },
 	{ "frozen by hand before who was recorded", { CMD, .frozen = 1 }, { ACCT }, "frozen",
-	  "^frozen by hand \\('sr-admin audit K1' says who and why\\); 'sr-admin retry K1' unfreezes it$" },
+	  "^frozen by hand \\(sr-admin audit K1 --carrier c17 says who and why\\); to unfreeze it: sr-admin retry "
+	  "K1 --carrier c17 --reason 'cause fixed'$" },
 	{ "frozen wins over a paused account", { CMD, .frozen = 1, .fails = 3 }, { ACCT, .pause_until = NOW + MIN },
 	  "frozen", "^frozen after 3" },
 	{ "claimed, call in flight", { CMD, .claim = "7-42", .lease_until = NOW + 30 * SEC, .called = 1 }, { ACCT },
 	  "claimed", "^claimed by a live lease until .* \\(in 30s\\) \\(token 7-42\\): its call is in flight$" },
 	{ "an expired lease is not a claim", { CMD, .claim = "7-42", .lease_until = NOW - SEC, .due = NOW - SEC },
 	  { ACCT }, "due", "^due now" },
-	{ "a limit below 1", { CMD, .due = NOW }, { ACCT, .limit_below_1 = "qps" },
-	  "paused", "^a per-account limit below 1 \\(qps\\) stops every call to the account c17" },
+	{ "a limit below 1", { CMD, .due = NOW }, { ACCT, .limit_below_1 = "qps", .limit_configured = 10 },
+	  "paused", "^a per-account limit below 1 \\(qps\\) stops every call to the account c17 .*; to lift it: "
+	  "sr-admin limits c17 qps=10 --reason 'limit restored'$" },
 	{ "paused until a time", { CMD, .due = NOW }, { ACCT, .pause_until = NOW + 2 * 3600 * SEC, .pause_who = "oncall",
 	  .pause_why = "maintenance" }, "paused", "^the account c17 is paused until .* \\(in 2h00m\\) by oncall: maintenance$" },
 	{ "paused until resumed", { CMD, .due = NOW }, { ACCT, .pause_until = 253402300799000LL, .pause_who = "oncall",
@@ -66,7 +77,7 @@ static const struct row rows[] = {
 	  .brk_why = "HTTP 500" }, "breaker", "^account breaker half-open since .* \\(5s ago\\): one probe call decides" },
 	{ "breaker opened by hand", { CMD, .due = NOW }, { ACCT, .brk_until = NOW + 3600 * SEC, .brk_since = NOW - MIN,
 	  .brk_manual = 1, .brk_why = "carrier incident" }, "breaker",
-	  "\\(carrier incident\\): no call until it is closed \\('sr-admin breaker c17 close'\\)$" },
+	  "\\(carrier incident\\): no call until it is closed: sr-admin breaker c17 close --reason 'carrier back'$" },
 	{ "confirming, query due soon", { CMD, .confirming = 1, .due = NOW + 2 * SEC }, { ACCT },
 	  "confirming", "^confirming an unknown result: a status query is due at .* \\(in 2s\\)$" },
 	{ "confirming, query overdue", { CMD, .confirming = 1, .due = NOW - 2 * SEC }, { ACCT },
@@ -84,7 +95,8 @@ static const struct row rows[] = {
 	{ "the pace does not hold a command that is not due", { CMD, .due = NOW + 10 * SEC },
 	  { ACCT, .next_slot = NOW + 500 }, "scheduled", "^due at" },
 	{ "due now", { CMD, .due = NOW - 3 * SEC }, { ACCT },
-	  "due", "^due now \\(since .* \\(3s ago\\)\\): waiting for a dispatcher \\(sr-claim \\| sr-exec\\)$" },
+	  "due", "^due now \\(since .* \\(3s ago\\)\\): waiting for a dispatcher \\(srq-drain, from cron; by "
+	  "hand: sr-claim --carrier c17 \\| sr-exec \\| sr-confirm\\)$" },
 };
 
 int
@@ -95,7 +107,7 @@ main(void)
 	regcomp(&epoch_ms, "[0-9]{13}", REG_EXTENDED | REG_NOSUB);
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		const struct row *r = &rows[i];
-		char buf[400];
+		char buf[400], run[200];
 		const char *state = sr_why(&r->c, &r->a, NOW, buf, sizeof buf);
 		regex_t re;
 
@@ -104,6 +116,10 @@ main(void)
 		CHECK(regexec(&re, buf, 0, NULL, 0) == 0, "%s: sentence\n  %s\ndoes not match\n  %s", r->name, buf,
 		    r->sentence);
 		CHECK(regexec(&epoch_ms, buf, 0, NULL, 0) != 0, "%s: epoch ms in: %s", r->name, buf);
+		/* The command a sentence asks for is the one sr-admin gives to
+		 * run, whole. */
+		if (*sr_why_run(&r->c, &r->a, state, run, sizeof run))
+			CHECK(strstr(buf, run) != NULL, "%s: '%s' not in: %s", r->name, run, buf);
 		regfree(&re);
 	}
 	regfree(&epoch_ms);
