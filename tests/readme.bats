@@ -13,8 +13,10 @@
 #   <!-- test NAME: skipped: REASON -->
 # ITEM is redis (SRQ_REDIS), gwsim (SRQ_GATEWAY), PREFIX (the install
 # prefix), VAR=VALUE, a file the set-up writes in the block's directory
-# (cards.txt), or "stand-in CMD" (a stand-in for a command the reader has,
-# as psql, first on PATH), or "nothing". What else the block needs (cards in
+# (cards.txt), "stand-in CMD" (a stand-in for a command the reader has, as
+# psql, first on PATH), "interrupted after N s" (a block that runs until
+# the reader presses Ctrl-C: SIGINT to its session after N seconds; its
+# status is then what the block exits with), or "nothing". What else the block needs (cards in
 # the asset mirror, a frozen command) is said in words after the items, and
 # done by setup_NAME below; the test of NAME then checks what the text
 # beside the block says happens. A shell block without a statement fails
@@ -73,7 +75,7 @@ srq() {
 # in $output, its stderr in $stderr, its status in $status (skipped with
 # the statement's reason).
 block() {
-	local name=$1 n need reason path="$RB_PREFIX/bin:/usr/bin:/bin" f
+	local name=$1 n need reason path="$RB_PREFIX/bin:/usr/bin:/bin" f interrupt=
 	n=$(block_of "$name")
 	[ -n "$n" ] || { echo "no README block is '$name'" >&2; return 1; }
 	reason=$(meta "$n" skipped)
@@ -91,6 +93,8 @@ block() {
 			BLOCK_ENV+=(SRQ_GATEWAY="$SRQ_GATEWAY") ;;
 		PREFIX) BLOCK_ENV+=(PREFIX="$RB_PREFIX") ;;
 		[A-Z]*=*) BLOCK_ENV+=("$need") ;;
+		"interrupted after "*" s") interrupt=${need#interrupted after }
+			interrupt=${interrupt% s} ;;
 		"stand-in "*)
 			path="$W/stand-in:$path"
 			BLOCK_FILES+=("stand-in/${need#stand-in }") ;;
@@ -114,6 +118,14 @@ block() {
 	# In a session of its own, so that what it leaves running (a simulator
 	# started with &) is found, and into files, which it may keep open.
 	status=0
+	if [ -n "$interrupt" ]; then
+		# Ctrl-C: SIGINT to the block's whole session, as a terminal sends it.
+		# A block that does not end on it is killed 5 s later, and fails.
+		(sleep "$interrupt"
+			kill -INT -- "-$(cat "$W/.session")" 2>/dev/null
+			sleep 5
+			kill -KILL -- "-$(cat "$W/.session")" 2>/dev/null) &
+	fi
 	# shellcheck disable=SC2016 # ($$ is the session's shell's)
 	(cd "$W" && env -i "${BLOCK_ENV[@]}" setsid -w \
 		bash -c 'echo $$ >.session; exec bash -eo pipefail "$0"' "$BLOCK_BODY" \
@@ -319,6 +331,11 @@ setup_alerts() {
 		"failures:89860012345678901235,failures:89860012345678901236,frozen:89860012345678901235,frozen:89860012345678901236"
 }
 
+# Account c17 has a command queued (its card's stop).
+setup_live_view() {
+	known_account
+}
+
 # Account c17 has had a request.
 setup_times() {
 	known_account
@@ -458,8 +475,17 @@ setup_layout() { stopped_renewed manual_recheck; }
 	assert_line tat
 }
 
-@test "README: the live view (skipped)" {
+@test "README: the live view, until Ctrl-C" {
 	block live-view
+	# sr-stat ends on SIGINT, exit 0; to a file, the frames follow each
+	# other (5 s apart: two in 7 s), each a heading and the table, no
+	# escape codes.
+	assert_success
+	assert_equal "$(grep -c '^sr-stat --watch 5   .*[+-][0-9][0-9]:[0-9][0-9] (Redis clock)$' <<<"$output")" 2
+	assert_line --regexp '^account +queued +due .* qps_eff +qps +breaker +paused$'
+	assert_line --regexp '^c17 +1 '
+	! grep -q $'\e' <<<"$output"
+	assert_equal "$stderr" ''
 }
 
 @test "README: systemd (skipped)" {
