@@ -31,13 +31,17 @@ srq_log() {
 	fi
 }
 
-# srq_problem MESSAGE: something that needs a human: an error in the log,
-# and a line of the page (srq_page_out). The first one said is the page's
+# srq_problem MESSAGE: something that needs a human: a line of the log, and
+# a line of the page (srq_page_out). The first one said is the page's
 # first line, which srq-page compares from run to run: it says what is
-# wrong in words that stay the same while it stays the same.
+# wrong in words that stay the same while it stays the same. Only that one
+# is logged as an error, the others as warnings: in the journal, the last
+# error of a unit is the headline srq-notify@ gives srq-page, and it must
+# be the same line cron's page starts with (not "work held" after "failed
+# stages").
 srq_page=
 srq_problem() {
-	srq_log 3 "$1"
+	if [ -z "$srq_page" ]; then srq_log 3 "$1"; else srq_log 4 "$1"; fi
 	srq_page="$srq_page$srq_prog: $1
 "
 }

@@ -178,3 +178,81 @@ run_crontab() {
 	run_crontab
 	for n in 1 2 3 4 5; do [ ! -s "$T/mail.$n" ] || { echo "line $n mailed again: $(cat "$T/mail.$n")"; false; }; done
 }
+
+@test "srq-page: a bad SRQ_PAGE_EVERY or NAME is said on stdout (cron mails it); the job still runs and pages" {
+	# Before: exit 2 before the job ran, said only in the log: no job, no mail.
+	SRQ_PAGE_EVERY=1h run --separate-stderr srq-page j sh -c 'touch "$0/ran"; echo bad; exit 1' "$T"
+	assert_equal "$status" 1
+	[ -e "$T/ran" ]
+	assert_line --index 0 "srq-page: SRQ_PAGE_EVERY must be whole seconds (not '1h'): 3600 used"
+	assert_line --index 1 'srq j: exit 1: bad'
+	run -2 --separate-stderr srq-page 'bad name' true
+	assert_output "srq-page: NAME must be letters, digits and _.@- (not 'bad name')"
+}
+
+@test "srq-page: a child the job leaves running does not hold the next run back" {
+	run -1 --separate-stderr srq-page j sh -c 'sleep 30 >/dev/null 2>&1 & echo bad; exit 1'
+	assert_line --index 0 'srq j: exit 1: bad'
+	# Before: skipped ("its last run still goes") while the sleep lived.
+	run -1 --separate-stderr srq-page j sh -c 'touch "$0/ran"; echo worse; exit 1' "$T"
+	[ -e "$T/ran" ]
+	assert_line --index 0 'srq j: exit 1: worse'
+	pkill -f 'sleep 30' || true
+}
+
+@test "srq-page: times with an offset, ages and epoch ms in a headline are no news; a mangled state file is mended" {
+	export TZ=UTC
+	run -1 --separate-stderr srq-page j sh -c 'echo "breaker until 2026-12-07T04:19:54+08:00 (95s ago) 1796119200000"; exit 1'
+	assert_line --index 0 --partial 'srq j: exit 1: breaker until'
+	run -1 --separate-stderr srq-page j sh -c 'echo "breaker until 2026-12-07T04:20:54+08:00 (in 5m) 1796119260000"; exit 1'
+	assert_output ''
+	# A state file not as written (before: an arithmetic error after the
+	# job ran, no page, and the file never rewritten).
+	printf 'exit 1: x\n17966\n12 34\nexit 1: x\n' >"$SRQ_STATE_DIR/k.state"
+	run -1 --separate-stderr srq-page k sh -c 'echo x; exit 1'
+	[[ $stderr != *arithmetic* ]]
+	# When it last paged is not known: it is said again, and the file mended.
+	assert_line --index 0 'srq k: still exit 1: x'
+	[[ $(sed -n 3p "$SRQ_STATE_DIR/k.state") =~ ^[0-9]+$ ]]
+}
+
+@test "srq-drain in the journal: a run's first problem is its error, the others warnings (srq-notify@ pages the last error)" {
+	gwsim_start
+	stop_backlog 2 c1 c2
+	sr-admin pause c2 --until 1h --reason "onboarding" >/dev/null
+	# The journal as srq-drain sees it: its stderr is JOURNAL_STREAM.
+	: >"$T/journal"
+	SRQ_GATEWAY=http://127.0.0.1:1 JOURNAL_STREAM=$(stat -L -c %d:%i "$T/journal") \
+		run -3 sh -c '"$0" 2>>"$1"' "$PROJECT_ROOT/cron/srq-drain" "$T/journal"
+	# Before: both at <3>, "work held" last: the page's headline under
+	# systemd, where cron's says the stage that failed.
+	assert_equal "$(grep -c '^<3>' "$T/journal")" 1
+	grep -q '^<3>srq-drain: failed stages: exec 3' "$T/journal"
+	grep -q '^<4>srq-drain: work held: c2 paused' "$T/journal"
+}
+
+@test "srq-drain --follow: a stop asked for while srq-page runs starts no new run" {
+	export SRQ_PAGE_NAME=drain.service SRQ_DRAIN_FOR=1
+	gwsim_start
+	stop_backlog 1 c2
+	sr-admin pause c2 --until 1h --reason "onboarding" >/dev/null
+	mkdir -p "$SRQ_STATE_DIR"
+	# srq-page --status waits for its lock (srq-notify@ holds it, or a
+	# slow SRQ_NOTIFY_CMD runs): held here for 8 s.
+	flock "$SRQ_STATE_DIR/drain.service.lock" sleep 8 &
+	holder=$!
+	"$PROJECT_ROOT/cron/srq-drain" --follow >"$T/out" 2>"$T/drain.log" &
+	pid=$!
+	# The first run ends (held: exit 4), and srq-page waits.
+	for i in $(seq 100); do grep -q 'srq-drain: claimed=' "$T/drain.log" && break; sleep 0.1; done
+	grep -q 'srq-drain: claimed=' "$T/drain.log"
+	kill -TERM "$pid"
+	sleep 1
+	stop_backlog 1 c1 # due now: a new run would claim it
+	wait "$holder"
+	wait "$pid"
+	# Before: a whole new run after the stop, c1's card claimed and called.
+	assert_equal "$(grep -c 'srq-drain: claimed=' "$T/drain.log")" 1
+	assert_equal "$(rcli ZCARD 't:carrier:{c1}:sr_running')" 0
+	assert_equal "$(jq -s '[.[] | select(.card | startswith("c1"))] | length' "$T/gw.log")" 0
+}
