@@ -91,6 +91,8 @@ zone_name(char *buf, size_t n)
 
 	if (tz && *tz)
 		return tz[0] == ':' ? tz + 1 : tz;
+	if (tz) /* TZ set but empty: the C library reads UTC */
+		return "UTC";
 	if ((len = readlink("/etc/localtime", link, sizeof link - 1)) > 0) {
 		link[len] = '\0';
 		if ((z = strstr(link, "zoneinfo/"))) {
@@ -99,6 +101,56 @@ zone_name(char *buf, size_t n)
 		}
 	}
 	return "the system's zone";
+}
+
+/* A zone file: it starts with "TZif" (tzfile(5)); any other file (TZ=/etc/
+ * passwd) the C library would read as UTC. */
+static int
+is_zone_file(const char *path)
+{
+	char magic[4];
+	FILE *f = fopen(path, "rb");
+	int ok = f && fread(magic, 1, 4, f) == 4 && !memcmp(magic, "TZif", 4);
+
+	if (f)
+		fclose(f);
+	return ok;
+}
+
+/* A POSIX TZ rule's start (tzset(3)): a name of 3 or more letters (or <...>)
+ * and an offset, [+-]hh[:mm[:ss]]; then nothing, or a daylight-saving name
+ * (the rest, its offset and rules, is left to the C library). "CST-8" and
+ * "EST5EDT,M3.2.0,M11.1.0" are rules; "Asia/Shangai8" is not. */
+static int
+is_posix_rule(const char *s)
+{
+	size_t n = 0;
+
+	if (*s == '<') {
+		const char *e = strchr(s, '>');
+
+		if (!e || e - s < 4)
+			return 0;
+		s = e + 1;
+	} else {
+		while (s[n] >= 'A' && s[n] <= 'Z' ? 1 : (s[n] >= 'a' && s[n] <= 'z'))
+			n++;
+		if (n < 3)
+			return 0;
+		s += n;
+	}
+	if (*s == '+' || *s == '-')
+		s++;
+	for (n = 0; *s >= '0' && *s <= '9'; s++)
+		n++;
+	if (n < 1 || n > 2)
+		return 0;
+	for (int part = 0; part < 2 && *s == ':'; part++) {
+		if (!(s[1] >= '0' && s[1] <= '9' && s[2] >= '0' && s[2] <= '9'))
+			return 0;
+		s += 3;
+	}
+	return !*s || *s == '<' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z');
 }
 
 int
@@ -115,11 +167,13 @@ sr_zone_check(char *err, size_t errlen)
 		snprintf(path, sizeof path, "%s", tz);
 	else
 		snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "/usr/share/zoneinfo", tz);
-	/* A zone's file, or a POSIX rule ("CST-8": a name and an offset). */
-	if (access(path, R_OK) == 0 || strpbrk(tz, "0123456789"))
+	/* A zone's file, or else a POSIX rule ("CST-8": a name and an offset);
+	 * the C library reads anything else as UTC, in silence. */
+	if (access(path, F_OK) == 0 ? is_zone_file(path) : is_posix_rule(tz))
 		return 0;
-	snprintf(err, errlen, "TZ='%s' names no zone (there is no %s; the C library would read it as "
-	    "UTC): set TZ to a zone (Asia/Shanghai), or give the time a zone (Z, +08:00)", tz, path);
+	snprintf(err, errlen, "TZ='%s' names no zone (%s %s; the C library would read it as "
+	    "UTC): set TZ to a zone (Asia/Shanghai), or give the time a zone (Z, +08:00)", tz,
+	    access(path, F_OK) == 0 ? "not a zone file:" : "no such zone file, nor a rule:", path);
 	return -1;
 }
 

@@ -99,7 +99,16 @@ iso() { # iso MS: what the records must say for MS
 	# A TZ that names no zone (a typo) would be read as UTC: refused.
 	TZ=Asia/Shangai run -2 --separate-stderr sr-admin pause c1 --until "2027-12-03 18:00" --reason x
 	[[ $stderr == *"TZ='Asia/Shangai' names no zone"* ]]
+	# So is one with a digit that is no rule, or a file that is no zone's
+	# (before: each read as UTC, exit 0).
+	for tz in Etc/GMT+13 Asia/Shangai8 /etc/passwd ../../../../etc/passwd; do
+		TZ=$tz run -2 --separate-stderr sr-admin pause c1 --until "2027-12-03 18:00" --reason x
+		[[ $stderr == *"TZ='$tz' names no zone"* ]]
+	done
 	assert_equal "$(sr-admin limits c1 | jq -r .paused_until_at)" 2027-12-03T18:00:00.000Z
+	# A POSIX rule is a zone: CST-8 is +08:00.
+	TZ=CST-8 run -0 --separate-stderr sr-admin pause c1 --until "2027-12-04 18:00" --reason x
+	[[ $stderr == *"read in CST-8 (CST, +08:00), that is 2027-12-04T10:00:00.000Z"* ]]
 	# --since: Shanghai's clock two hours ago selects the entries since then
 	# (read as UTC it would be six hours ahead: none).
 	rcli XADD 't:carrier:{c1}:audit' "$(( ($(date +%s) - 3 * 3600) * 1000 ))-0" card K0 event queued >/dev/null
