@@ -205,6 +205,19 @@ crontab_command() {
 	[[ $stderr =~ \|\ held:\ c3\ paused\ until\ [0-9-]{10}T[0-9:]{8}Z$'\n' ]]
 }
 
+@test "srq-drain: an account named like a word of the held summary (until) is not taken for held" {
+	profiles 'from = default' 'accounts = *' 'breaker_failures = 100000'
+	gwsim_start
+	gw_set fail_account=until
+	stop_backlog 2 until
+	stop_backlog 1 c3
+	sr-admin pause c3 --reason "onboarding" >/dev/null
+	# Before: "c3 paused until resumed" held the word, and the failing
+	# account's run was exit 4, not "no progress".
+	run -1 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
+	assert_line --index 0 --partial "srq-drain: no progress for: until"
+}
+
 @test "srq-drain --follow runs run after run; SIGTERM ends the run under way, nothing leased, exit 0" {
 	export SRQ_DRAIN_FOR=1
 	gwsim_start --slow-ms 1500
