@@ -182,7 +182,7 @@ deps:
 
 # The whole suite: unit tests, a short run of each fuzz target (about 40 s)
 # and the bats suites, on one Redis server and then on a Redis Cluster, all
-# on sanitizer builds. The builds use both cores (CI's budget is 20 minutes).
+# on sanitizer builds. The builds use both cores (CI's budget is 30 minutes).
 test: deps
 	$(MAKE) -j2 SAN=1 unit all
 	$(MAKE) -j2 fuzz-smoke
