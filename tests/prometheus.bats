@@ -20,10 +20,13 @@ teardown() {
 	srq_teardown
 }
 
+# stop_pidfile FILE: the process FILE names stopped, and waited for. (It
+# may have ended already, as a Prometheus whose port was taken does: then
+# kill and wait fail, which is no failure here.)
 stop_pidfile() {
 	[ -f "$1" ] || return 0
-	kill "$(cat "$1")" 2>/dev/null
-	wait "$(cat "$1")" 2>/dev/null
+	kill "$(cat "$1")" 2>/dev/null || true
+	wait "$(cat "$1")" 2>/dev/null || true
 	rm -f "$1"
 	return 0
 }
