@@ -31,11 +31,13 @@ stop_pidfile() {
 	return 0
 }
 
-need() { # need TOOL...: skip, saying which, when one is not installed
+need() { # need TOOL...: fail, saying which, when one is not installed (a skip would prove nothing)
 	local t
 	for t in "$@"; do
-		command -v "$t" >/dev/null ||
-			skip "$t is not installed (scripts/deps.sh installs it: Debian packages prometheus, python3)"
+		command -v "$t" >/dev/null || {
+			echo "$t is not installed (scripts/deps.sh installs it: Debian packages prometheus, python3)" >&2
+			return 1
+		}
 	done
 }
 
