@@ -30,7 +30,7 @@ CC ?= cc
 CFLAGS ?= -g -O2
 WARN = -std=c11 -Wall -Wextra -Werror -Wstrict-prototypes -Wwrite-strings -Wno-format-truncation
 override CFLAGS += $(WARN) \
-	-D_POSIX_C_SOURCE=200809L -Isrc \
+	-D_POSIX_C_SOURCE=200809L -Isrc/lib \
 	$(shell $(PKG_CONFIG) --cflags hiredis libcurl jansson libcrypto)
 LDLIBS = $(shell $(PKG_CONFIG) --libs hiredis libcurl jansson libcrypto) -lcsv
 MHD_LIBS = $(shell $(PKG_CONFIG) --libs libmicrohttpd)
@@ -64,14 +64,20 @@ PROD_TOOLS = $(filter-out sr-gwsim,$(TOOLS))
 SCRIPTS = srq-drain srq-expiry-scan srq-page
 UNITS = $(wildcard share/systemd/*.service share/systemd/*.timer)
 MANS = $(TOOLS:%=build/man/%.1) $(SCRIPTS:%=build/man/%.1)
-VERSION := $(shell sed -n 's/^\#define SR_VERSION "\(.*\)"/\1/p' src/sr.h)
+VERSION := $(shell sed -n 's/^\#define SR_VERSION "\(.*\)"/\1/p' src/lib/sr.h)
 # Bash completion, generated from the tools' --help (see its rule below).
 COMPLETION = share/bash-completion/srq
 # Every script in share/lua is embedded; includes/ holds the pieces they share.
 LUA = $(sort $(wildcard share/lua/*.lua))
 LUA_INC = $(wildcard share/lua/includes/*.lua)
-LIB = sr_util sr_time sr_config sr_redis sr_cluster sr_sentinel sr_keys sr_jsonl sr_valid sr_facts sr_facts_write sr_judge sr_why sr_task sr_command sr_csv sr_switch sr_lock sr_direct sr_gateway sr_sign sr_redact sr_clock sr_dispatch sr_profile sr_profile_test sr_lua_gen sr_profile_gen
-LIBOBJ = $(LIB:%=$(OUT)/%.o)
+# The library: every file in src/lib (one job each, its API in the .h of
+# the same name), and the two made from share/ (the Lua scripts, the
+# default profile). A tool is src/TOOL.c, or the files of a directory of
+# its own, src/NAME/ for sr-NAME: a new file needs no line here.
+GEN = src/lib/sr_lua_gen.c src/lib/sr_profile_gen.c
+LIBOBJ = $(patsubst src/%.c,$(OUT)/%.o,$(sort $(wildcard src/lib/*.c) $(GEN)))
+tool_src = $(or $(wildcard src/$(1).c),$(wildcard src/$(1:sr-%=%)/*.c))
+tool_obj = $(patsubst src/%.c,$(OUT)/%.o,$(call tool_src,$(1)))
 UNIT = test_slot test_clock test_time test_facts test_judge test_why test_lua_keys test_valid test_jsonl test_classify test_redact test_csv test_profile
 # libFuzzer targets, tests/fuzz/fuzz_NAME.c, each with a seed corpus in
 # tests/fuzz/corpus/NAME and a dictionary tests/fuzz/NAME.dict.
@@ -95,46 +101,34 @@ $(SHIM): tests/helpers/clockshift.c
 # scripts/lua-embed expands the includes and generates the enum of scripts.
 # One grouped rule for both files: every object that includes the enum is
 # rebuilt whenever a script is added or removed.
-src/sr_lua_gen.c src/sr_lua_gen.h &: $(LUA) $(LUA_INC) scripts/lua-embed
-	@scripts/lua-embed src/sr_lua_gen $(LUA)
+src/lib/sr_lua_gen.c src/lib/sr_lua_gen.h &: $(LUA) $(LUA_INC) scripts/lua-embed
+	@scripts/lua-embed src/lib/sr_lua_gen $(LUA)
 
 # The default carrier profile is built in, from the file that documents it.
-src/sr_profile_gen.c: share/profiles/default.profile
+src/lib/sr_profile_gen.c: share/profiles/default.profile
 	@{ echo '/* generated from $< by make; do not edit */'; \
 	   echo 'const char sr_default_profile[] ='; \
 	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
 	   echo ';'; } > $@.tmp && mv $@.tmp $@
 
-$(OUT)/%.o: src/%.c src/sr.h src/sr_lua_gen.h
-	@mkdir -p $(OUT)
+# Each object's headers are found by the compiler (-MMD: a .d file beside
+# it), the generated enum made before the first.
+$(OUT)/%.o: src/%.c | src/lib/sr_lua_gen.h
+	@mkdir -p $(@D)
 	@echo "  CC      $@"
-	@$(CC) $(CFLAGS) -c -o $@ $<
+	@$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-$(OUT)/sr_lua_gen.o: src/sr_lua_gen.c src/sr.h src/sr_lua_gen.h
-	@mkdir -p $(OUT)
-	@echo "  CC      $@"
-	@$(CC) $(CFLAGS) -c -o $@ $<
+-include $(wildcard $(OUT)/*/*.d)
 
-$(OUT)/sr_profile_gen.o: src/sr_profile_gen.c
-	@mkdir -p $(OUT)
-	@echo "  CC      $@"
-	@$(CC) $(CFLAGS) -c -o $@ $<
-
-# sr-admin is several files: cards and the rest (sr-admin.c), accounts,
-# lists and bulk actions.
-$(BIN)/sr-admin: $(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_alerts.o $(OUT)/admin_list.o $(OUT)/admin_migrate.o $(LIBOBJ)
-	@mkdir -p $(BIN)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-
-$(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_alerts.o $(OUT)/admin_list.o $(OUT)/admin_migrate.o: src/admin.h
-
-$(BIN)/sr-gwsim: $(OUT)/sr-gwsim.o $(LIBOBJ)
-	@mkdir -p $(BIN)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(MHD_LIBS) -lpthread
-
-$(BIN)/%: $(OUT)/%.o $(LIBOBJ)
-	@mkdir -p $(BIN)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# Every tool from its own objects and the library's; sr-gwsim serves HTTP
+# with libmicrohttpd, on threads.
+define tool_rule
+$(BIN)/$(1): $(call tool_obj,$(1)) $(LIBOBJ)
+	@mkdir -p $$(@D)
+	@echo "  LD      $$@"
+	@$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS) $(if $(filter sr-gwsim,$(1)),$$(MHD_LIBS) -lpthread)
+endef
+$(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
 
 $(OUT)/test_%: tests/unit/test_%.c $(LIBOBJ)
 	@echo "  CC      $@"
@@ -205,7 +199,7 @@ test-cluster:
 # half a file.)
 man: $(MANS)
 
-build/man/%.1: man/%.1 src/sr.h
+build/man/%.1: man/%.1 src/lib/sr.h
 	@mkdir -p build/man
 	@sed 's/@VERSION@/$(VERSION)/g' $< >$@.$$$$ && mv -f $@.$$$$ $@
 
@@ -277,7 +271,7 @@ bench: all
 	./bench/latency.sh
 
 clean:
-	rm -rf build bin src/sr_lua_gen.c src/sr_lua_gen.h src/sr_profile_gen.c $(COMPLETION)
+	rm -rf build bin src/lib/sr_lua_gen.c src/lib/sr_lua_gen.h src/lib/sr_profile_gen.c $(COMPLETION)
 
 .PHONY: all deps unit fuzz fuzz-bin fuzz-smoke test test-cluster man install install-units demo bench clean
 .SECONDARY:

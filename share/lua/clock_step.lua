@@ -2,7 +2,7 @@
 --[[
   clock_step - a forward step of the Redis server's clock (an NTP step),
   detected by a tool that compares Redis's clock with its own monotonic
-  clock (src/sr_clock.c), recorded in ONE account's edge.
+  clock (src/lib/sr_clock.c), recorded in ONE account's edge.
 
   Every time the account's scripts wrote before the step is behind the
   clock after it by the step's size. Two of them matter at the carrier:

@@ -53,7 +53,7 @@ local nowS = string.format('%d', now)
 -- The field of the last write's time and source: a batch's writes mostly
 -- share them.
 local lastAsOf, lastSource, lastThis
--- A fact's field as releases before the short fields wrote it (src/sr_facts.c's
+-- A fact's field as releases before the short fields wrote it (src/lib/sr_facts.c's
 -- table): the readers take it when the short one is absent, so a fact
 -- deleted (a resume clears stopped_by) is deleted under both, or the old
 -- value would be read again.

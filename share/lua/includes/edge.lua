@@ -31,7 +31,7 @@
     steps                    forward steps of the Redis clock (includes/clock.lua,
                              clock_step.lua)
     clk:HOST                 what the last sr-exec on HOST knew of that clock
-                             (src/sr_clock.c)
+                             (src/lib/sr_clock.c)
   The settings s (a table decoded from the caller's JSON) carry the account's
   resolved configuration: profile, then environment defaults. The operator's
   per-account limits (P:carrier:{c}:limits: qps, running, burst) override

@@ -42,7 +42,7 @@ local IDLE_FIELDS = { 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir', 'dir_ch
 local IDLE_MAX = 64
 
 -- The card's field in its bucket: the last two characters of its id (the
--- callers name the bucket itself, a declared key: src/sr_keys.c sr_key_idle).
+-- callers name the bucket itself, a declared key: src/lib/sr_keys.c sr_key_idle).
 local function idleField(key)
   local id = string.match(key, ':card:([^:]*)$')
   return #id <= 2 and id or string.sub(id, -2)

@@ -7,7 +7,7 @@
  * sr_device_facts_load), a request's facts laid over the stored ones
  * (sr_card_facts_merge), the list of numeric facts (CSV cells) and the
  * tools' usage lines (sr_facts_list) are all read from it: a new fact is one
- * row here and, if the judgment reads it, one field of its struct (sr.h).
+ * row here and, if the judgment reads it, one field of its struct (sr_facts.h).
  */
 #include <stddef.h>
 #include <stdlib.h>

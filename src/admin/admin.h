@@ -1,6 +1,6 @@
-/* admin.h - what the files of sr-admin share (sr-admin.c: cards, audit;
- * admin_alerts.c: alerts; admin_account.c: the accounts; admin_list.c:
- * list and bulk retry; admin_migrate.c: the layout of older releases). */
+/* admin.h - what the files of sr-admin share (admin/main.c: cards, audit;
+ * alerts.c: alerts; account.c: the accounts; list.c:
+ * list and bulk retry; migrate.c: the layout of older releases). */
 #ifndef ADMIN_H
 #define ADMIN_H
 #include "sr.h"
@@ -37,7 +37,7 @@ json_t *hash_obj(redisReply *rep);
 /* A field as a number, whether a number or a numeric string (0: absent). */
 double jnum(json_t *o, const char *k);
 
-/* admin_account.c */
+/* account.c */
 /* An account no request ever named is most likely a typo: a change would
  * create a new account instead of changing the intended one (unless
  * --force), and a read would answer nothing as if all were well. Says so
@@ -58,11 +58,11 @@ int admin_breaker(int argc, char **argv);
 extern const char *test_opt, *probe_opt;
 int admin_profile(int argc, char **argv);
 
-/* sr-admin.c: retry / freeze / drop one card, atomically, audited; carrier
+/* main.c: retry / freeze / drop one card, atomically, audited; carrier
  * NULL: the card's account from --carrier or the asset mirror. */
 int card_mutate(const char *what, const char *card, const char *carrier);
 
-/* admin_list.c */
+/* list.c */
 extern long list_limit;
 extern int dry_run;
 extern const char *state_opt, *error_class_opt;
@@ -71,13 +71,13 @@ int admin_list(int argc, char **argv);
  * --error-class, one atomic retry each; --dry-run only lists them. */
 int admin_retry_account(const char *account);
 
-/* admin_alerts.c */
+/* alerts.c */
 extern const char *ack_opt;  /* --ack ID, "-" (stdin), or "" (every open one of --carrier) */
 extern const char *type_opt; /* --type: one kind of alert */
 extern int all_opt;          /* --all: closed alerts too */
 int admin_alerts(int argc, char **argv);
 
-/* admin_migrate.c */
+/* migrate.c */
 /* migrate: the data of older releases into this release's layout. */
 int admin_migrate(int argc, char **argv);
 #endif

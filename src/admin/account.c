@@ -1,4 +1,4 @@
-/* admin_account.c - sr-admin's account commands: limits, pause and resume,
+/* admin/account.c - sr-admin's account commands: limits, pause and resume,
  * the breaker by hand, and the account's carrier profile. Every change is one
  * script (admin_account.lua), atomic with its audit entry. */
 #include <ctype.h>

@@ -1,4 +1,4 @@
-/* admin_migrate.c - sr-admin migrate: move a deployment's data to the
+/* admin/migrate.c - sr-admin migrate: move a deployment's data to the
  * layout this release writes (README "Upgrading from 0.1 to 0.2"):
  *   - facts: every card's and device's facts hash has its long field names
  *     renamed to the short ones (migrate_facts.lua);

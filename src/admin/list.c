@@ -1,4 +1,4 @@
-/* admin_list.c - sr-admin's views of one account's commands, and the bulk
+/* admin/list.c - sr-admin's views of one account's commands, and the bulk
  * actions built on them.
  *
  *   list ACCOUNT [--state S] [--reason R] [--error-class C] [--limit N]

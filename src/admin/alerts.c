@@ -1,4 +1,4 @@
-/* admin_alerts.c - sr-admin alerts: the alerts of every account (or one),
+/* admin/alerts.c - sr-admin alerts: the alerts of every account (or one),
  * open ones unless --all, and their acknowledgement: one by its id, those
  * whose ids come on stdin, or every open one of an account (of a kind).
  *
