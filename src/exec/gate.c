@@ -1,0 +1,272 @@
+/* gate.c - sr-exec asks the gate (gate.lua) for each judged task's slot, one
+ * script call per account, and reads what it said: pass (held until its
+ * slot), wait for the pace, or blocked; with SRQ_WAIT_REPLICAS, passes are
+ * on the replicas before their calls go. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+
+/* What the gate said of one item. */
+static void
+gated(struct item *it, redisReply *rep)
+{
+	const char *verdict;
+	char msg[128];
+
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
+	    rep->element[0]->type != REDIS_REPLY_STRING) {
+		snprintf(msg, sizeof msg, "gate script failed: %s",
+		    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+		/* Not gated, not called: answered like a task Redis was down
+		 * for (its lease expires and it is claimed again). */
+		sr_warn_each(sr_card_subject(it->t.card), msg);
+		result_error(it, msg);
+		return;
+	}
+	verdict = rep->element[0]->str;
+	if (!strcmp(verdict, "done")) {
+		snprintf(msg, sizeof msg, "re-judged: %s", sr_jstr(it->obj, "judged"));
+		emit_result(it, "superseded", msg);
+	} else if (!strcmp(verdict, "pass")) {
+		/* Held until its slot: the rate counts it from then. */
+		it->at = rep->element[1]->integer;
+		it->gated = rep->element[2]->integer;
+		it->call.seq = rep->element[3]->integer;
+		it->wake = sr_mono_ms() + (rep->element[1]->integer - rep->element[2]->integer);
+		it->state = IT_HOLD;
+		it->edge->held++;
+		nheld++;
+	} else if (!strcmp(verdict, "rate")) {
+		it->state = IT_WAIT;
+		it->wake = sr_mono_ms() + rep->element[1]->integer;
+	} else if (!strcmp(verdict, "stale")) {
+		snprintf(msg, sizeof msg, "version %lld replaced by %lld", it->t.ver,
+		    rep->element[1]->integer);
+		emit_result(it, "superseded", msg);
+	} else if (!strcmp(verdict, "interval")) {
+		snprintf(msg, sizeof msg, "card called too recently; next call at %lld ms",
+		    rep->element[1]->integer);
+		blocked(it, "interval", msg);
+	} else if (!strcmp(verdict, "paused") || !strcmp(verdict, "breaker")) {
+		snprintf(msg, sizeof msg, "%s until %lld ms", !strcmp(verdict, "paused") ?
+		    "the account is paused" : "the account's breaker is open",
+		    rep->element[1]->integer);
+		blocked(it, verdict, msg);
+	} else if (!strcmp(verdict, "frozen")) {
+		blocked(it, "frozen", "frozen by an operator since its claim: not sent");
+	} else if (!strcmp(verdict, "replayed")) {
+		blocked(it, "replayed", "this claim has called already: a replayed task is not sent");
+	} else {
+		blocked(it, "lost", "lease lost: the claim is no longer ours");
+	}
+}
+
+/* With SRQ_WAIT_REPLICAS, a gate pass is on the replicas before its call
+ * goes out: a master that fails over cannot forget a call that was made, and
+ * let the card be called again inside its interval. The WAIT runs where the
+ * pass was written (the node, and the connection, that answered the gate
+ * call). Passes the replicas did not confirm (or whose master was lost
+ * meanwhile) are not sent: answered "retry", class unreplicated, which gives
+ * the card its interval back. Group g is items order[k..k+group[g]). */
+static void
+replicated(struct item **order, const int *group, const int *node, const unsigned *gen,
+    int ngroups, int lost)
+{
+	for (int g = 0, k = 0; g < ngroups; k += group[g++]) {
+		int held = 0, w;
+
+		for (int j = k; j < k + group[g]; j++)
+			held += order[j]->state == IT_HOLD;
+		if (!held || (!lost && (w = sr_redis_wait_on(&rds, &cfg, node[g], gen[g])) == 0))
+			continue;
+		if (lost || w < 0)
+			lost = 1; /* no more WAITs: what is left is not confirmed either */
+		for (int j = k; j < k + group[g]; j++) {
+			if (order[j]->state != IT_HOLD)
+				continue;
+			order[j]->edge->held--;
+			nheld--;
+			order[j]->call.class = "unreplicated";
+			emit_result(order[j], "retry", rds.errstr);
+		}
+	}
+}
+
+/* How far ahead acct's gate may grant a slot to a task of lane (ms, as
+ * text in buf). */
+static const char *
+slot_ahead(const struct sr_account *acct, enum sr_lane lane, char *buf, size_t len)
+{
+	long ms = acct->qps > 0 ? 1000 / acct->qps : SLOT_AHEAD_MS;
+
+	if (lane > SR_LANE_HIGH)
+		ms = SLOT_AHEAD_MIN_MS;
+	snprintf(buf, len, "%ld", ms < SLOT_AHEAD_MIN_MS ? SLOT_AHEAD_MIN_MS :
+	    ms > SLOT_AHEAD_MS ? SLOT_AHEAD_MS : ms);
+	return buf;
+}
+
+void
+gate_append(struct gating *g, struct item **batch, int n)
+{
+	/* gate.lua's KEYS[1..9]. */
+	static const char *const account_keys[] = { "edge", "limits", "stop_resume:high",
+		"stop_resume", "stop_resume:bulk", "sr_running", "audit", "confirming", "alerts_open",
+		NULL };
+	/* The keys and arguments of one script call; each call is formatted
+	 * when appended, so the next reuses them. */
+	static char keys[10 + 2 * GATE_BATCH][SR_KEY_MAX], vers[GATE_BATCH][24];
+	static const char *argv[12 + 8 * GATE_BATCH];
+	char *taken = sr_malloc((size_t)n + 1), ahead[24];
+	int norder = 0;
+
+	g->order = sr_malloc((size_t)(n + 1) * sizeof *g->order);
+	g->group = sr_malloc((size_t)(n + 1) * sizeof *g->group);
+	g->node = sr_malloc((size_t)(n + 1) * sizeof *g->node);
+	g->gen = sr_malloc((size_t)(n + 1) * sizeof *g->gen);
+	g->asked = sr_malloc((size_t)(n + 1) * sizeof *g->asked);
+	g->ngroups = g->read = 0;
+	memset(taken, 0, (size_t)n);
+	for (int i = 0; i < n; i++) {
+		struct sr_task *t = &batch[i]->t;
+		int nk, na = 3, m = 0;
+
+		if (taken[i])
+			continue;
+		nk = sr_keys_account(keys, argv, cfg.prefix, t->carrier, account_keys);
+		/* The card keys follow the account's; the arguments after them. */
+		for (int k = i; k < n && m < GATE_BATCH; k++) {
+			struct sr_task *tk = &batch[k]->t;
+
+			if (taken[k] || batch[k]->edge != batch[i]->edge)
+				continue;
+			taken[k] = 1;
+			g->order[norder++] = batch[k];
+			/* its card's command hash and idle bucket */
+			argv[nk++] = sr_key_card(keys[9 + 2 * m], cfg.prefix, tk->carrier, tk->card);
+			sr_key_idle(keys[10 + 2 * m], cfg.prefix, tk->carrier, tk->card);
+			argv[nk++] = keys[10 + 2 * m];
+			m++;
+		}
+		argv[nk + 0] = batch[i]->edge->acct->settings;
+		argv[nk + 1] = sr_key_account(keys[9 + 2 * m], cfg.prefix, t->carrier, "stats:");
+		/* (the account's first item is its highest lane's) */
+		argv[nk + 2] = slot_ahead(batch[i]->edge->acct, t->lane, ahead, sizeof ahead);
+		for (int k = norder - m; k < norder; k++) {
+			struct item *it = g->order[k];
+			const char **a = argv + nk + na;
+
+			snprintf(vers[k - (norder - m)], sizeof vers[0], "%lld", it->t.ver);
+			a[0] = it->t.token;
+			a[1] = vers[k - (norder - m)];
+			a[2] = it->judged ? "judged" : it->t.kind;
+			a[3] = it->t.card;
+			a[4] = it->resend ? "1" : "0";
+			a[5] = it->t.action;
+			na += 6;
+		}
+		/* Its first gate here: what an earlier run knew of its clock. */
+		g->asked[g->ngroups] = sr_clocks_ask(&clocks, &rds, &cfg, batch[i]->edge);
+		sr_redis_append_script(&rds, SR_LUA_GATE, nk, nk + na, argv, NULL);
+		g->group[g->ngroups++] = m;
+	}
+	free(taken);
+}
+
+/* The Redis time a gate reply read (a pass's, a pause's or an open
+ * breaker's now), or 0. */
+static long long
+reply_now(const redisReply *rep)
+{
+	for (size_t j = 0; rep->type == REDIS_REPLY_ARRAY && j < rep->elements; j++) {
+		const redisReply *r = rep->element[j];
+
+		if (r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
+		    r->element[0]->type == REDIS_REPLY_STRING &&
+		    r->element[2]->type == REDIS_REPLY_INTEGER &&
+		    (!strcmp(r->element[0]->str, "pass") || !strcmp(r->element[0]->str, "paused") ||
+		    !strcmp(r->element[0]->str, "breaker")))
+			return r->element[2]->integer;
+	}
+	return 0;
+}
+
+/* Passes made on a clock that stepped forward since the account's cards
+ * were last gated, before the step was recorded: each card's interval was
+ * counted from a last call that is behind, and the pace's slots from a tat
+ * that is. They are not sent: answered retry, class clock_step, which gives
+ * the card its interval back (sr-confirm), and gated again once the step is
+ * recorded (sr_clocks_record). */
+static void
+not_sent_stepped(struct item **order, int n)
+{
+	char msg[160];
+
+	for (int j = 0; j < n; j++) {
+		struct item *it = order[j];
+
+		if (it->state != IT_HOLD)
+			continue;
+		it->edge->held--;
+		nheld--;
+		snprintf(msg, sizeof msg, "the Redis server's clock stepped forward by %ld ms or more: "
+		    "gated on it, not sent", it->edge->step_lo);
+		it->call.class = "clock_step";
+		emit_result(it, "retry", msg);
+	}
+}
+
+/* The gate's replies. -1: Redis failed, and the rest of the round's
+ * replies are dropped (a WAIT must not read them as its own). */
+int
+gate_read(struct gating *g)
+{
+	for (int k = 0; g->read < g->ngroups; g->read++) {
+		redisReply *rep = g->asked[g->read] ? sr_redis_reply(&rds) : NULL;
+		int64_t replied;
+		long long now;
+		int stepped = 0;
+
+		if (g->asked[g->read]) {
+			if (!rep) {
+				sr_redis_discard(&rds);
+				return -1;
+			}
+			sr_clocks_asked(&clocks, g->order[k]->edge, rep);
+			freeReplyObject(rep);
+		}
+		rep = sr_redis_reply(&rds);
+		replied = sr_mono_ms();
+		if (!rep) {
+			sr_redis_discard(&rds);
+			return -1;
+		}
+		sr_redis_reply_from(&rds, &g->node[g->read], &g->gen[g->read]);
+		if ((now = reply_now(rep)) > 0)
+			stepped = sr_clocks_gated(&clocks, g->order[k]->edge, g->node[g->read], now,
+			    g->sent, replied);
+		for (int j = 0; j < g->group[g->read]; j++, k++)
+			gated(g->order[k], rep->type == REDIS_REPLY_ARRAY && (size_t)j < rep->elements ?
+			    rep->element[j] : rep);
+		if (stepped)
+			not_sent_stepped(g->order + k - g->group[g->read], g->group[g->read]);
+		freeReplyObject(rep);
+	}
+	return 0;
+}
+
+/* The round is over: passes not on the replicas are not sent (lost: Redis
+ * failed during the round). */
+void
+gate_end(struct gating *g, int lost)
+{
+	if (cfg.wait_replicas > 0)
+		replicated(g->order, g->group, g->node, g->gen, g->read, lost);
+	free(g->order);
+	free(g->group);
+	free(g->node);
+	free(g->gen);
+	free(g->asked);
+	memset(g, 0, sizeof *g);
+}
