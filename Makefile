@@ -78,7 +78,8 @@ GEN = src/lib/sr_lua_gen.c src/lib/sr_profile_gen.c
 LIBOBJ = $(patsubst src/%.c,$(OUT)/%.o,$(sort $(wildcard src/lib/*.c) $(GEN)))
 tool_src = $(or $(wildcard src/$(1).c),$(wildcard src/$(1:sr-%=%)/*.c))
 tool_obj = $(patsubst src/%.c,$(OUT)/%.o,$(call tool_src,$(1)))
-UNIT = test_slot test_clock test_time test_facts test_judge test_why test_lua_keys test_valid test_jsonl test_classify test_redact test_csv test_profile
+# Every tests/unit/test_NAME.c is a unit test: a new one needs no line here.
+UNIT = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # libFuzzer targets, tests/fuzz/fuzz_NAME.c, each with a seed corpus in
 # tests/fuzz/corpus/NAME and a dictionary tests/fuzz/NAME.dict.
 FUZZ_TARGETS = jsonl csv records classify

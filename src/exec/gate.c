@@ -9,7 +9,7 @@
 
 /* What the gate said of one item. */
 static void
-gated(struct item *it, redisReply *rep)
+gated(struct item *it, const redisReply *rep)
 {
 	const char *verdict;
 	char msg[128];
@@ -107,6 +107,12 @@ slot_ahead(const struct sr_account *acct, enum sr_lane lane, char *buf, size_t l
 	return buf;
 }
 
+static const char *
+item_account(const void *items, int i)
+{
+	return ((struct item *const *)items)[i]->t.carrier;
+}
+
 void
 gate_append(struct gating *g, struct item **batch, int n)
 {
@@ -118,48 +124,45 @@ gate_append(struct gating *g, struct item **batch, int n)
 	 * when appended, so the next reuses them. */
 	static char keys[10 + 2 * GATE_BATCH][SR_KEY_MAX], vers[GATE_BATCH][24];
 	static const char *argv[12 + 8 * GATE_BATCH];
-	char *taken = sr_malloc((size_t)n + 1), ahead[24];
-	int norder = 0;
+	struct sr_batch b;
+	char ahead[24];
 
+	sr_batch_by_account(&b, n, batch, item_account, GATE_BATCH);
 	g->order = sr_malloc((size_t)(n + 1) * sizeof *g->order);
-	g->group = sr_malloc((size_t)(n + 1) * sizeof *g->group);
+	g->group = b.size;
+	g->ngroups = b.ngroups;
 	g->node = sr_malloc((size_t)(n + 1) * sizeof *g->node);
 	g->gen = sr_malloc((size_t)(n + 1) * sizeof *g->gen);
 	g->asked = sr_malloc((size_t)(n + 1) * sizeof *g->asked);
-	g->ngroups = g->read = 0;
-	memset(taken, 0, (size_t)n);
-	for (int i = 0; i < n; i++) {
-		struct sr_task *t = &batch[i]->t;
-		int nk, na = 3, m = 0;
+	g->read = 0;
+	for (int i = 0; i < b.nitems; i++)
+		g->order[i] = batch[b.order[i]];
+	for (int grp = 0, at = 0; grp < b.ngroups; at += b.size[grp++]) {
+		struct item *first = g->order[at];
+		struct sr_task *t = &first->t;
+		int nk, na = 3, m = b.size[grp];
 
-		if (taken[i])
-			continue;
 		nk = sr_keys_account(keys, argv, cfg.prefix, t->carrier, account_keys);
-		/* The card keys follow the account's; the arguments after them. */
-		for (int k = i; k < n && m < GATE_BATCH; k++) {
-			struct sr_task *tk = &batch[k]->t;
+		/* The card keys follow the account's; the arguments after them:
+		 * each card's command hash and idle bucket. */
+		for (int k = 0; k < m; k++) {
+			struct sr_task *tk = &g->order[at + k]->t;
 
-			if (taken[k] || batch[k]->edge != batch[i]->edge)
-				continue;
-			taken[k] = 1;
-			g->order[norder++] = batch[k];
-			/* its card's command hash and idle bucket */
-			argv[nk++] = sr_key_card(keys[9 + 2 * m], cfg.prefix, tk->carrier, tk->card);
-			sr_key_idle(keys[10 + 2 * m], cfg.prefix, tk->carrier, tk->card);
-			argv[nk++] = keys[10 + 2 * m];
-			m++;
+			argv[nk++] = sr_key_card(keys[9 + 2 * k], cfg.prefix, tk->carrier, tk->card);
+			sr_key_idle(keys[10 + 2 * k], cfg.prefix, tk->carrier, tk->card);
+			argv[nk++] = keys[10 + 2 * k];
 		}
-		argv[nk + 0] = batch[i]->edge->acct->settings;
+		argv[nk + 0] = first->edge->acct->settings;
 		argv[nk + 1] = sr_key_account(keys[9 + 2 * m], cfg.prefix, t->carrier, "stats:");
 		/* (the account's first item is its highest lane's) */
-		argv[nk + 2] = slot_ahead(batch[i]->edge->acct, t->lane, ahead, sizeof ahead);
-		for (int k = norder - m; k < norder; k++) {
-			struct item *it = g->order[k];
+		argv[nk + 2] = slot_ahead(first->edge->acct, t->lane, ahead, sizeof ahead);
+		for (int k = 0; k < m; k++) {
+			struct item *it = g->order[at + k];
 			const char **a = argv + nk + na;
 
-			snprintf(vers[k - (norder - m)], sizeof vers[0], "%lld", it->t.ver);
+			snprintf(vers[k], sizeof vers[0], "%lld", it->t.ver);
 			a[0] = it->t.token;
-			a[1] = vers[k - (norder - m)];
+			a[1] = vers[k];
 			a[2] = it->judged ? "judged" : it->t.kind;
 			a[3] = it->t.card;
 			a[4] = it->resend ? "1" : "0";
@@ -167,11 +170,10 @@ gate_append(struct gating *g, struct item **batch, int n)
 			na += 6;
 		}
 		/* Its first gate here: what an earlier run knew of its clock. */
-		g->asked[g->ngroups] = sr_clocks_ask(&clocks, &rds, &cfg, batch[i]->edge);
+		g->asked[grp] = sr_clocks_ask(&clocks, &rds, &cfg, first->edge);
 		sr_redis_append_script(&rds, SR_LUA_GATE, nk, nk + na, argv, NULL);
-		g->group[g->ngroups++] = m;
 	}
-	free(taken);
+	free(b.order);
 }
 
 /* The Redis time a gate reply read (a pass's, a pause's or an open
@@ -247,8 +249,7 @@ gate_read(struct gating *g)
 			stepped = sr_clocks_gated(&clocks, g->order[k]->edge, g->node[g->read], now,
 			    g->sent, replied);
 		for (int j = 0; j < g->group[g->read]; j++, k++)
-			gated(g->order[k], rep->type == REDIS_REPLY_ARRAY && (size_t)j < rep->elements ?
-			    rep->element[j] : rep);
+			gated(g->order[k], sr_batch_reply(rep, j, 1));
 		if (stepped)
 			not_sent_stepped(g->order + k - g->group[g->read], g->group[g->read]);
 		freeReplyObject(rep);

@@ -29,6 +29,7 @@ enum {
 };
 
 #include "sr_util.h"
+#include "sr_batch.h"
 #include "sr_time.h"
 #include "sr_dispatch.h"
 #include "sr_config.h"
