@@ -29,9 +29,4 @@ int sr_cluster_redirect(struct sr_redis *r, int from, const char *err, int *ask)
 int sr_cluster_node(struct sr_redis *r, const char *host, int port);
 /* host:port, host may be [IPv6] or empty. 0 or -1. */
 int sr_parse_hostport(const char *s, size_t n, char *host, size_t hostlen, int *port);
-/* Connect to one node (AUTH, SELECT, scripts loaded): sr_redis.c. */
-int sr_redis_node_connect(struct sr_redis *r, struct sr_node *n, int scripts);
-/* What failed on a node's connection, a read timeout said as such. */
-const char *sr_redis_conn_error(const struct sr_redis *r, const redisContext *c);
-
 #endif

@@ -12,7 +12,7 @@
 #include "sr_config.h"
 #include "sr_lua_gen.h"
 
-/* A FIFO of fixed-size elements, grown by doubling (sr_redis.c). */
+/* A FIFO of fixed-size elements, grown by doubling (sr_pipe.c). */
 struct sr_ring {
 	char *a;
 	size_t size, cap, head, len;
@@ -70,9 +70,6 @@ struct sr_redis {
 	char *password;           /* SRQ_REDIS_PASSWORD(_FILE), read as it connects; never argv */
 };
 
-/* The Lua scripts, embedded at build time from share/lua: enum sr_script
- * (SR_LUA_<NAME>, one per file), sr_lua_source[] and sr_lua_name[]. */
-
 /* Connect (and AUTH when a password is configured: read here, by the tools
  * that talk to Redis only). Returns 0, -1 with r->errstr set, or -2 for a
  * configuration error (a URL holding a password, a password file that
@@ -86,54 +83,12 @@ void sr_redis_open(struct sr_redis *r, const struct sr_config *cfg);
  * on stderr that "every <answer>", since each input line must still be
  * answered with an error record. 1 when connected. */
 int sr_redis_open_filter(struct sr_redis *r, const struct sr_config *cfg, const char *answer);
-/* Append a command to the pipeline (binary safe). */
-void sr_redis_append(struct sr_redis *r, int argc, const char **argv, const size_t *lens);
-/* Append EVALSHA of a script; a NOSCRIPT reply is retried with EVAL by
- * sr_redis_reply transparently (the script text is kept for that). */
-void sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc,
-    const char **argv, const size_t *lens);
-/* Send what was appended without waiting for replies, so Redis works while
- * the caller does something else. Errors surface at the next reply. */
-void sr_redis_flush(struct sr_redis *r);
-/* Read the next pipelined reply. NULL means the connection failed (errstr
- * set); every later reply is lost too. Caller frees with freeReplyObject. */
-redisReply *sr_redis_reply(struct sr_redis *r);
-/* Drain and free every reply still owed (after an error, for instance). */
-void sr_redis_discard(struct sr_redis *r);
-/* Run one command and return its reply (NULL on connection failure). */
-redisReply *sr_redis_cmd(struct sr_redis *r, int argc, const char **argv);
-/* How many masters hold the data: 1 for one server. A command that is not
- * about one key (SCAN, DBSIZE) runs on each with sr_redis_cmd_at. */
-int sr_redis_masters(struct sr_redis *r);
-redisReply *sr_redis_cmd_at(struct sr_redis *r, int master, int argc, const char **argv);
-/* The same, for tools that cannot go on without the answer: a lost
- * connection or an error reply ends the tool (exit 3), naming the command. */
-redisReply *sr_redis_must(struct sr_redis *r, int argc, const char **argv);
-/* The keys matching pattern, by SCAN on every master (for the low-frequency
- * jobs allowed to walk the keyspace: the sweep, a migration): fn(key + skip,
- * arg) for each key longer than skip. A failure ends the tool (exit 3). */
-void sr_redis_scan_must(struct sr_redis *r, const char *pattern, size_t skip,
-    void (*fn)(const char *, void *), void *arg);
 /* An error reply that says Redis cannot take the command now (out of
  * memory, a read-only replica, loading, busy...), rather than a refusal by a
  * script: 1. */
 int sr_redis_backend_error(const char *err);
-/* With SRQ_WAIT_REPLICAS=N, before acking what was written: WAIT until N
- * replicas have it. 0 (or N is 0), 1 if fewer had it within the timeout
- * (errstr says so: the writes stand on the master but could be lost with
- * it), -1 if the connection failed. */
-int sr_redis_wait_replicas(struct sr_redis *r, const struct sr_config *cfg);
-/* Where the last reply sr_redis_reply returned came from: a node and its
- * connection. */
-void sr_redis_reply_from(struct sr_redis *r, int *node, unsigned *gen);
-/* The same WAIT, on that node for what was written there, on that very
- * connection: 1 (short, errstr set) if it was lost and made again since,
- * for a new connection's WAIT would not speak for the old one's writes. */
-int sr_redis_wait_on(struct sr_redis *r, const struct sr_config *cfg, int node, unsigned gen);
 /* Redis was lost mid-run: say so on stderr once (the records say it per
  * line too) and clear *up. */
 void sr_redis_lost(struct sr_redis *r, int *up, const char *answer);
-/* The Redis server's clock in ms, or -1 on failure. */
-int64_t sr_redis_time_ms(struct sr_redis *r);
 
 #endif
