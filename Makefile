@@ -128,9 +128,18 @@ $(BIN)/sr-admin: $(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_alerts.o 
 
 $(OUT)/sr-admin.o $(OUT)/admin_account.o $(OUT)/admin_alerts.o $(OUT)/admin_list.o $(OUT)/admin_migrate.o: src/admin.h
 
-$(BIN)/sr-gwsim: $(OUT)/sr-gwsim.o $(LIBOBJ)
+# sr-gwsim, the carrier simulator, is its own directory: every sim/*.c
+# (a file added there needs no edit here), its objects under $(OUT)/sim.
+SIM_OBJ = $(patsubst sim/%.c,$(OUT)/sim/%.o,$(wildcard sim/*.c))
+
+$(BIN)/sr-gwsim: $(SIM_OBJ) $(LIBOBJ)
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(MHD_LIBS) -lpthread
+
+$(OUT)/sim/%.o: sim/%.c $(wildcard sim/*.h) src/sr.h src/sr_lua_gen.h
+	@mkdir -p $(OUT)/sim
+	@echo "  CC      $@"
+	@$(CC) $(CFLAGS) -Isim -c -o $@ $<
 
 $(BIN)/%: $(OUT)/%.o $(LIBOBJ)
 	@mkdir -p $(BIN)
