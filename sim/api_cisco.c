@@ -12,7 +12,7 @@
  * HTTP Basic: the user is the account, the password its API key (from
  * --password-file, or --token-file). Returns 0, or the HTTP status of an
  * answer in *bad. */
-int
+static int
 parse_cisco(struct MHD_Connection *con, const char *method, const char *url,
     const struct ctx *cx, struct call *c, const char **bad)
 {
@@ -51,7 +51,7 @@ parse_cisco(struct MHD_Connection *con, const char *method, const char *url,
 	return 0;
 }
 
-void
+static void
 answer_cisco(const struct call *c, struct answer *a)
 {
 	static const char *const status[] = { "ACTIVATED", "DEACTIVATED", "RETIRED" };
@@ -85,3 +85,13 @@ answer_cisco(const struct call *c, struct answer *a)
 		    a->code, w[c->v].message);
 	}
 }
+
+static void
+setup_cisco(void)
+{
+	if (token && password)
+		sr_die(SR_EX_USAGE, "--profile cisco: the API key is --password-file or "
+		    "--token-file, not both");
+}
+
+const struct shape shape_cisco = { "cisco", parse_cisco, answer_cisco, setup_cisco };

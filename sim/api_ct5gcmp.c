@@ -35,7 +35,7 @@ ct5g_signed(struct MHD_Connection *con)
  *   /5gcmp/openapi/v1/common/queryOrderStatus?groupTransactionId=
  * A change is an order (GROUP_TRANSACTIONID), which the order query
  * follows. */
-int
+static int
 parse_ct5gcmp(struct MHD_Connection *con, const char *method, const char *url,
     const struct ctx *cx, struct call *c, const char **bad)
 {
@@ -76,7 +76,7 @@ parse_ct5gcmp(struct MHD_Connection *con, const char *method, const char *url,
 	return 0;
 }
 
-void
+static void
 answer_ct5gcmp(const struct call *c, struct answer *a)
 {
 	static const struct {
@@ -130,3 +130,5 @@ answer_ct5gcmp(const struct call *c, struct answer *a)
 	else
 		snprintf(a->body + n, sizeof a->body - (size_t)n, "</SvcCont>");
 }
+
+const struct shape shape_ct5gcmp = { "ct5gcmp", parse_ct5gcmp, answer_ct5gcmp, need_sign_key };

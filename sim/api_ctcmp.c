@@ -31,7 +31,7 @@ ctcmp_signed(struct MHD_Connection *con)
  * (19 stop, 20 resume). The account is the user_id. A wrong signature or
  * password is refused alike. Returns 0, or the HTTP status of an answer
  * in *bad. */
-int
+static int
 parse_ctcmp(struct MHD_Connection *con, const char *method, const char *url,
     const struct ctx *cx, struct call *c, const char **bad)
 {
@@ -64,7 +64,7 @@ parse_ctcmp(struct MHD_Connection *con, const char *method, const char *url,
 	return 0;
 }
 
-void
+static void
 answer_ctcmp(const struct call *c, struct answer *a)
 {
 	static const struct {
@@ -104,3 +104,5 @@ answer_ctcmp(const struct call *c, struct answer *a)
 	else
 		snprintf(a->body + n, sizeof a->body - (size_t)n, "</businessServiceResponse>");
 }
+
+const struct shape shape_ctcmp = { "ctcmp", parse_ctcmp, answer_ctcmp, need_sign_key };

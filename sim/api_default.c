@@ -9,7 +9,7 @@
 
 /* The default shape: POST /v1/cards/{card}/stop|resume, GET .../status.
  * Returns 0, or the HTTP status of a malformed request (body set). */
-int
+static int
 parse_default(struct MHD_Connection *con, const char *method, const char *url,
     const struct ctx *cx, struct call *c, const char **bad)
 {
@@ -60,7 +60,7 @@ parse_default(struct MHD_Connection *con, const char *method, const char *url,
 	return 0;
 }
 
-void
+static void
 answer_default(const struct call *c, struct answer *a)
 {
 	static const struct {
@@ -101,3 +101,5 @@ answer_default(const struct call *c, struct answer *a)
 	else
 		snprintf(a->body, sizeof a->body, "{\"code\":\"%s\"}", a->code);
 }
+
+const struct shape shape_default = { "default", parse_default, answer_default, NULL };

@@ -136,7 +136,7 @@ token_issue(struct call *c)
  *   /v5/ec/query/sim-status?msisdn=&token=&transid=
  * The account is the appid, the token's for calls and queries; the key
  * is the transid. Returns 0, or the HTTP status of an answer in *bad. */
-int
+static int
 parse_onelink(struct MHD_Connection *con, const char *method, const char *url,
     const struct ctx *cx, struct call *c, const char **bad)
 {
@@ -181,7 +181,7 @@ parse_onelink(struct MHD_Connection *con, const char *method, const char *url,
 	return ret;
 }
 
-void
+static void
 answer_onelink(const struct call *c, struct answer *a)
 {
 	static const struct {
@@ -222,6 +222,15 @@ answer_onelink(const struct call *c, struct answer *a)
 		snprintf(a->body, sizeof a->body, "{\"status\":\"0\",\"message\":\"正确\",\"result\":"
 		    "[{\"msisdn\":\"%s\"}]}", c->named);
 }
+
+/* A OneLink change's order is a job: jobId J<n>. */
+static void
+setup_onelink(void)
+{
+	txn_prefix = 'J';
+}
+
+const struct shape shape_onelink = { "onelink", parse_onelink, answer_onelink, setup_onelink };
 
 void
 tokens_free(void)

@@ -30,11 +30,6 @@ extern const char *const state_name[]; /* active, stopped, retired */
 
 enum kind { K_STOP, K_RESUME, K_STATUS, K_APPLY, K_TOKEN, K_ORDER };
 
-/* The API shapes: where the account of a call comes from, and how each
- * verdict is said. */
-enum profile { PR_DEFAULT, PR_ONELINK, PR_CISCO, PR_CTCMP, PR_CT5GCMP };
-extern const char *const profile_name[];
-
 /* What the carrier decided about a request, whatever the API shape. */
 enum verdict {
 	V_NONE,         /* not decided yet */
@@ -92,10 +87,25 @@ struct answer {
 	int retry_after;
 };
 
+/* An API shape (--profile NAME): where the account of a call comes from,
+ * what a request asks (parse: 0, or the HTTP status of a malformed
+ * request, its body in *bad), how each verdict is said (answer), and what
+ * it needs of the options, checked once they are all read (setup; NULL:
+ * nothing). A shape is one file, api_NAME.c, defining shape_NAME: one
+ * name on the line below and one row of shapes[] in http.c. */
+struct shape {
+	const char *name;
+	int (*parse)(struct MHD_Connection *con, const char *method, const char *url,
+	    const struct ctx *cx, struct call *c, const char **bad);
+	void (*answer)(const struct call *c, struct answer *a);
+	void (*setup)(void);
+};
+extern const struct shape shape_default, shape_onelink, shape_cisco, shape_ctcmp, shape_ct5gcmp;
+
 /* The settings, as the options give them (main.c); /_sim/set changes
  * qps, fail_account, token_ttl_ms and porder_failed mid-run, under mu. */
 extern pthread_mutex_t mu;
-extern enum profile profile;
+extern const struct shape *shape; /* --profile */
 extern FILE *log_file;
 extern long qps, interval_ms, latency_ms, slow_ms, retry_after_s;
 extern enum rate_mode rate_mode;
@@ -125,6 +135,7 @@ enum MHD_Result reply(struct MHD_Connection *con, int http, const char *body, in
 void id_copy(char *dst, const char *src);
 int bearer_ok(struct MHD_Connection *con);
 int answer_outside(const struct call *c, struct answer *a);
+const struct shape *shape_find(const char *name);
 struct MHD_Daemon *serve(long port);
 
 /* admit.c (caller holds mu; release takes it) */
@@ -158,26 +169,10 @@ enum MHD_Result control(struct MHD_Connection *con, const char *method, const ch
 /* sign.c */
 size_t signed_params(struct MHD_Connection *con, char *text, size_t size);
 void key_now(char *out, size_t n);
+void need_sign_key(void);
 
-/* The API shapes: api_default.c, api_onelink.c, api_cisco.c, api_ctcmp.c,
- * api_ct5gcmp.c. parse: 0, or the HTTP status of a malformed request (its
- * body in *bad). */
-int parse_default(struct MHD_Connection *con, const char *method, const char *url,
-    const struct ctx *cx, struct call *c, const char **bad);
-void answer_default(const struct call *c, struct answer *a);
-int parse_onelink(struct MHD_Connection *con, const char *method, const char *url,
-    const struct ctx *cx, struct call *c, const char **bad);
-void answer_onelink(const struct call *c, struct answer *a);
+/* api_onelink.c: its tokens */
 void token_issue(struct call *c);
 void tokens_free(void);
-int parse_cisco(struct MHD_Connection *con, const char *method, const char *url,
-    const struct ctx *cx, struct call *c, const char **bad);
-void answer_cisco(const struct call *c, struct answer *a);
-int parse_ctcmp(struct MHD_Connection *con, const char *method, const char *url,
-    const struct ctx *cx, struct call *c, const char **bad);
-void answer_ctcmp(const struct call *c, struct answer *a);
-int parse_ct5gcmp(struct MHD_Connection *con, const char *method, const char *url,
-    const struct ctx *cx, struct call *c, const char **bad);
-void answer_ct5gcmp(const struct call *c, struct answer *a);
 
 #endif

@@ -87,18 +87,21 @@ answer_outside(const struct call *c, struct answer *a)
 	return 0;
 }
 
-/* Each API shape: what a request asks, and how a verdict is said. */
-static const struct shape {
-	int (*parse)(struct MHD_Connection *, const char *, const char *, const struct ctx *,
-	    struct call *, const char **);
-	void (*answer)(const struct call *, struct answer *);
-} shapes[] = {
-	[PR_DEFAULT] = { parse_default, answer_default },
-	[PR_ONELINK] = { parse_onelink, answer_onelink },
-	[PR_CISCO] = { parse_cisco, answer_cisco },
-	[PR_CTCMP] = { parse_ctcmp, answer_ctcmp },
-	[PR_CT5GCMP] = { parse_ct5gcmp, answer_ct5gcmp },
+/* The API shapes --profile chooses from, each defined in its api_NAME.c;
+ * the first is the default. */
+static const struct shape *const shapes[] = {
+	&shape_default, &shape_onelink, &shape_cisco, &shape_ctcmp, &shape_ct5gcmp,
 };
+
+/* The shape called name, or NULL. */
+const struct shape *
+shape_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+		if (!strcmp(name, shapes[i]->name))
+			return shapes[i];
+	return NULL;
+}
 
 /* Handle a complete request. Returns MHD_NO to drop the connection. */
 static enum MHD_Result
@@ -115,7 +118,7 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 	memset(&c, 0, sizeof c);
 	memset(&a, 0, sizeof a);
 	c.arrived = cx->arrived;
-	if ((http = shapes[profile].parse(con, method, url, cx, &c, &bad)))
+	if ((http = shape->parse(con, method, url, cx, &c, &bad)))
 		return reply(con, http, bad, 0);
 
 	/* Token fetches are not calls: neither rated nor in flight. */
@@ -139,7 +142,7 @@ handle(struct MHD_Connection *con, const char *method, const char *url, struct c
 		c.state = card_get(c.card, c.carrier)->state;
 		name_card(&c);
 	}
-	shapes[profile].answer(&c, &a);
+	shape->answer(&c, &a);
 	log_call(&c, &a);
 	pthread_mutex_unlock(&mu);
 

@@ -40,8 +40,7 @@
 
 /* The settings (gwsim.h says what each is). */
 pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-const char *const profile_name[] = { "default", "onelink", "cisco", "ctcmp", "ct5gcmp" };
-enum profile profile;
+const struct shape *shape = &shape_default;
 FILE *log_file;
 long qps, interval_ms, latency_ms, slow_ms = 15000, retry_after_s = 1;
 enum rate_mode rate_mode;
@@ -230,8 +229,9 @@ main(int argc, char *argv[])
 			break;
 		case O_TOKEN_TTL: token_ttl_ms = num("--token-ttl-ms", optarg); break;
 		case O_PROFILE:
-			profile = (enum profile)word("--profile", optarg, profile_name,
-			    sizeof profile_name / sizeof profile_name[0]);
+			if (!(shape = shape_find(optarg)))
+				sr_die(SR_EX_USAGE, "--profile: '%s' is not one of the choices "
+				    "(see --help)", optarg);
 			break;
 		case SR_OPT_VERSION: printf("sr-gwsim %s\n", SR_VERSION); return 0;
 		case 'h': fputs(usage, stdout); return 0;
@@ -239,14 +239,8 @@ main(int argc, char *argv[])
 		}
 	}
 	jitter_seed = seed ^ 0x5bd1e995u;
-	if (profile == PR_ONELINK)
-		txn_prefix = 'J';
-	if ((profile == PR_CTCMP || profile == PR_CT5GCMP) && !sign_key)
-		sr_die(SR_EX_USAGE, "--profile %s needs --sign-key-file: it checks every "
-		    "request's signature", profile_name[profile]);
-	if (profile == PR_CISCO && token && password)
-		sr_die(SR_EX_USAGE, "--profile cisco: the API key is --password-file or "
-		    "--token-file, not both");
+	if (shape->setup)
+		shape->setup();
 	if (port > 65535)
 		sr_die(SR_EX_USAGE, "--port: %ld is out of range", port);
 	log_file = stderr;

@@ -72,6 +72,15 @@ key_now(char *out, size_t n)
 	pthread_mutex_unlock(&keymu);
 }
 
+/* A signing shape's setup: it checks every request's signature. */
+void
+need_sign_key(void)
+{
+	if (!sign_key)
+		sr_die(SR_EX_USAGE, "--profile %s needs --sign-key-file: it checks every "
+		    "request's signature", shape->name);
+}
+
 /* A request's query parameters as a carrier signs them: every one but
  * "sign", decoded, sorted by name, then by value (byte order), joined as
  * "k=v&k=v", nothing encoded again: what the carrier computes on its
