@@ -13,10 +13,11 @@
  * after applying the change, a dropped connection after applying, a response
  * slower than the client's timeout after applying.
  *
- * It speaks one of four API shapes (--profile): the default one above,
+ * It speaks one of five API shapes (--profile): the default one above,
  * OneLink's (China Mobile: tokens, status codes in 200 bodies), Cisco
- * Control Center's (Basic auth, PUT a device's status) or the older China
- * Telecom CMP's (GET, a signed query string). A request goes
+ * Control Center's (Basic auth, PUT a device's status), the older China
+ * Telecom CMP's (GET, a signed query string) or its 5GCMP's (GET, signed
+ * in headers). A request goes
  * through three steps: what it asks (parse, per shape), what the carrier
  * decides (a verdict, the same for every shape), and how the verdict is said
  * on the wire (answer, per shape). A request "arrives" when the carrier's
@@ -29,6 +30,9 @@
  * "applied" is true when the card's state was changed by this call;
  * "refused" when the carrier turned the call away, unapplied, and said so
  * (rate, authentication): such a call is certainly not a change.
+ *
+ * This file reads the options, starts the carrier and stops it on a
+ * signal; gwsim.h says which file does the rest.
  */
 #include <errno.h>
 #include <getopt.h>
