@@ -76,8 +76,10 @@ LUA_INC = $(wildcard share/lua/includes/*.lua)
 # its own, src/NAME/ for sr-NAME: a new file needs no line here.
 GEN = src/lib/sr_lua_gen.c src/lib/sr_profile_gen.c
 LIBOBJ = $(patsubst src/%.c,$(OUT)/%.o,$(sort $(wildcard src/lib/*.c) $(GEN)))
-tool_src = $(or $(wildcard src/$(1).c),$(wildcard src/$(1:sr-%=%)/*.c))
-tool_obj = $(patsubst src/%.c,$(OUT)/%.o,$(call tool_src,$(1)))
+# sr-gwsim, the carrier simulator, is not srq: it is sim/ (one file per
+# carrier API shape).
+tool_src = $(if $(filter sr-gwsim,$(1)),$(wildcard sim/*.c),$(or $(wildcard src/$(1).c),$(wildcard src/$(1:sr-%=%)/*.c)))
+tool_obj = $(patsubst sim/%.c,$(OUT)/sim/%.o,$(patsubst src/%.c,$(OUT)/%.o,$(call tool_src,$(1))))
 # Every tests/unit/test_NAME.c is a unit test: a new one needs no line here.
 UNIT = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 # libFuzzer targets, tests/fuzz/fuzz_NAME.c, each with a seed corpus in
@@ -115,6 +117,11 @@ src/lib/sr_profile_gen.c: share/profiles/default.profile
 # Each object's headers are found by the compiler (-MMD: a .d file beside
 # it), the generated enum made before the first.
 $(OUT)/%.o: src/%.c | src/lib/sr_lua_gen.h
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	@$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(OUT)/sim/%.o: sim/%.c | src/lib/sr_lua_gen.h
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
@@ -275,4 +282,3 @@ clean:
 	rm -rf build bin src/lib/sr_lua_gen.c src/lib/sr_lua_gen.h src/lib/sr_profile_gen.c $(COMPLETION)
 
 .PHONY: all deps unit fuzz fuzz-bin fuzz-smoke test test-cluster man install install-units demo bench clean
-.SECONDARY:
