@@ -168,12 +168,13 @@ block() {
 	assert_equal "$tested" "$(printf '%s\n' "${names[@]}" | sort)"
 }
 
-@test "the README's release is the tools' --version" {
+@test "the release the README and docs/operations.md name is the tools' --version" {
 	local v
 	v=$("$RB_PREFIX/bin/sr-claim" --version)
 	v=${v#sr-claim }
 	grep -q "^This release is $v " "$PROJECT_ROOT/README.md"
-	grep -q "^## Upgrading from [0-9.]* to ${v%.0}\$" "$PROJECT_ROOT/README.md"
+	grep -q "^This release is $v " "$PROJECT_ROOT/docs/operations.md"
+	grep -q "^## Upgrading from [0-9.]* to ${v%.0}\$" "$PROJECT_ROOT/docs/operations.md"
 }
 
 @test "README: make demo, make test (skipped)" {
@@ -236,7 +237,7 @@ stopped_renewed() {
 
 setup_why() { stopped_renewed order; }
 
-@test "README: why was card X not resumed" {
+@test "docs/operations.md: why was card X not resumed" {
 	block why
 	assert_success
 	assert_equal "$(jq -r '[.card, .carrier, .action, .state] | join(" ")' <<<"$output")" "$CARD c17 resume interval"
@@ -267,7 +268,7 @@ setup_repairs() {
 	frozen --fault-5xx-before 89860012345678901235
 }
 
-@test "README: repairs" {
+@test "docs/operations.md: repairs" {
 	block repairs
 	assert_success
 	# The table: the two still frozen after the first retry, with their errors.
@@ -322,7 +323,7 @@ setup_alerts() {
 	srq "sr-admin alerts" >"$T/alerts.before"
 }
 
-@test "README: alerts acknowledged in bulk" {
+@test "docs/operations.md: alerts acknowledged in bulk" {
 	block alerts
 	assert_success
 	# What the set-up left open: both kinds, both cards.
@@ -347,14 +348,14 @@ setup_times() {
 	known_account
 }
 
-@test "README: a time without a zone, read in TZ" {
+@test "docs/operations.md: a time without a zone, read in TZ" {
 	block times
 	assert_success
 	assert_regex "$stderr" "read in Asia/Shanghai \(CST, \+08:00\), that is 2027-12-03T10:00:00.000Z"
 	assert_equal "$(srq "sr-admin limits c17" | jq -r .paused_until_ms)" "$(date -d 2027-12-03T10:00:00Z +%s)000"
 }
 
-@test "README: the frozen ones retried through a pipe" {
+@test "docs/operations.md: the frozen ones retried through a pipe" {
 	block retry-stdin
 	assert_success
 	assert_equal "$(jq -r '"\(.card) \(.done)"' <<<"$output")" "$CARD retry
@@ -370,7 +371,7 @@ setup_device() {
 		sr-asset >/dev/null"
 }
 
-@test "README: a device request, evaluated by dev-eval" {
+@test "docs/operations.md: a device request, evaluated by dev-eval" {
 	block device
 	assert_success
 	assert_line --index 0 --regexp '^\{"line":1,"device":"D42","status":"device_queued","scene":"device_package_expired","ver":1\}$'
@@ -389,7 +390,7 @@ setup_asset_csv() {
 	chmod +x "$W/stand-in/psql"
 }
 
-@test "README: the asset mirror loaded from psql --csv" {
+@test "docs/operations.md: the asset mirror loaded from psql --csv" {
 	block asset-csv
 	assert_success
 	# Every row loaded: nothing selected.
@@ -411,7 +412,7 @@ setup_limits() {
 	srq "sr-admin breaker c17 open --reason 'gateway down' >/dev/null"
 }
 
-@test "README: an account's limits, pause and breaker" {
+@test "docs/carriers.md: an account's limits, pause and breaker" {
 	block limits
 	assert_success
 	assert_equal "$(head -n 4 <<<"$output" | jq -r '"\(.qps) \(.burst) \(.breaker) \(.paused_until_ms != null)"')" \
@@ -432,7 +433,7 @@ setup_rate() {
 	printf '%s\n' "$CARD" 89860012345678901235 89860012345678901236 >"$W/cards.txt"
 }
 
-@test "README: sharing the account's rate with a poller" {
+@test "docs/carriers.md: sharing the account's rate with a poller" {
 	block rate
 	assert_success
 	# The poller's three calls, each after its slot.
@@ -446,7 +447,7 @@ setup_rate() {
 
 setup_contract() { known_account; }
 
-@test "README: the script contract, called with redis-cli" {
+@test "docs/carriers.md: the script contract, called with redis-cli" {
 	block contract
 	assert_success
 	assert_equal "$(head -n 1 <<<"$output" | jq -c '[.script, .keys]')" \
@@ -463,7 +464,7 @@ setup_contract() { known_account; }
 # (A manual recheck: the resume in the normal queue.)
 setup_layout() { stopped_renewed manual_recheck; }
 
-@test "README: the Redis layout, read with redis-cli" {
+@test "docs/redis.md: the Redis layout, read with redis-cli" {
 	block layout
 	assert_success
 	# No claimed command: no card hash; the idle entry (version 2, the
@@ -481,7 +482,7 @@ setup_layout() { stopped_renewed manual_recheck; }
 	assert_line tat
 }
 
-@test "README: the live view, until Ctrl-C" {
+@test "docs/operations.md: the live view, until Ctrl-C" {
 	block live-view
 	# sr-stat ends on SIGINT, exit 0; to a file, the frames follow each
 	# other (5 s apart: two in 7 s), each a heading and the table, no
@@ -494,15 +495,15 @@ setup_layout() { stopped_renewed manual_recheck; }
 	assert_equal "$stderr" ''
 }
 
-@test "README: systemd (skipped)" {
+@test "docs/operations.md: systemd (skipped)" {
 	block systemd
 }
 
-@test "README: fuzzing (skipped)" {
+@test "docs/internals.md: fuzzing (skipped)" {
 	block fuzz
 }
 
-@test "README: a profile starting from an installed example (from = onelink)" {
+@test "docs/carriers.md: a profile starting from an installed example (from = onelink)" {
 	block cmcc-profile
 	mkdir -p "$T/profiles"
 	cp "$BLOCK_BODY" "$T/profiles/cmcc-beijing.profile"
