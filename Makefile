@@ -223,8 +223,10 @@ $(COMPLETION): share/bash-completion/srq.in scripts/completion-gen scripts/help-
 # The production tools and the cron wrappers in BINDIR (each told where
 # srq-lib.sh is: LIBEXECDIR, when it is not beside it); sr-gwsim and
 # srq-lib.sh apart in LIBEXECDIR; man pages; bash completion (one file, linked under every
-# tool's name, which is how bash-completion finds it); the README and the
-# crontab example as documentation; in SHAREDIR, the Prometheus rules (with
+# tool's name, which is how bash-completion finds it); the README, docs/*.md
+# (in DOCDIR/docs, as in the tree, so that the README's links to them and
+# theirs back resolve there too) and the crontab example as documentation;
+# in SHAREDIR, the Prometheus rules (with
 # their unit tests, to run again after editing a threshold) and the Grafana
 # dashboard, for the operator's monitoring to load; and the example carrier
 # profiles with their recorded answers, which a profile's 'from = NAME'
@@ -233,7 +235,7 @@ $(COMPLETION): share/bash-completion/srq.in scripts/completion-gen scripts/help-
 # the binaries.
 install: all man
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(COMPLETIONDIR) \
+		$(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(COMPLETIONDIR) \
 		$(DESTDIR)$(SHAREDIR)/prometheus $(DESTDIR)$(SHAREDIR)/grafana $(DESTDIR)$(SHAREDIR)/profiles
 	install -m0755 $(PROD_TOOLS:%=bin/%) $(DESTDIR)$(BINDIR)
 	for s in $(SCRIPTS); do \
@@ -244,6 +246,7 @@ install: all man
 	install -m0644 cron/srq-lib.sh $(DESTDIR)$(LIBEXECDIR)
 	install -m0644 $(MANS) $(DESTDIR)$(MANDIR)/man1
 	install -m0644 README.md cron/crontab.example $(DESTDIR)$(DOCDIR)
+	install -m0644 docs/*.md $(DESTDIR)$(DOCDIR)/docs
 	install -m0644 share/bash-completion/srq $(DESTDIR)$(COMPLETIONDIR)/srq
 	install -m0644 share/prometheus/srq.rules.yml share/prometheus/srq.rules.test.yml \
 		$(DESTDIR)$(SHAREDIR)/prometheus

@@ -29,6 +29,10 @@ setup() {
 	[ -s lib/srq/srq-lib.sh ]
 	for t in $SCRIPTS; do grep -q '^\[ -r "$lib" \] || lib=/usr/lib/srq/srq-lib.sh$' "bin/$t"; done
 	[ -s share/doc/srq/README.md ]
+	# The docs beside it, where its links point.
+	for f in "$PROJECT_ROOT"/docs/*.md; do
+		cmp "$f" "share/doc/srq/docs/${f##*/}" || { echo "doc ${f##*/} not installed"; false; }
+	done
 	[ -s share/doc/srq/crontab.example ]
 	# The monitoring's files, and the rules' tests run where they landed.
 	[ -s share/srq/prometheus/srq.rules.yml ]

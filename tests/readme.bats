@@ -1,14 +1,14 @@
 #!/usr/bin/env bats
-# readme.bats - every shell block of the README runs as written, as a reader
-# runs it: on srq as `make install` puts it (into a temporary prefix, once
-# for the file), under `env -i` with HOME, PATH=PREFIX/bin:/usr/bin:/bin,
-# SRQ_CONFIG= (no machine's /etc/srq/srq.conf) and what the block's
-# statement names, in a directory of its own, against a Redis and an
-# sr-gwsim of its own (the installed one). Every command of it must succeed
-# (bash -e, pipefail).
+# readme.bats - every shell block of the README and of docs/*.md runs as
+# written, as a reader runs it: on srq as `make install` puts it (into a
+# temporary prefix, once for the file), under `env -i` with HOME,
+# PATH=PREFIX/bin:/usr/bin:/bin, SRQ_CONFIG= (no machine's
+# /etc/srq/srq.conf) and what the block's statement names, in a directory
+# of its own, against a Redis and an sr-gwsim of its own (the installed
+# one). Every command of it must succeed (bash -e, pipefail).
 #
-# The statement is the HTML comment just before the block (README source
-# only), which the reader reads too:
+# The statement is the HTML comment just before the block (the Markdown
+# source only), which the reader reads too:
 #   <!-- test NAME: needs ITEM, ITEM (why), ... . What else holds. -->
 #   <!-- test NAME: skipped: REASON -->
 # ITEM is redis (SRQ_REDIS), gwsim (SRQ_GATEWAY), PREFIX (the install
@@ -24,7 +24,7 @@
 # left out. A block that is not shell may have a statement too (a profile:
 # the test of its name uses it).
 #
-# It uses one Redis server (redis-cli -s in the README), so it runs once,
+# It uses one Redis server (redis-cli -s in the blocks), so it runs once,
 # not again on the Redis Cluster pass.
 # bats file_tags=own-redis
 
@@ -35,7 +35,8 @@ setup_file() {
 	export RB_PREFIX="$BATS_FILE_TMPDIR/prefix" RB_BLOCKS="$BATS_FILE_TMPDIR/blocks"
 	make -s -C "$PROJECT_ROOT" install PREFIX="$RB_PREFIX" >/dev/null
 	mkdir -p "$RB_BLOCKS"
-	awk -v out="$RB_BLOCKS" -f "$PROJECT_ROOT/tests/helpers/readme-blocks" "$PROJECT_ROOT/README.md"
+	# Named as the reader finds them: README.md, docs/NAME.md.
+	(cd "$PROJECT_ROOT" && shopt -s nullglob && awk -v out="$RB_BLOCKS" -f tests/helpers/readme-blocks README.md docs/*.md)
 }
 
 setup() {
@@ -65,19 +66,24 @@ block_of() {
 	grep -lx "name=$1" "$RB_BLOCKS"/*.meta | sed 's|.*/||; s|\.meta$||'
 }
 
+# where N: block N's file and line, as a message names it (docs/operations.md line 40).
+where() {
+	echo "$(meta "$1" file) line $(meta "$1" line)"
+}
+
 # srq 'COMMANDS': the installed tools, in the block's environment and
 # directory (what set-up does before the block).
 srq() {
 	(cd "$W" && env -i "${BLOCK_ENV[@]}" "${SETUP_ENV[@]}" bash -eo pipefail -c "$1")
 }
 
-# block NAME: run the README block NAME, as its statement says, its stdout
-# in $output, its stderr in $stderr, its status in $status (skipped with
-# the statement's reason).
+# block NAME: run the block NAME (of the README or a doc), as its statement
+# says, its stdout in $output, its stderr in $stderr, its status in $status
+# (skipped with the statement's reason).
 block() {
 	local name=$1 n need reason path="$RB_PREFIX/bin:/usr/bin:/bin" f interrupt=
 	n=$(block_of "$name")
-	[ -n "$n" ] || { echo "no README block is '$name'" >&2; return 1; }
+	[ -n "$n" ] || { echo "no block of README.md or docs/*.md is '$name'" >&2; return 1; }
 	reason=$(meta "$n" skipped)
 	[ -z "$reason" ] || skip "$reason"
 	BLOCK_ENV=(HOME="$T/home" SRQ_CONFIG=)
@@ -99,7 +105,7 @@ block() {
 			path="$W/stand-in:$path"
 			BLOCK_FILES+=("stand-in/${need#stand-in }") ;;
 		*.*) BLOCK_FILES+=("$need") ;;
-		*) echo "README block '$name' (line $(meta "$n" line)) needs '$need': not an item this test knows" >&2
+		*) echo "block '$name' ($(where "$n")) needs '$need': not an item this test knows" >&2
 			return 1 ;;
 		esac
 	done < <(meta "$n" need)
@@ -108,7 +114,7 @@ block() {
 		"setup_${name//-/_}"
 	fi
 	for f in "${BLOCK_FILES[@]}"; do
-		[ -e "$W/$f" ] || { echo "README block '$name' needs $f: its set-up did not make it" >&2; return 1; }
+		[ -e "$W/$f" ] || { echo "block '$name' ($(where "$n")) needs $f: its set-up did not make it" >&2; return 1; }
 	done
 	BLOCK_BODY="$RB_BLOCKS/$n.body"
 	case $(meta "$n" lang) in
@@ -135,7 +141,7 @@ block() {
 	mapfile -t lines <"$T/block.out"
 }
 
-@test "every shell block of the README has its statement, and each name its test here" {
+@test "every shell block of the README and docs/*.md has its statement, and each name its test here" {
 	local f n lang name names=() tested
 	for f in "$RB_BLOCKS"/*.meta; do
 		n=${f##*/}
@@ -143,13 +149,13 @@ block() {
 		lang=$(meta "$n" lang)
 		name=$(meta "$n" name)
 		if [ -n "$(meta "$n" bad)" ]; then
-			echo "README line $(meta "$n" line): the statement before the block is bad: $(meta "$n" bad)"
+			echo "$(where "$n"): the statement before the block is bad: $(meta "$n" bad)"
 			return 1
 		fi
 		case $lang in
 		sh | bash | shell | console)
 			[ -n "$name" ] || {
-				echo "README line $(meta "$n" line): a $lang block with no <!-- test NAME: ... --> before it"
+				echo "$(where "$n"): a $lang block with no <!-- test NAME: ... --> before it"
 				return 1
 			} ;;
 		esac
@@ -162,12 +168,13 @@ block() {
 	assert_equal "$tested" "$(printf '%s\n' "${names[@]}" | sort)"
 }
 
-@test "the README's release is the tools' --version" {
+@test "the release the README and docs/operations.md name is the tools' --version" {
 	local v
 	v=$("$RB_PREFIX/bin/sr-claim" --version)
 	v=${v#sr-claim }
 	grep -q "^This release is $v " "$PROJECT_ROOT/README.md"
-	grep -q "^## Upgrading from [0-9.]* to ${v%.0}\$" "$PROJECT_ROOT/README.md"
+	grep -q "^This release is $v " "$PROJECT_ROOT/docs/operations.md"
+	grep -q "^## Upgrading from [0-9.]* to ${v%.0}\$" "$PROJECT_ROOT/docs/operations.md"
 }
 
 @test "README: make demo, make test (skipped)" {
@@ -230,14 +237,14 @@ stopped_renewed() {
 
 setup_why() { stopped_renewed order; }
 
-@test "README: why was card X not resumed" {
+@test "docs/operations.md: why was card X not resumed" {
 	block why
 	assert_success
 	assert_equal "$(jq -r '[.card, .carrier, .action, .state] | join(" ")' <<<"$output")" "$CARD c17 resume interval"
-	# As the README's example says it: ISO times, and how far.
+	# As the example beside the block says it: ISO times, and how far.
 	assert_regex "$(jq -r .why <<<"$output")" \
 		"^waiting for the card's interval: last call at [0-9-]+T[0-9:]+Z \(.* ago\), next allowed at [0-9-]+T[0-9:]+Z \(in .*\)$"
-	grep -qF "$(jq -r .why <<<"$output" | sed 's/ at .*//')" "$PROJECT_ROOT/README.md"
+	grep -qF "$(jq -r .why <<<"$output" | sed 's/ at .*//')" "$PROJECT_ROOT/$(meta "$(block_of why)" file)"
 }
 
 # frozen FAULT CARD...: each card of c17, active with an expired package,
@@ -261,7 +268,7 @@ setup_repairs() {
 	frozen --fault-5xx-before 89860012345678901235
 }
 
-@test "README: repairs" {
+@test "docs/operations.md: repairs" {
 	block repairs
 	assert_success
 	# The table: the two still frozen after the first retry, with their errors.
@@ -316,7 +323,7 @@ setup_alerts() {
 	srq "sr-admin alerts" >"$T/alerts.before"
 }
 
-@test "README: alerts acknowledged in bulk" {
+@test "docs/operations.md: alerts acknowledged in bulk" {
 	block alerts
 	assert_success
 	# What the set-up left open: both kinds, both cards.
@@ -341,14 +348,14 @@ setup_times() {
 	known_account
 }
 
-@test "README: a time without a zone, read in TZ" {
+@test "docs/operations.md: a time without a zone, read in TZ" {
 	block times
 	assert_success
 	assert_regex "$stderr" "read in Asia/Shanghai \(CST, \+08:00\), that is 2027-12-03T10:00:00.000Z"
 	assert_equal "$(srq "sr-admin limits c17" | jq -r .paused_until_ms)" "$(date -d 2027-12-03T10:00:00Z +%s)000"
 }
 
-@test "README: the frozen ones retried through a pipe" {
+@test "docs/operations.md: the frozen ones retried through a pipe" {
 	block retry-stdin
 	assert_success
 	assert_equal "$(jq -r '"\(.card) \(.done)"' <<<"$output")" "$CARD retry
@@ -364,7 +371,7 @@ setup_device() {
 		sr-asset >/dev/null"
 }
 
-@test "README: a device request, evaluated by dev-eval" {
+@test "docs/operations.md: a device request, evaluated by dev-eval" {
 	block device
 	assert_success
 	assert_line --index 0 --regexp '^\{"line":1,"device":"D42","status":"device_queued","scene":"device_package_expired","ver":1\}$'
@@ -383,7 +390,7 @@ setup_asset_csv() {
 	chmod +x "$W/stand-in/psql"
 }
 
-@test "README: the asset mirror loaded from psql --csv" {
+@test "docs/operations.md: the asset mirror loaded from psql --csv" {
 	block asset-csv
 	assert_success
 	# Every row loaded: nothing selected.
@@ -405,7 +412,7 @@ setup_limits() {
 	srq "sr-admin breaker c17 open --reason 'gateway down' >/dev/null"
 }
 
-@test "README: an account's limits, pause and breaker" {
+@test "docs/carriers.md: an account's limits, pause and breaker" {
 	block limits
 	assert_success
 	assert_equal "$(head -n 4 <<<"$output" | jq -r '"\(.qps) \(.burst) \(.breaker) \(.paused_until_ms != null)"')" \
@@ -426,7 +433,7 @@ setup_rate() {
 	printf '%s\n' "$CARD" 89860012345678901235 89860012345678901236 >"$W/cards.txt"
 }
 
-@test "README: sharing the account's rate with a poller" {
+@test "docs/carriers.md: sharing the account's rate with a poller" {
 	block rate
 	assert_success
 	# The poller's three calls, each after its slot.
@@ -440,7 +447,7 @@ setup_rate() {
 
 setup_contract() { known_account; }
 
-@test "README: the script contract, called with redis-cli" {
+@test "docs/carriers.md: the script contract, called with redis-cli" {
 	block contract
 	assert_success
 	assert_equal "$(head -n 1 <<<"$output" | jq -c '[.script, .keys]')" \
@@ -457,7 +464,7 @@ setup_contract() { known_account; }
 # (A manual recheck: the resume in the normal queue.)
 setup_layout() { stopped_renewed manual_recheck; }
 
-@test "README: the Redis layout, read with redis-cli" {
+@test "docs/redis.md: the Redis layout, read with redis-cli" {
 	block layout
 	assert_success
 	# No claimed command: no card hash; the idle entry (version 2, the
@@ -475,7 +482,7 @@ setup_layout() { stopped_renewed manual_recheck; }
 	assert_line tat
 }
 
-@test "README: the live view, until Ctrl-C" {
+@test "docs/operations.md: the live view, until Ctrl-C" {
 	block live-view
 	# sr-stat ends on SIGINT, exit 0; to a file, the frames follow each
 	# other (5 s apart: two in 7 s), each a heading and the table, no
@@ -488,15 +495,15 @@ setup_layout() { stopped_renewed manual_recheck; }
 	assert_equal "$stderr" ''
 }
 
-@test "README: systemd (skipped)" {
+@test "docs/operations.md: systemd (skipped)" {
 	block systemd
 }
 
-@test "README: fuzzing (skipped)" {
+@test "docs/internals.md: fuzzing (skipped)" {
 	block fuzz
 }
 
-@test "README: a profile starting from an installed example (from = onelink)" {
+@test "docs/carriers.md: a profile starting from an installed example (from = onelink)" {
 	block cmcc-profile
 	mkdir -p "$T/profiles"
 	cp "$BLOCK_BODY" "$T/profiles/cmcc-beijing.profile"

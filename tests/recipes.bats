@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # recipes.bats - the operator's recipes in sr-admin --help, run as written
-# (on one Redis and on a cluster). The README's recipes are run by
-# tests/readme.bats.
+# (on one Redis and on a cluster), and the bulk recipes of docs/operations.md's
+# Alerts. The blocks of the README and docs/*.md are run by tests/readme.bats.
 
 bats_require_minimum_version 1.5.0
 
@@ -52,15 +52,16 @@ stop() { # stop CARD...: queue a stop of each card on account c17
 	assert_output ''
 }
 
-# alerts_block PATTERN: the line of the Alerts block matching PATTERN, with
-# the next when it ends in a pipe (a recipe on two lines), comments cut.
+# alerts_recipe PATTERN: the line of the Alerts block (docs/operations.md)
+# matching PATTERN, with the next when it ends in a pipe (a recipe on two
+# lines), comments cut.
 alerts_recipe() {
 	awk -v p="$1" '
-	$0 == "### Alerts" { on = 1; next }
+	$0 == "## Alerts" { on = 1; next }
 	on && /^```sh/ { inb = 1; next }
 	inb && /^```/ { exit }
 	inb && (cont || $0 ~ p) { sub(/  *# .*$/, ""); printf "%s ", $0; cont = /\|$/ }
-	' "$PROJECT_ROOT/README.md"
+	' "$PROJECT_ROOT/docs/operations.md"
 }
 
 @test "Alerts: the bulk recipes do what their comments say" {
@@ -71,8 +72,8 @@ alerts_recipe() {
 	printf '{"card":"G1","carrier":"c18","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' | sr-enqueue >/dev/null
 	drain 10 >/dev/null
 	gwsim_stop
-	assert_equal "$(awk '$0 == "### Alerts" { on = 1 } on && /^```sh/ { b = 1; next } b && /^```/ { exit } b && !/^ / && NF' \
-		"$PROJECT_ROOT/README.md" | wc -l)" 4 # every recipe is tried below
+	assert_equal "$(awk '$0 == "## Alerts" { on = 1 } on && /^```sh/ { b = 1; next } b && /^```/ { exit } b && !/^ / && NF' \
+		"$PROJECT_ROOT/docs/operations.md" | wc -l)" 4 # every recipe is tried below
 	run -0 --separate-stderr sh -c "$(alerts_recipe 'alerts --carrier c17 --type failures')"
 	assert_equal "$(jq -r '"\(.carrier) \(.alert) \(.card) \(.open)"' <<<"$output" | sort | paste -sd,)" \
 		"c17 failures F1 true,c17 failures F2 true,c17 failures F3 true,c17 failures F4 true"

@@ -73,9 +73,9 @@ secret_state() {
 	assert_equal "$(jq -r 'select(.card == "K1") | .code' "$T/gw.log" | head -1)" OK
 }
 
-@test "sr-admin config with the README's srq.conf and no token file prints every setting, the token marked, exit 0" {
+@test "sr-admin config with the srq.conf of docs/operations.md and no token file prints every setting, the token marked, exit 0" {
 	[ ! -e /etc/srq/gateway.token ] || skip "this machine has /etc/srq/gateway.token"
-	sed -n '/^# \/etc\/srq\/srq.conf$/,/^```$/p' "$PROJECT_ROOT/README.md" | grep -v '^```' >"$BATS_TEST_TMPDIR/srq.conf"
+	sed -n '/^# \/etc\/srq\/srq.conf$/,/^```$/p' "$PROJECT_ROOT/docs/operations.md" | grep -v '^```' >"$BATS_TEST_TMPDIR/srq.conf"
 	grep -q '^SRQ_GATEWAY_TOKEN_FILE = /etc/srq/gateway.token$' "$BATS_TEST_TMPDIR/srq.conf"
 	export SRQ_CONFIG="$BATS_TEST_TMPDIR/srq.conf"
 	unset SRQ_REDIS

@@ -124,17 +124,17 @@ param() {
 		'stopped stopped stopped'
 }
 
-# readme_example: the README's worked example of a signed request (the
-# code block that starts "# A signed request, worked through"), one line
-# per line.
+# readme_example: the worked example of a signed request in
+# docs/carriers.md (the code block that starts "# A signed request, worked
+# through"), one line per line.
 readme_example() {
 	awk '/^```/ { if (inb) exit; next } /^# A signed request, worked through/ { inb = 1 } inb' \
-		"$PROJECT_ROOT/README.md"
+		"$PROJECT_ROOT/docs/carriers.md"
 }
 
-@test "the README's worked example: its {params} and its signature are openssl's, and what srq sends" {
+@test "the worked example of docs/carriers.md: its {params} and its signature are openssl's, and what srq sends" {
 	readme_example >"$T/example"
-	# What it says, taken from it: an edit of the README is an edit of this test.
+	# What it says, taken from it: an edit of the example is an edit of this test.
 	card=$(sed -n 's/^# the stop of card \([0-9]*\):.*/\1/p' "$T/example")
 	params=$(sed -n 's/^# {params} = //p' "$T/example")
 	sign=$(sed -n 's/^# {sign}   = //p' "$T/example")
