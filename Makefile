@@ -281,7 +281,17 @@ bench: all
 	SRQ_RATE_WINDOW_MS=1000 ./bench/rate.sh
 	./bench/latency.sh
 
+# The lists above, for what must know every tool (the tests, the
+# completion): make -s print-tools, print-prod-tools, print-scripts.
+print-tools:
+	@echo $(TOOLS)
+print-prod-tools:
+	@echo $(PROD_TOOLS)
+print-scripts:
+	@echo $(SCRIPTS)
+
 clean:
 	rm -rf build bin src/lib/sr_lua_gen.c src/lib/sr_lua_gen.h src/lib/sr_profile_gen.c $(COMPLETION)
 
-.PHONY: all deps unit fuzz fuzz-bin fuzz-smoke test test-cluster man install install-units demo bench clean
+.PHONY: all deps unit fuzz fuzz-bin fuzz-smoke test test-cluster man install install-units demo bench clean \
+	print-tools print-prod-tools print-scripts

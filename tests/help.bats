@@ -14,7 +14,7 @@ teardown() {
 }
 
 @test "every tool: --help, --version, and exit 2 on a bad flag" {
-	for t in sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-rate sr-gwsim; do
+	for t in $(make -s -C "$PROJECT_ROOT" print-tools); do
 		run -0 "$t" --help
 		[[ $output == *"usage: $t"* ]] || { echo "$t: no usage line"; false; }
 		[[ $output == *"Exit:"* ]] || { echo "$t: no exit codes"; false; }

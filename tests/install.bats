@@ -11,8 +11,8 @@ bats_require_minimum_version 1.5.0
 setup() {
 	load helpers/common
 	T="$BATS_TEST_TMPDIR"
-	TOOLS="sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-rate"
-	SCRIPTS="srq-drain srq-expiry-scan srq-page"
+	TOOLS=$(make -s -C "$PROJECT_ROOT" print-prod-tools)
+	SCRIPTS=$(make -s -C "$PROJECT_ROOT" print-scripts)
 }
 
 @test "make install: production tools and cron wrappers in bin, sr-gwsim apart, pages, completion, docs, rules, dashboard and example profiles, no Lua" {

@@ -9,8 +9,8 @@ bats_require_minimum_version 1.5.0
 setup() {
 	load helpers/common
 	T="$BATS_TEST_TMPDIR"
-	TOOLS="sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-rate sr-gwsim"
-	SCRIPTS="srq-drain srq-expiry-scan srq-page"
+	TOOLS=$(make -s -C "$PROJECT_ROOT" print-tools)
+	SCRIPTS=$(make -s -C "$PROJECT_ROOT" print-scripts)
 }
 
 # tool_path NAME: the tool under test (a cron wrapper is run from cron/).
