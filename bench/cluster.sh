@@ -56,7 +56,7 @@ tcp_server() {
 # servers: one server ($single), a cluster of one master ($lone) and a
 # 3-master cluster (${ports[@]}), the
 # accounts' slots given out in turn: their CRC16 alone would split 30
-# accounts unevenly by chance, so, as an operator would (README,
+# accounts unevenly by chance, so, as an operator would (docs/redis.md,
 # Resharding), account i goes to master i % 3. The slots are given so from
 # the start, every other slot in thirds: moved after the cluster is made
 # (CLUSTER SETSLOT on each master), a master could take a stale gossip

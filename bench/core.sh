@@ -23,7 +23,7 @@
 #                  cards 1,000 consecutive ids at a time; "scattered": every
 #                  next card another account's (the requests of "enqueue")
 #   idle_card      bytes per card once its command finished (its share of
-#                  the bucket it sleeps in, README "Redis layout")
+#                  the bucket it sleeps in, docs/redis.md "Redis layout")
 #   facts_card     bytes of a card's facts hash with its 8 fields and the time
 #                  of the write that set them
 #   drain          sr-claim | sr-exec | sr-confirm through sr-gwsim (no limits,
@@ -117,7 +117,7 @@ for _ in $(seq "${ROUNDS:-3}"); do
 	queued=$(grep -c '"status":"queued"' "$T/acks.jsonl" || true)
 done
 # Bytes: cards sleep, and commands wait, packed in buckets of 100 consecutive
-# ids (README "Redis layout"). An account's SIMs come in batches of
+# ids (docs/redis.md "Redis layout"). An account's SIMs come in batches of
 # consecutive ICCIDs: its cards fill their buckets. The requests above, every
 # next card another account's, are the worst case: each account's bucket
 # holds a fifth of its 100.

@@ -19,7 +19,7 @@
 # instruction.
 #
 # REDIS_ARGS="--name value ...": settings for that Redis, e.g. to count what
-# a smaller zset-max-listpack-entries saves (README, Performance).
+# a smaller zset-max-listpack-entries saves (docs/performance.md).
 # REDIS_SERVER=path: another redis-server binary, e.g. one built from
 # Debian's source with its symbols. KEEP=dir keeps each stage's profile
 # there, to see where the instructions go:

@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/layout.sh - what an idle card would cost in Redis under other
 # layouts: 100k cards written straight into a throwaway Redis, one layout at
-# a time, bytes per card from INFO memory. The README ("Where the time
+# a time, bytes per card from INFO memory. docs/performance.md ("Where the time
 # goes") quotes it; it tells what a change of layout can win before it is
 # built. One JSON line per layout:
 #   {"layout":..., "bytes":..., "ratio":...}   ratio: to today's layout

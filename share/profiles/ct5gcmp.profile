@@ -4,7 +4,7 @@
 #
 # The headers carry the account's app key, the time in ms and the
 # signature: the upper-case hex MD5 of every query parameter, decoded and
-# sorted by name ({params}: README, Signed requests), then the app secret,
+# sorted by name ({params}: docs/carriers.md, Signed requests), then the app secret,
 # then the same time. A change is accepted with an order id
 # (GROUP_TRANSACTIONID): srq polls the order (poll.*) until it is done
 # (1), failed (2: called again after the interval) or still pending (0)

@@ -4,7 +4,7 @@
 #
 # The signature is the hex HMAC-SHA256, keyed with the account's signing
 # key, of every other parameter of the query string, decoded and sorted by
-# name ({params}: README, Signed requests). A wrong signature or password
+# name ({params}: docs/carriers.md, Signed requests). A wrong signature or password
 # is answered -5, as an authentication refusal: the secret files are read
 # again and the call sent once more, then it is class auth. Every answer is
 # XML in HTTP 200 with the outcome in resultCode ("0" is success), naming

@@ -1,7 +1,7 @@
 # default.profile - srq's own gateway contract (what sr-gwsim speaks by
 # default). It is built into srq: an account that no profile in SRQ_PROFILES
 # names is served exactly so. Copy it to start a profile of your own; the
-# README ("Carrier profiles") describes every key.
+# docs/carriers.md ("Carrier profiles") describes every key.
 #
 # Placeholders: {base}, {gateway} (SRQ_GATEWAY or --gateway), {card},
 # {carrier}, {action} (stop, resume, status), {ver}, {reqid}, {token} (a
