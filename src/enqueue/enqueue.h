@@ -1,5 +1,7 @@
 /* enqueue.h - what the files of sr-enqueue share (main.c: the options, the
- * batch loop; parse.c: a request line to a struct req). */
+ * batch loop; parse.c: a request line to a struct req; facts.c: a batch's
+ * facts read and written; device.c: device requests, and the race with a
+ * device's evaluation). */
 #ifndef ENQUEUE_H
 #define ENQUEUE_H
 #include "sr.h"
@@ -83,4 +85,42 @@ int reject(struct req *r, const char *msg, const char *arg);
 /* A JSON line, or a CSV row (taken: r->obj), into r: pending or rejected. */
 void parse_line(struct req *r, const char *line);
 void parse_csv_row(struct req *r, json_t *row);
+
+/* facts.c */
+/* Round 1: the clock, the switch, each card's stored facts and those of a
+ * device named in its request, sent without waiting; read_facts reads them,
+ * checks each request and overlays its facts: Redis's clock in seconds, or
+ * -1 if Redis failed. */
+void append_read_facts(struct req *reqs, int n);
+long long read_facts(struct batch *b);
+/* Round 2: facts of devices known from the stored card facts alone. -1 if
+ * Redis failed. */
+int read_devices(struct req *reqs, int n);
+/* Who says a request's facts: its source, else the tool. */
+const char *facts_source(const struct req *r);
+/* The requests' facts writes, then their device memberships (appended,
+ * not flushed); collect_facts_writes: their replies, said on each request
+ * (-1 if Redis failed). */
+void append_facts_writes(struct batch *b);
+int collect_facts_writes(struct batch *b);
+/* Refused facts make a request that has done nothing yet an error. */
+void facts_refused_is_error(struct req *r);
+/* A membership written for a device fact older than the stored one follows
+ * the stored fact again. -1 if Redis failed. */
+int restore_memberships(struct batch *b);
+
+/* device.c */
+/* The evaluation state of a card's device (appended), read before the
+ * device's facts, and its reply into r. */
+void append_device_state(const char *device);
+void device_state_read(struct req *r, const redisReply *rep);
+/* Device requests: their facts, then device_enqueue.lua (appended);
+ * collect_devices: their replies (-1 if Redis failed). */
+void append_devices(struct batch *b);
+int collect_devices(struct batch *b);
+/* device_recheck.lua for each card judged with a device whose evaluation
+ * state was read, after the enqueue scripts; collect_rechecks: their
+ * replies (-1 if Redis failed). */
+void append_rechecks(struct batch *b);
+int collect_rechecks(struct batch *b);
 #endif
