@@ -1,7 +1,8 @@
 /* enqueue.h - what the files of sr-enqueue share (main.c: the options, the
  * batch loop; parse.c: a request line to a struct req; facts.c: a batch's
  * facts read and written; device.c: device requests, and the race with a
- * device's evaluation). */
+ * device's evaluation; judge_again.c: each card written, judged again;
+ * direct.c: the direct path, switch off). */
 #ifndef ENQUEUE_H
 #define ENQUEUE_H
 #include "sr.h"
@@ -123,4 +124,22 @@ int collect_devices(struct batch *b);
  * replies (-1 if Redis failed). */
 void append_rechecks(struct batch *b);
 int collect_rechecks(struct batch *b);
+
+/* main.c */
+/* The judged intent of a card request (sr_judge on its facts as read, now:
+ * Redis's clock in seconds), ready for sr_command.c. */
+void judge(struct req *r, long long now);
+
+/* judge_again.c */
+/* Each card a batch wrote, judged again on its facts as they are now (its
+ * writes answered); what they want instead queued, the line's followup.
+ * -1 if Redis failed. */
+int judge_again(struct batch *b);
+
+/* direct.c */
+/* Switch off: the batch's card requests called on the spot, failures
+ * queued. -1 if Redis failed (the lines it did not answer are the caller's
+ * to fail). direct_free: its gateway, at the end. */
+int run_direct(struct batch *b, long long now);
+void direct_free(void);
 #endif
