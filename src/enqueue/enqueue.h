@@ -1,8 +1,9 @@
 /* enqueue.h - what the files of sr-enqueue share (main.c: the options, the
  * batch loop; parse.c: a request line to a struct req; facts.c: a batch's
  * facts read and written; device.c: device requests, and the race with a
- * device's evaluation; judge_again.c: each card written, judged again;
- * direct.c: the direct path, switch off). */
+ * device's evaluation; judge.c: judgment and the enqueue scripts;
+ * judge_again.c: each card written, judged again; direct.c: the direct
+ * path, switch off; emit.c: the acks). */
 #ifndef ENQUEUE_H
 #define ENQUEUE_H
 #include "sr.h"
@@ -10,6 +11,7 @@
 /* Requests read together, handled in one batch of round trips. */
 #define BATCH 2048
 
+/* A request's state: pending until rejected, an error, or done. */
 enum { ST_PENDING, ST_REJECTED, ST_ERROR, ST_DONE };
 
 struct req {
@@ -76,7 +78,7 @@ struct batch {
 extern struct sr_config cfg;
 extern struct sr_redis rds;
 extern int redis_up;
-extern long n_errors; /* requests answered "status":"error" */
+extern long n_errors; /* requests answered "status":"error" (emit.c) */
 extern const char *default_scene, *default_source; /* --scene, --source */
 extern long long default_as_of; /* --as-of, ms; 0: when srq receives it */
 
@@ -125,16 +127,26 @@ int collect_devices(struct batch *b);
 void append_rechecks(struct batch *b);
 int collect_rechecks(struct batch *b);
 
-/* main.c */
+/* judge.c */
 /* The judged intent of a card request (sr_judge on its facts as read, now:
  * Redis's clock in seconds), ready for sr_command.c. */
 void judge(struct req *r, long long now);
+/* Round 3: judge, then the facts writes and the enqueue scripts, the
+ * device requests and rechecks, in one flush; collect_commands: their
+ * replies, each request settled. -1 if Redis failed. */
+int append_commands(struct batch *b, long long now);
+int collect_commands(struct batch *b);
 
 /* judge_again.c */
 /* Each card a batch wrote, judged again on its facts as they are now (its
  * writes answered); what they want instead queued, the line's followup.
  * -1 if Redis failed. */
 int judge_again(struct batch *b);
+
+/* emit.c */
+/* The batch's acks, one per request in input order, printed and flushed;
+ * each request's objects freed. Returns the exit status they make. */
+int emit_batch(struct req *reqs, int n);
 
 /* direct.c */
 /* Switch off: the batch's card requests called on the spot, failures

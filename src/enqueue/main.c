@@ -13,6 +13,9 @@
  *
  * If Redis becomes unavailable, every line not yet acknowledged gets a
  * status "error" record and the tool exits 3: nothing is silently dropped.
+ *
+ * This file: the options, and the batch loop (requests read into a batch,
+ * its rounds run, its acks printed); what the other files do, enqueue.h.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -82,7 +85,6 @@ static char usage[4096];
 struct sr_config cfg;
 struct sr_redis rds;
 int redis_up;
-long n_errors; /* requests answered "status":"error" */
 static int was_up;     /* Redis was reachable at the start */
 const char *default_scene, *default_source;
 long long default_as_of; /* --as-of, ms; 0: when srq receives it */
@@ -97,198 +99,6 @@ fail_batch(struct req *reqs, int n)
 			snprintf(reqs[i].error, sizeof reqs[i].error, "%s", rds.errstr);
 		}
 	redis_up = 0;
-}
-
-/* The judged intent of a card request, ready for sr_command.c. */
-void
-judge(struct req *r, long long now)
-{
-	r->cmd.card = r->card;
-	r->cmd.carrier = r->carrier;
-	r->cmd.scene = r->scene;
-	r->cmd.source = r->source;
-	r->cmd.prio = r->prio;
-	r->cmd.j = sr_judge(&r->cf, r->cf.device[0] ? &r->df : NULL, now);
-}
-
-/* Round 3: judge, then the facts writes and the enqueue scripts in one
- * flush. On a cluster a card's facts and its account's script live on
- * different masters, and one flush sends to both at once: there the facts
- * are answered first, so that a request's facts are written before its
- * script runs, as on one server (judge_again relies on it). -1 if Redis
- * failed. */
-static int
-append_commands(struct batch *b, long long now)
-{
-	struct sr_cmd *cmds[BATCH];
-	int n = 0;
-
-	append_facts_writes(b);
-	if (rds.cluster && collect_facts_writes(b) < 0)
-		return -1;
-	for (int i = 0; i < b->n; i++) {
-		struct req *r = &b->reqs[i];
-
-		if (r->st != ST_PENDING || r->is_device)
-			continue;
-		judge(r, now);
-		cmds[n++] = &r->cmd;
-	}
-	b->calls = sr_cmds_append(&rds, &cfg, cmds, n);
-	append_devices(b);
-	append_rechecks(b);
-	sr_redis_flush(&rds);
-	return 0;
-}
-
-/* Collect the replies of a batch's round 3. Returns -1 if Redis failed. */
-static int
-collect_commands(struct batch *b)
-{
-	struct req *reqs = b->reqs;
-	int rc;
-
-	if (!b->calls)
-		return 0;
-	rc = collect_facts_writes(b);
-	/* Always consumes (and frees) the handle; after a failure it only
-	 * finds the connection dead. */
-	if (sr_cmds_collect(&rds, b->calls) < 0)
-		rc = -1;
-	b->calls = NULL;
-	if (rc == 0 && collect_devices(b) < 0)
-		rc = -1;
-	if (rc == 0 && collect_rechecks(b) < 0)
-		rc = -1;
-	for (int i = 0; i < b->n; i++) {
-		struct req *r = &reqs[i];
-
-		if (r->st != ST_PENDING || r->is_device)
-			continue;
-		if (r->cmd.status)
-			r->st = ST_DONE;
-		else if (r->cmd.error[0]) {
-			r->st = ST_ERROR;
-			snprintf(r->error, sizeof r->error, "%s", r->cmd.error);
-		}
-		facts_refused_is_error(r);
-	}
-	return rc;
-}
-
-/* The facts changed while the request was judged (or during its direct
- * call): what they now want was queued, or the command they no longer
- * want cancelled (judge_again). */
-static void
-emit_followup(json_t *o, const struct req *r)
-{
-	const struct sr_judgment *j = &r->follow.j;
-	enum sr_want w = j->want;
-
-	if (!r->has_follow || !r->follow.status ||
-	    (strcmp(r->follow.status, "queued") != 0 && strcmp(r->follow.status, "cancelled") != 0))
-		return;
-	/* "Nothing to do" queued: the queue turned it towards the target (a
-	 * command confirming, or the card last seen otherwise: enqueue.lua),
-	 * and the line says what it queued, as sr_cmd_ack does. */
-	if (w == SR_WANT_NONE && !strcmp(r->follow.status, "queued"))
-		w = j->target_stopped ? SR_WANT_STOP : SR_WANT_RESUME;
-	json_object_set_new(o, "followup", json_string(sr_want_name(w)));
-	json_object_set_new(o, "followup_status", json_string(r->follow.status));
-	json_object_set_new(o, "followup_ver", json_integer(r->follow.ver));
-}
-
-static void
-emit_direct(json_t *o, struct req *r)
-{
-	struct sr_direct *d = r->direct;
-
-	json_object_set_new(o, "status", json_string(d->ok ? "direct_ok" : "direct_failed"));
-	json_object_set_new(o, "action", json_string(d->action));
-	json_object_set_new(o, "reason", json_string(r->cmd.j.reason));
-	json_object_set_new(o, "ver", json_integer(d->ver));
-	json_object_set_new(o, "tries", json_integer(d->tries));
-	if (!d->ok) {
-		json_object_set_new(o, "error", json_string(d->error[0] ? d->error : d->outcome));
-		/* Not lost: kept in the queue for when the switch is on again. */
-		if (r->cmd.status)
-			json_object_set_new(o, "queued_ver", json_integer(r->cmd.ver));
-	}
-	emit_followup(o, r);
-}
-
-static int
-emit_batch(struct req *reqs, int n)
-{
-	int status = SR_EX_OK;
-
-	for (int i = 0; i < n; i++) {
-		struct req *r = &reqs[i];
-		json_t *o = json_object();
-
-		json_object_set_new(o, "line", json_integer(r->line));
-		if (r->card[0])
-			json_object_set_new(o, "card", json_string(r->card));
-		if (r->carrier[0])
-			json_object_set_new(o, "carrier", json_string(r->carrier));
-		if (r->is_device)
-			json_object_set_new(o, "device", json_string(r->device));
-		switch (r->st) {
-		case ST_DONE:
-			if (r->is_device) {
-				json_object_set_new(o, "status", json_string("device_queued"));
-				json_object_set_new(o, "scene", json_string(r->scene));
-				json_object_set_new(o, "ver", json_integer(r->cmd.ver));
-			} else if (r->direct) {
-				emit_direct(o, r);
-				if (!r->direct->ok) {
-					/* the carrier's failure, or the account's: said, as
-					 * the exit 3 it makes */
-					sr_warn_each(NULL, "direct call failed: queued for when the switch is on");
-					status = sr_worst(status, SR_EX_BACKEND);
-				}
-			} else {
-				sr_cmd_ack(o, &r->cmd);
-				emit_followup(o, r);
-				/* An evaluation of its device ran while it was judged:
-				 * the device is judged again (device_recheck.lua). */
-				if (r->requeued_ver > 0) {
-					json_object_set_new(o, "device_requeued", json_string(r->requeued_device));
-					json_object_set_new(o, "device_ver", json_integer(r->requeued_ver));
-				}
-			}
-			/* Facts the stored ones outdate: not written, not judged on. */
-			if (r->stale)
-				json_object_set(o, "stale_facts", r->stale);
-			if (!r->warning[0] && r->cmd.warning[0]) /* its account not registered */
-				snprintf(r->warning, sizeof r->warning, "%s", r->cmd.warning);
-			if (r->warning[0]) {
-				json_object_set_new(o, "warning", json_string(r->warning));
-				sr_warn("line %ld: %s", r->line, r->warning);
-				status = sr_worst(status, SR_EX_BACKEND);
-			}
-			break;
-		case ST_REJECTED:
-			status = sr_worst(status, sr_rejected(o, r->line, r->error));
-			break;
-		default:
-			json_object_set_new(o, "status", json_string("error"));
-			json_object_set_new(o, "error", json_string(r->error[0] ? r->error : "not processed"));
-			status = sr_worst(status, SR_EX_BACKEND);
-			if (n_errors++ == 0 && redis_up) /* Redis refused: the first said; lost: said at the end */
-				sr_warn("line %ld: not queued: %s", r->line, r->error[0] ? r->error : "not processed");
-			break;
-		}
-		sr_emit(o);
-		json_decref(r->obj);
-		r->obj = NULL;
-		json_decref(r->stale);
-		r->stale = NULL;
-		free(r->direct);
-		r->direct = NULL;
-	}
-	sr_flush();
-	return status;
 }
 
 static int finish(struct batch *b);
