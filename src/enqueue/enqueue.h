@@ -77,7 +77,7 @@ struct batch {
 
 extern struct sr_config cfg;
 extern struct sr_redis rds;
-extern int redis_up;
+extern int redis_up; /* 0: Redis down at the start or lost since (lines not answered: error) */
 extern long n_errors; /* requests answered "status":"error" (emit.c) */
 extern const char *default_scene, *default_source; /* --scene, --source */
 extern long long default_as_of; /* --as-of, ms; 0: when srq receives it */
@@ -143,15 +143,15 @@ int collect_commands(struct batch *b);
  * -1 if Redis failed. */
 int judge_again(struct batch *b);
 
-/* emit.c */
-/* The batch's acks, one per request in input order, printed and flushed;
- * each request's objects freed. Returns the exit status they make. */
-int emit_batch(struct req *reqs, int n);
-
 /* direct.c */
 /* Switch off: the batch's card requests called on the spot, failures
  * queued. -1 if Redis failed (the lines it did not answer are the caller's
  * to fail). direct_free: its gateway, at the end. */
 int run_direct(struct batch *b, long long now);
 void direct_free(void);
+
+/* emit.c */
+/* The batch's acks, one per request in input order, printed and flushed;
+ * each request's objects freed. Returns the exit status they make. */
+int emit_batch(struct req *reqs, int n);
 #endif

@@ -3,8 +3,6 @@
  * enqueue scripts (sr_command.c: a versioned command, a cancellation, or
  * nothing), the device requests and the device rechecks; then their
  * replies, which settle each request. */
-#include <string.h>
-
 #include "enqueue.h"
 
 /* The judged intent of a card request, ready for sr_command.c. */

@@ -18,7 +18,6 @@
  * its rounds run, its acks printed); what the other files do, enqueue.h.
  */
 #include <getopt.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
