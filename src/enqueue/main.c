@@ -7,9 +7,10 @@
  * write: an ack of "queued" means the command is durable in Redis.
  *
  * Work is batched: a batch is whatever input is available (up to BATCH
- * lines), handled in three pipelined round trips (read facts; write facts and
- * read device facts; one enqueue script call per account), so throughput does
- * not depend on the round-trip time.
+ * lines), handled in three pipelined round trips (read the cards' facts;
+ * read their devices' facts, when they have one; write the facts and make
+ * one enqueue script call per account, together), so throughput does not
+ * depend on the round-trip time.
  *
  * If Redis becomes unavailable, every line not yet acknowledged gets a
  * status "error" record and the tool exits 3: nothing is silently dropped.
