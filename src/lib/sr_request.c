@@ -1,0 +1,446 @@
+/* sr_request.c - a request built from the account's profile: every
+ * placeholder of its templates filled ({card}, {ts}, a set.NAME, a
+ * secret.NAME), escaped for where it goes, and signed last.
+ *
+ * Secrets (tokens, passwords, app secrets) go into the request they are
+ * read for only, each noted on the call so that what the carrier says back
+ * is redacted of it; a URL that carries one is never printed.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "sr.h"
+
+struct secret {
+	char name[40];
+	char *value;      /* NULL: not set, or unreadable (failed) */
+	int failed;
+	char error[200];
+	char path[512];   /* the file it came from, if any */
+	struct timespec mtime;
+	int64_t checked;  /* when the file was last looked at (mono ms) */
+};
+
+void
+sr_edge_secrets_free(struct sr_edge *e)
+{
+	for (int i = 0; i < e->nsecrets; i++)
+		if (e->secrets[i].value) {
+			memset(e->secrets[i].value, 0, strlen(e->secrets[i].value));
+			free(e->secrets[i].value);
+		}
+	free(e->secrets);
+	e->secrets = NULL;
+	e->nsecrets = 0;
+}
+
+/* ------------------------------------------------------------ secrets */
+
+static char *
+read_secret_file(const char *path, struct timespec *mtime, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	struct stat st;
+	char buf[4096];
+	size_t n;
+
+	if (!f || fstat(fileno(f), &st) < 0) {
+		snprintf(err, errlen, "cannot read the secret file '%s': %s", path, strerror(errno));
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	*mtime = st.st_mtim;
+	if (n == 0) {
+		snprintf(err, errlen, "the secret file '%s' is empty", path);
+		return NULL;
+	}
+	if (strpbrk(buf, "\r\n")) {
+		snprintf(err, errlen, "the secret file '%s' holds more than one line", path);
+		return NULL;
+	}
+	return sr_strdup(buf);
+}
+
+/* A secret that goes into the request, noted so that what the carrier says
+ * back can be redacted (see redact_secrets). */
+void
+sr_build_note_secret(struct sr_build *b, const char *v)
+{
+	struct sr_call *c = b->rec;
+
+	if (!c || b->checking || !v || !*v ||
+	    c->nsent_secrets == (int)(sizeof c->sent_secrets / sizeof c->sent_secrets[0]))
+		return;
+	for (int i = 0; i < c->nsent_secrets; i++)
+		if (!strcmp(c->sent_secrets[i], v))
+			return;
+	c->sent_secrets[c->nsent_secrets++] = sr_strdup(v);
+}
+
+void
+sr_call_forget_secrets(struct sr_call *c)
+{
+	for (int i = 0; i < c->nsent_secrets; i++) {
+		memset(c->sent_secrets[i], 0, strlen(c->sent_secrets[i]));
+		free(c->sent_secrets[i]);
+		c->sent_secrets[i] = NULL;
+	}
+	c->nsent_secrets = 0;
+}
+
+/* Every secret the request carried, cut out of what the carrier said back
+ * (in every spelling srq sends it in, or a carrier writes it back in:
+ * sr_redact.c). */
+void
+sr_call_redact(const struct sr_call *c, char *s, size_t size)
+{
+	sr_redact(s, size, c->sent_secrets, c->nsent_secrets);
+}
+
+/* A secret's value for this account: the first of its alternatives that is
+ * set ("file:PATH", "env:NAME", "env-file:NAME", or a literal). Files are
+ * re-read when they change (looked at once a second at most). NULL when
+ * none is set; -1 in *failed with b->err when a file cannot be read. */
+const char *
+sr_build_secret(struct sr_build *b, const struct sr_var *v, int *failed)
+{
+	struct sr_edge *e = b->e;
+	struct secret *s = NULL;
+	int64_t now = sr_mono_ms();
+	char spec[1024], *alt, *save;
+
+	for (int i = 0; i < e->nsecrets; i++)
+		if (!strcmp(e->secrets[i].name, v->name))
+			s = &e->secrets[i];
+	if (s && (!s->path[0] || now - s->checked < 1000)) {
+		if (s->failed) { /* still unreadable: no request without it */
+			snprintf(b->err, sizeof b->err, "%s", s->error);
+			*failed = 1;
+		}
+		return s->value;
+	}
+	if (s && s->path[0]) {
+		struct stat st;
+
+		s->checked = now;
+		if (stat(s->path, &st) == 0 && st.st_mtim.tv_sec == s->mtime.tv_sec &&
+		    st.st_mtim.tv_nsec == s->mtime.tv_nsec)
+			return s->value;
+	}
+	if (!s) {
+		e->secrets = sr_realloc(e->secrets, (size_t)(e->nsecrets + 1) * sizeof *e->secrets);
+		s = &e->secrets[e->nsecrets++];
+		memset(s, 0, sizeof *s);
+		snprintf(s->name, sizeof s->name, "%s", v->name);
+	}
+	if (s->value) {
+		memset(s->value, 0, strlen(s->value));
+		free(s->value);
+	}
+	s->value = NULL;
+	s->path[0] = '\0';
+	s->checked = now;
+	s->failed = 0;
+	snprintf(spec, sizeof spec, "%s", v->value);
+	for (alt = strtok_r(spec, " \t", &save); alt; alt = strtok_r(NULL, " \t", &save)) {
+		const char *path = NULL;
+		char expanded[512];
+
+		if (!strncmp(alt, "env:", 4)) {
+			const char *val = getenv(alt + 4);
+
+			if (val && *val) {
+				s->value = sr_strdup(val);
+				return s->value;
+			}
+			continue;
+		}
+		if (!strncmp(alt, "env-file:", 9)) {
+			if (!(path = getenv(alt + 9)) || !*path)
+				continue;
+		} else if (!strncmp(alt, "file:", 5)) {
+			struct sr_buf out = { expanded, 0, sizeof expanded };
+
+			if (sr_expand(alt + 5, SR_CTX_RAW, sr_build_lookup, b, &out, b->err, sizeof b->err) < 0) {
+				*failed = 1;
+				return NULL;
+			}
+			path = expanded;
+		} else {
+			s->value = sr_strdup(alt);
+			return s->value;
+		}
+		snprintf(s->path, sizeof s->path, "%s", path);
+		if (!(s->value = read_secret_file(s->path, &s->mtime, b->err, sizeof b->err))) {
+			*failed = s->failed = 1;
+			snprintf(s->error, sizeof s->error, "%s", b->err);
+		}
+		return s->value;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ building requests */
+
+static const char *
+var_value(struct sr_build *b, const char *name, int *found)
+{
+	const struct sr_profile *p = b->e->acct->p;
+
+	*found = 0;
+	for (int i = 0; i < p->nvars; i++) {
+		const struct sr_var *v = &p->vars[i];
+
+		if (strcmp(v->name, name))
+			continue;
+		*found = 1;
+		if (v->secret) {
+			int failed = 0;
+			const char *s = sr_build_secret(b, v, &failed);
+
+			if (failed)
+				return NULL;
+			if (!s)
+				b->unset = 1;
+			sr_build_note_secret(b, s);
+			return s;
+		}
+		if (b->depth > 4 || b->nv == 4) {
+			snprintf(b->err, sizeof b->err, "set.%s: placeholders nested too deep", name);
+			return NULL;
+		} else {
+			struct sr_buf out = { b->vbuf[b->nv], 0, sizeof b->vbuf[0] };
+			const char *r;
+
+			b->depth++;
+			r = sr_expand(v->value, SR_CTX_RAW, sr_build_lookup, b, &out, b->err, sizeof b->err) < 0 ?
+			    NULL : b->vbuf[b->nv++];
+			b->depth--;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+const char *
+sr_build_lookup(void *arg, const char *name, int *raw)
+{
+	struct sr_build *b = arg;
+	struct sr_call *c = b->call;
+	int found;
+	const char *v;
+
+	*raw = 0;
+	if (!strcmp(name, "card"))
+		return c ? c->card : "";
+	if (!strcmp(name, "carrier"))
+		return b->e->acct->id;
+	if (!strcmp(name, "txn"))
+		return c ? c->txn : "";
+	if (!strcmp(name, "action"))
+		return b->action;
+	if (!strcmp(name, "ver"))
+		return b->ver;
+	if (!strcmp(name, "reqid"))
+		return b->reqid;
+	if (!strcmp(name, "base")) {
+		*raw = 1;
+		return b->base;
+	}
+	if (!strcmp(name, "gateway")) {
+		*raw = 1;
+		return b->gw->cfg->gateway;
+	}
+	if (!strcmp(name, "token")) {
+		if (b->checking)
+			return "TOKEN";
+		if (!b->e->token)
+			snprintf(b->err, sizeof b->err, "{token} is used but the profile fetches none");
+		sr_build_note_secret(b, b->e->token);
+		return b->e->token;
+	}
+	if (!strcmp(name, "ts"))
+		return b->ts;
+	if (!strcmp(name, "ms"))
+		return b->ms;
+	if (!strcmp(name, "seq"))
+		return b->seq;
+	if (!strcmp(name, "nonce"))
+		return b->nonce;
+	if (!strcmp(name, "params")) {
+		if (!b->have_params)
+			snprintf(b->err, sizeof b->err, "{params} is only known once the request is built");
+		return b->have_params ? b->params : NULL;
+	}
+	if (!strcmp(name, "sign")) {
+		if (b->have_sign)
+			return b->sign;
+		if (b->filling && b->stand_in[0])
+			return b->stand_in;
+		snprintf(b->err, sizeof b->err, b->e->acct->p->sign ? "{sign} cannot be part of what is "
+		    "filled before the request, or of what it signs" : "{sign} with no 'sign' to make it");
+		return NULL;
+	}
+	v = var_value(b, name, &found);
+	if (!found)
+		snprintf(b->err, sizeof b->err, "unknown placeholder {%s}", name);
+	else if (!v && b->unset && !b->err[0])
+		snprintf(b->err, sizeof b->err, "secret.%s is not set", name);
+	return v;
+}
+
+void
+sr_build_init(struct sr_build *b, struct sr_gateway *gw, struct sr_edge *e, struct sr_call *call,
+    const char *action)
+{
+	const struct sr_profile *p = e->acct->p;
+	struct sr_buf out;
+	struct timespec ts;
+	struct tm tm;
+	unsigned char rnd[8];
+
+	memset(b, 0, sizeof *b);
+	b->gw = gw;
+	b->e = e;
+	b->call = call;
+	b->rec = call;
+	b->action = action;
+	snprintf(b->ver, sizeof b->ver, "%lld", call ? call->ver : 0LL);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(b->ts, sizeof b->ts, "%Y%m%d%H%M%S", &tm);
+	snprintf(b->ms, sizeof b->ms, "%lld", (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	/* {seq}: the account's call number from the gate, unique across every
+	 * process; a token fetch (not gated) takes a random one. */
+	if (call && call->seq > 0)
+		snprintf(b->seq, sizeof b->seq, "%08lld", call->seq % 100000000LL);
+	else {
+		unsigned char r[4];
+
+		if (RAND_bytes(r, sizeof r) != 1)
+			memset(r, 0, sizeof r);
+		snprintf(b->seq, sizeof b->seq, "%08lu",
+		    (((unsigned long)r[0] << 24 | (unsigned long)r[1] << 16 | r[2] << 8 | r[3]) +
+		    ++gw->seq) % 100000000UL);
+	}
+	if (RAND_bytes(rnd, sizeof rnd) != 1)
+		memset(rnd, 0, sizeof rnd);
+	for (size_t i = 0; i < sizeof rnd; i++)
+		snprintf(b->nonce + 2 * i, 3, "%02x", rnd[i]);
+	if (p->sign) {
+		/* Random hex as long as the signature's: no escaping changes it,
+		 * no parameter holds it by chance, and the signature takes its
+		 * place without moving a byte. */
+		unsigned char r[64];
+		int n = EVP_MD_size(p->sign == SR_SIGN_MD5 ? EVP_md5() : EVP_sha256());
+
+		if (RAND_bytes(r, n) != 1)
+			snprintf(b->err, sizeof b->err, "no random bytes for the signature's stand-in");
+		sr_hex(r, (size_t)n, b->stand_in, 0);
+	}
+	out = (struct sr_buf){ b->base, 0, sizeof b->base };
+	if (sr_expand(p->base ? p->base : "{gateway}", SR_CTX_RAW, sr_build_lookup, b, &out, b->err,
+	    sizeof b->err) < 0)
+		return;
+	out = (struct sr_buf){ b->reqid, 0, sizeof b->reqid };
+	sr_expand(p->reqid ? p->reqid : "{card}-{ver}-{action}", SR_CTX_RAW, sr_build_lookup, b, &out, b->err,
+	    sizeof b->err);
+}
+
+/* Whether a request carries its body: a GET sends none (see start()), so
+ * none of its parameters reaches the carrier, and none is signed. */
+int
+sr_sends_body(const struct sr_request_tmpl *t)
+{
+	return t->body && strcmp(t->method, "GET");
+}
+
+/* {params} of the request being built (sr_sign.c): the signature's own
+ * parameter, the one that holds {sign}'s stand-in, left out. */
+static void
+collect_params(struct sr_build *b, const char *url, const char *body, int type)
+{
+	b->have_params = sr_params(url, body, type, b->stand_in, b->params, sizeof b->params) == 0;
+}
+
+/* {sign}: a digest of sign.input (hex), as the profile says. */
+static int
+make_sign(struct sr_build *b)
+{
+	const struct sr_profile *p = b->e->acct->p;
+	char input[SR_REQ_MAX], key[1024];
+	struct sr_buf in = { input, 0, sizeof input }, kb = { key, 0, sizeof key };
+	int rc;
+
+	if (!p->sign)
+		return 0;
+	key[0] = '\0';
+	if (sr_expand(p->sign_input, SR_CTX_RAW, sr_build_lookup, b, &in, b->err, sizeof b->err) < 0 ||
+	    (p->sign == SR_SIGN_HMAC_SHA256 &&
+	    sr_expand(p->sign_key, SR_CTX_RAW, sr_build_lookup, b, &kb, b->err, sizeof b->err) < 0))
+		return -1;
+	rc = sr_digest_hex(p->sign, key, kb.len, input, in.len, p->sign_upper, b->sign);
+	memset(input, 0, sizeof input);
+	memset(key, 0, sizeof key);
+	if (rc < 0) {
+		snprintf(b->err, sizeof b->err, "signing failed");
+		return -1;
+	}
+	b->have_sign = 1;
+	return 0;
+}
+
+/* Put the signature where its stand-in is: the same length, so in place. */
+static void
+put_sign(const struct sr_build *b, struct sr_buf *out)
+{
+	size_t n = strlen(b->stand_in);
+
+	for (char *at = out->s; n && (at = strstr(at, b->stand_in)); at += n)
+		memcpy(at, b->sign, n);
+}
+
+/* A request's URL and body (the body expanded even when a GET does not
+ * send it), every placeholder filled, {sign} last: the templates are
+ * expanded with a stand-in for it, {params} is read from what they hold
+ * (leaving out the parameter that holds the stand-in: the signature's
+ * own), the signature is made of them, and put in the stand-in's place.
+ * So it is made over the request as sent, wherever it goes. */
+int
+sr_build_request(struct sr_build *b, const struct sr_request_tmpl *t, struct sr_buf *ub,
+    struct sr_buf *bb)
+{
+	int ok;
+
+	bb->len = 0;
+	bb->s[0] = '\0'; /* none: nothing to sign in it, no stand-in */
+	b->filling = 1;
+	ok = !b->err[0] && sr_expand(t->url, SR_CTX_URL, sr_build_lookup, b, ub, b->err, sizeof b->err) == 0 &&
+	    (!t->body || sr_expand(t->body, t->type == SR_BODY_FORM ? SR_CTX_FORM :
+	    t->type == SR_BODY_JSON ? SR_CTX_JSON : SR_CTX_RAW, sr_build_lookup, b, bb, b->err,
+	    sizeof b->err) == 0);
+	b->filling = 0;
+	if (!ok)
+		return SR_NOT_BUILT;
+	collect_params(b, ub->s, sr_sends_body(t) ? bb->s : NULL, t->type);
+	if (make_sign(b) < 0)
+		return SR_NOT_SIGNED;
+	if (b->have_sign) {
+		put_sign(b, ub);
+		put_sign(b, bb);
+	}
+	return SR_BUILT;
+}
