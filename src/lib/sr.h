@@ -51,6 +51,7 @@ enum {
 #include "sr_profile_check.h"
 #include "sr_account.h"
 #include "sr_template.h"
+#include "sr_secret.h"
 #include "sr_answer.h"
 #include "sr_outcome.h"
 #include "sr_gateway.h"

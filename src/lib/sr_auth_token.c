@@ -16,10 +16,7 @@
 void
 sr_token_forget(struct sr_edge *e)
 {
-	if (e->token) {
-		memset(e->token, 0, strlen(e->token));
-		free(e->token);
-	}
+	sr_secret_wipe(e->token);
 	e->token = NULL;
 }
 
@@ -68,7 +65,7 @@ sr_edge_reauth(struct sr_edge *e, int gen)
 	e->auth_failed = 0;
 	e->auth_error[0] = '\0';
 	sr_token_forget(e);
-	sr_edge_secrets_free(e); /* files are read again */
+	sr_secrets_free(&e->secrets, &e->nsecrets); /* files are read again */
 }
 
 void

@@ -53,7 +53,7 @@ sr_gateway_free(struct sr_gateway *gw)
 			struct sr_edge *e = gw->edges[b];
 
 			gw->edges[b] = e->next;
-			sr_edge_secrets_free(e);
+			sr_secrets_free(&e->secrets, &e->nsecrets);
 			sr_token_forget(e);
 			free(e->fetch);
 			e->fetch = NULL;

@@ -114,7 +114,7 @@ struct sr_edge {
 	int64_t token_until;
 	long fetches;         /* tokens fetched */
 	struct sr_call *fetch; /* the token fetch in flight */
-	struct secret *secrets;
+	struct sr_secret *secrets; /* its profile's, as read (sr_secret.c) */
 	int nsecrets;
 	/* the Redis server's clock (sr_clock.c) */
 	int clock_node;       /* the node its last gate ran on (-1: none yet) */

@@ -7,72 +7,14 @@
  * is redacted of it; a URL that carries one is never printed.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include "sr.h"
-
-struct secret {
-	char name[40];
-	char *value;      /* NULL: not set, or unreadable (failed) */
-	int failed;
-	char error[200];
-	char path[512];   /* the file it came from, if any */
-	struct timespec mtime;
-	int64_t checked;  /* when the file was last looked at (mono ms) */
-};
-
-void
-sr_edge_secrets_free(struct sr_edge *e)
-{
-	for (int i = 0; i < e->nsecrets; i++)
-		if (e->secrets[i].value) {
-			memset(e->secrets[i].value, 0, strlen(e->secrets[i].value));
-			free(e->secrets[i].value);
-		}
-	free(e->secrets);
-	e->secrets = NULL;
-	e->nsecrets = 0;
-}
-
-/* ------------------------------------------------------------ secrets */
-
-static char *
-read_secret_file(const char *path, struct timespec *mtime, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "r");
-	struct stat st;
-	char buf[4096];
-	size_t n;
-
-	if (!f || fstat(fileno(f), &st) < 0) {
-		snprintf(err, errlen, "cannot read the secret file '%s': %s", path, strerror(errno));
-		if (f)
-			fclose(f);
-		return NULL;
-	}
-	n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-		buf[--n] = '\0';
-	*mtime = st.st_mtim;
-	if (n == 0) {
-		snprintf(err, errlen, "the secret file '%s' is empty", path);
-		return NULL;
-	}
-	if (strpbrk(buf, "\r\n")) {
-		snprintf(err, errlen, "the secret file '%s' holds more than one line", path);
-		return NULL;
-	}
-	return sr_strdup(buf);
-}
 
 /* A secret that goes into the request, noted so that what the carrier says
  * back can be redacted (see redact_secrets). */
@@ -94,8 +36,7 @@ void
 sr_call_forget_secrets(struct sr_call *c)
 {
 	for (int i = 0; i < c->nsent_secrets; i++) {
-		memset(c->sent_secrets[i], 0, strlen(c->sent_secrets[i]));
-		free(c->sent_secrets[i]);
+		sr_secret_wipe(c->sent_secrets[i]);
 		c->sent_secrets[i] = NULL;
 	}
 	c->nsent_secrets = 0;
@@ -110,87 +51,13 @@ sr_call_redact(const struct sr_call *c, char *s, size_t size)
 	sr_redact(s, size, c->sent_secrets, c->nsent_secrets);
 }
 
-/* A secret's value for this account: the first of its alternatives that is
- * set ("file:PATH", "env:NAME", "env-file:NAME", or a literal). Files are
- * re-read when they change (looked at once a second at most). NULL when
- * none is set; -1 in *failed with b->err when a file cannot be read. */
+/* A secret.NAME's value for this account (sr_secret.c), a file:PATH's
+ * placeholders filled as the request's. */
 const char *
 sr_build_secret(struct sr_build *b, const struct sr_var *v, int *failed)
 {
-	struct sr_edge *e = b->e;
-	struct secret *s = NULL;
-	int64_t now = sr_mono_ms();
-	char spec[1024], *alt, *save;
-
-	for (int i = 0; i < e->nsecrets; i++)
-		if (!strcmp(e->secrets[i].name, v->name))
-			s = &e->secrets[i];
-	if (s && (!s->path[0] || now - s->checked < 1000)) {
-		if (s->failed) { /* still unreadable: no request without it */
-			snprintf(b->err, sizeof b->err, "%s", s->error);
-			*failed = 1;
-		}
-		return s->value;
-	}
-	if (s && s->path[0]) {
-		struct stat st;
-
-		s->checked = now;
-		if (stat(s->path, &st) == 0 && st.st_mtim.tv_sec == s->mtime.tv_sec &&
-		    st.st_mtim.tv_nsec == s->mtime.tv_nsec)
-			return s->value;
-	}
-	if (!s) {
-		e->secrets = sr_realloc(e->secrets, (size_t)(e->nsecrets + 1) * sizeof *e->secrets);
-		s = &e->secrets[e->nsecrets++];
-		memset(s, 0, sizeof *s);
-		snprintf(s->name, sizeof s->name, "%s", v->name);
-	}
-	if (s->value) {
-		memset(s->value, 0, strlen(s->value));
-		free(s->value);
-	}
-	s->value = NULL;
-	s->path[0] = '\0';
-	s->checked = now;
-	s->failed = 0;
-	snprintf(spec, sizeof spec, "%s", v->value);
-	for (alt = strtok_r(spec, " \t", &save); alt; alt = strtok_r(NULL, " \t", &save)) {
-		const char *path = NULL;
-		char expanded[512];
-
-		if (!strncmp(alt, "env:", 4)) {
-			const char *val = getenv(alt + 4);
-
-			if (val && *val) {
-				s->value = sr_strdup(val);
-				return s->value;
-			}
-			continue;
-		}
-		if (!strncmp(alt, "env-file:", 9)) {
-			if (!(path = getenv(alt + 9)) || !*path)
-				continue;
-		} else if (!strncmp(alt, "file:", 5)) {
-			struct sr_buf out = { expanded, 0, sizeof expanded };
-
-			if (sr_expand(alt + 5, SR_CTX_RAW, sr_build_lookup, b, &out, b->err, sizeof b->err) < 0) {
-				*failed = 1;
-				return NULL;
-			}
-			path = expanded;
-		} else {
-			s->value = sr_strdup(alt);
-			return s->value;
-		}
-		snprintf(s->path, sizeof s->path, "%s", path);
-		if (!(s->value = read_secret_file(s->path, &s->mtime, b->err, sizeof b->err))) {
-			*failed = s->failed = 1;
-			snprintf(s->error, sizeof s->error, "%s", b->err);
-		}
-		return s->value;
-	}
-	return NULL;
+	return sr_secret_get(&b->e->secrets, &b->e->nsecrets, v->name, v->value, sr_build_lookup, b,
+	    failed, b->err, sizeof b->err);
 }
 
 /* ------------------------------------------------------------ building requests */

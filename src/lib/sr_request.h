@@ -60,7 +60,5 @@ void sr_call_redact(const struct sr_call *c, char *s, size_t size);
 /* A secret.NAME's value for the account (NULL: not set; *failed with
  * b->err when it cannot be read). */
 const char *sr_build_secret(struct sr_build *b, const struct sr_var *v, int *failed);
-/* The account's secrets forgotten (wiped): read again when next used. */
-void sr_edge_secrets_free(struct sr_edge *e);
 
 #endif
