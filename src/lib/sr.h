@@ -58,6 +58,7 @@ enum {
 #include "sr_pace.h"
 #include "sr_late.h"
 #include "sr_request.h"
+#include "sr_auth.h"
 #include "sr_http.h"
 #include "sr_auth_token.h"
 #include "sr_edge_check.h"

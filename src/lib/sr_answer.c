@@ -229,18 +229,3 @@ sr_classify(const struct sr_profile *p, long http, const char *body, size_t body
 	json_decref(j);
 }
 
-
-/* The token of a token fetch's answer. */
-int
-sr_token_read(const struct sr_profile *p, json_t *j, const char *body, char *tok, size_t toklen,
-    long *ttl_s)
-{
-	char ttl[32];
-
-	*ttl_s = p->token_ttl_s > 0 ? p->token_ttl_s : 1800;
-	if (!sr_answer_field(j, body, p->token_field, tok, toklen) || !tok[0])
-		return 0;
-	if (sr_answer_field(j, body, p->token_ttl_field, ttl, sizeof ttl) && sr_parse_long(ttl) > 0)
-		*ttl_s = sr_parse_long(ttl);
-	return 1;
-}

@@ -46,10 +46,5 @@ json_t *sr_answer_json(const char *body);
 int sr_answer_field(json_t *j, const char *body, const char *path, char *out, size_t outlen);
 /* Whether code is one of a comma-separated list's. */
 int sr_code_in_list(const char *list, const char *code);
-/* The token of a token fetch's answer (token.field, not empty) and how long
- * it lives in s (token.ttl_field, else token.ttl_s, else 1800). 1 when the
- * answer holds one. */
-int sr_token_read(const struct sr_profile *p, json_t *j, const char *body, char *tok, size_t toklen,
-    long *ttl_s);
 
 #endif

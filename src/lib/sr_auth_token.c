@@ -1,5 +1,9 @@
-/* sr_auth_token.c - a fetched token: one fetch for every call waiting on
- * it, renewed before it dies, fetched again when the carrier refuses it.
+/* sr_auth_token.c - a token fetched from the carrier: "token.url" (and
+ * .method, .body, .type: the request, a profile's fifth), "token.field"
+ * (where its answer holds the token), "token.ttl_field" or "token.ttl_s"
+ * (how long it lives). One fetch for every call waiting on it, renewed
+ * before it dies, fetched again when the carrier refuses it; it goes where
+ * the profile's templates put {token} (a header: sr_auth_header.c).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
@@ -8,6 +12,47 @@
 #include <curl/curl.h>
 
 #include "sr.h"
+
+int
+sr_auth_token_parse(struct sr_parse *ps, const char *key, char *v)
+{
+	struct sr_profile *p = ps->p;
+	char **str = !strcmp(key, "token.field") ? &p->token_field :
+	    !strcmp(key, "token.ttl_field") ? &p->token_ttl_field : NULL;
+
+	if (str) {
+		free(*str);
+		*str = sr_strdup(v);
+		return 1;
+	}
+	if (!strcmp(key, "token.ttl_s"))
+		return sr_pnum(ps, key, v, 1, 86400 * 30, &p->token_ttl_s) < 0 ? -1 : 1;
+	return 0;
+}
+
+int
+sr_auth_token_check(struct sr_parse *ps, int stage)
+{
+	const struct sr_profile *p = ps->p;
+
+	if (stage != SR_AUTH_CHECK_NEEDS)
+		return 0;
+	if (p->req[SR_REQ_TOKEN].url && !p->token_field)
+		return sr_perr(ps, "%s", "token.url needs token.field (where the token is in the answer)");
+	if (p->req[SR_REQ_TOKEN].url && !p->req[SR_REQ_TOKEN].method)
+		return sr_perr(ps, "%s", "token.url needs token.method");
+	return 0;
+}
+
+/* (The token goes in through {token}: sr_request.c's lookup.) */
+int
+sr_auth_token_apply(struct sr_build *b, int stage, struct sr_request *req)
+{
+	(void)b;
+	(void)stage;
+	(void)req;
+	return 0;
+}
 
 /* A token fetch that failed is not tried again before this (the breaker,
  * opened by the calls it failed, holds the account meanwhile). */
@@ -105,4 +150,18 @@ sr_token_fetched(struct sr_edge *e, CURLcode rc, long http)
 	sr_call_cleanup(f);
 	free(f);
 	e->fetch = NULL;
+}
+
+int
+sr_token_read(const struct sr_profile *p, json_t *j, const char *body, char *tok, size_t toklen,
+    long *ttl_s)
+{
+	char ttl[32];
+
+	*ttl_s = p->token_ttl_s > 0 ? p->token_ttl_s : 1800;
+	if (!sr_answer_field(j, body, p->token_field, tok, toklen) || !tok[0])
+		return 0;
+	if (sr_answer_field(j, body, p->token_ttl_field, ttl, sizeof ttl) && sr_parse_long(ttl) > 0)
+		*ttl_s = sr_parse_long(ttl);
+	return 1;
 }

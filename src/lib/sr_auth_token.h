@@ -26,4 +26,10 @@ void sr_token_forget(struct sr_edge *e);
  * kept, or the authentication failed for a while (e->auth_error). */
 void sr_token_fetched(struct sr_edge *e, CURLcode rc, long http);
 
+/* The token of a token fetch's answer (token.field, not empty) and how long
+ * it lives in s (token.ttl_field, else token.ttl_s, else 1800). 1 when the
+ * answer holds one. */
+int sr_token_read(const struct sr_profile *p, json_t *j, const char *body, char *tok, size_t toklen,
+    long *ttl_s);
+
 #endif

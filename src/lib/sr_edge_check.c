@@ -50,15 +50,7 @@ sr_edge_check(struct sr_gateway *gw, struct sr_edge *e, json_t *report)
 		sr_build_init(&b, gw, e, r == SR_REQ_TOKEN ? NULL : &call, call.action);
 		b.checking = 1;
 		if (sr_build_request(&b, t, &ub, &bb) == SR_BUILT)
-			for (int i = 0; i < p->nheaders && !b.err[0]; i++) {
-				char hdr[2048];
-				struct sr_buf hb = { hdr, 0, sizeof hdr };
-
-				b.unset = 0;
-				if (sr_expand(p->headers[i], SR_CTX_HEADER, sr_build_lookup, &b, &hb, b.err,
-				    sizeof b.err) < 0 && b.unset && !strstr(b.err, "cannot read"))
-					b.err[0] = '\0'; /* an optional header, left out */
-			}
+			sr_build_headers(&b, NULL); /* (an optional header is left out) */
 		memset(url, 0, sizeof url);
 		memset(body, 0, sizeof body);
 		json_object_set_new(reqs, names[r], json_string(b.err[0] ? b.err : "ok"));

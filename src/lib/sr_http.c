@@ -8,7 +8,6 @@
 #include <strings.h>
 
 #include <curl/curl.h>
-#include <openssl/evp.h>
 
 #include "sr.h"
 
@@ -138,9 +137,10 @@ sr_http_start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 	    !strcmp(call->action, "poll") ? SR_REQ_POLL :
 	    !strcmp(call->action, "stop") ? SR_REQ_STOP : SR_REQ_RESUME;
 	const struct sr_request_tmpl *t = &p->req[r];
-	char url[SR_REQ_MAX], body[SR_REQ_MAX], hdr[2048];
+	char url[SR_REQ_MAX], body[SR_REQ_MAX];
 	struct sr_buf ub = { url, 0, sizeof url }, bb = { body, 0, sizeof body };
 	struct sr_build b;
+	struct sr_request req;
 	struct curl_slist *h = NULL;
 	CURL *e;
 	int built;
@@ -153,20 +153,15 @@ sr_http_start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 		    built == SR_NOT_SIGNED ? "signed" : "built", b.err);
 		return -1;
 	}
-	for (int i = 0; i < p->nheaders; i++) {
-		struct sr_buf hb = { hdr, 0, sizeof hdr };
-
-		b.unset = 0;
-		b.err[0] = '\0';
-		if (sr_expand(p->headers[i], SR_CTX_HEADER, sr_build_lookup, &b, &hb, b.err, sizeof b.err) < 0) {
-			if (b.unset && !strstr(b.err, "cannot read"))
-				continue; /* an optional secret that is not set: no header */
-			snprintf(call->error, sizeof call->error, "header not built: %s", b.err);
-			curl_slist_free_all(h);
-			return -1;
-		}
-		h = slist_add(h, hdr);
+	memset(&req, 0, sizeof req);
+	if (sr_build_headers(&b, &req) < 0) {
+		snprintf(call->error, sizeof call->error, "%s: %s", b.what, b.err);
+		sr_request_free(&req);
+		return -1;
 	}
+	for (int i = 0; i < req.nheaders; i++)
+		h = slist_add(h, req.headers[i]);
+	sr_request_free(&req);
 	if (t->body && t->type == SR_BODY_JSON)
 		h = slist_add(h, "Content-Type: application/json");
 	else if (t->body && t->type == SR_BODY_FORM)
@@ -231,32 +226,15 @@ sr_http_start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 				SETOPT(e, CURLOPT_CUSTOMREQUEST, t->method);
 		}
 	}
-	if (p->basic) {
-		char up[1024], *colon;
-		struct sr_buf ab = { up, 0, sizeof up };
-
-		b.err[0] = '\0';
-		if (sr_expand(p->basic, SR_CTX_RAW, sr_build_lookup, &b, &ab, b.err, sizeof b.err) < 0 ||
-		    !(colon = strchr(up, ':'))) {
-			snprintf(call->error, sizeof call->error, "basic credentials not built: %s",
-			    b.err[0] ? b.err : "no ':'");
-			memset(up, 0, sizeof up);
-			return -1;
-		}
-		{
-			/* What goes on the wire, and what a carrier echoes
-			 * ("Basic dXNlcj..."): base64 of user:password. */
-			unsigned char b64[4 * (sizeof up / 3 + 1) + 1];
-
-			EVP_EncodeBlock(b64, (const unsigned char *)up, (int)strlen(up));
-			sr_build_note_secret(&b, (const char *)b64);
-			memset(b64, 0, sizeof b64);
-		}
-		*colon = '\0';
+	if (sr_build_creds(&b, &req) < 0) {
+		snprintf(call->error, sizeof call->error, "%s: %s", b.what, b.err);
+		return -1;
+	}
+	if (req.basic) {
 		SETOPT(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		SETOPT(e, CURLOPT_USERNAME, up);
-		SETOPT(e, CURLOPT_PASSWORD, colon + 1);
-		memset(up, 0, sizeof up);
+		SETOPT(e, CURLOPT_USERNAME, req.user);
+		SETOPT(e, CURLOPT_PASSWORD, req.password);
+		sr_request_free(&req);
 	}
 	memset(url, 0, sizeof url); /* it may carry a token */
 	memset(body, 0, sizeof body);
@@ -269,6 +247,7 @@ sr_http_start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 	call->origin->running++;
 	return 0;
 setopt_failed:
+	sr_request_free(&req);
 	snprintf(call->error, sizeof call->error, "libcurl refused an option");
 	return -1;
 }

@@ -202,7 +202,7 @@ parse_line(struct sr_parse *ps, char *key, char *v)
 {
 	struct sr_profile *p = ps->p;
 	int rep = !strcmp(key, "accounts") || !strcmp(key, "header") || !strcmp(key, "rule") ||
-	    !strcmp(key, "query.rule"), first;
+	    !strcmp(key, "query.rule"), first, taken;
 	struct {
 		const char *key;
 		long *dst, lo, hi;
@@ -223,15 +223,12 @@ parse_line(struct sr_parse *ps, char *key, char *v)
 		{ "breaker_window_ms", &p->brk_window_ms, 1000, 3600000 },
 		{ "breaker_cooldown_ms", &p->brk_cool_ms, 100, 3600000 },
 		{ "breaker_cooldown_max_ms", &p->brk_cool_max_ms, 100, 86400000 },
-		{ "token.ttl_s", &p->token_ttl_s, 1, 86400 * 30 },
 	};
 	struct {
 		const char *key;
 		char **dst;
 	} strs[] = {
-		{ "base", &p->base }, { "reqid", &p->reqid }, { "basic", &p->basic },
-		{ "token.field", &p->token_field }, { "token.ttl_field", &p->token_ttl_field },
-		{ "sign.input", &p->sign_input }, { "sign.key", &p->sign_key },
+		{ "base", &p->base }, { "reqid", &p->reqid },
 		{ "code", &p->code_path }, { "message", &p->msg_path }, { "state", &p->state_path },
 		{ "txn", &p->txn_path }, { "state.active", &p->state_active },
 		{ "card", &p->card_path }, { "query.card", &p->qcard_path },
@@ -286,29 +283,9 @@ parse_line(struct sr_parse *ps, char *key, char *v)
 		p->async = !strcmp(v, "yes");
 		return 0;
 	}
-	if (!strcmp(key, "sign")) {
-		if (!strcmp(v, "md5"))
-			p->sign = SR_SIGN_MD5;
-		else if (!strcmp(v, "sha256"))
-			p->sign = SR_SIGN_SHA256;
-		else if (!strcmp(v, "hmac-sha256"))
-			p->sign = SR_SIGN_HMAC_SHA256;
-		else
-			return sr_perr(ps, "%s", "sign: the value is not md5, sha256 or hmac-sha256");
-		return 0;
-	}
-	if (!strcmp(key, "sign.case")) {
-		if (strcmp(v, "lower") && strcmp(v, "upper"))
-			return sr_perr(ps, "%s", "sign.case: the value is not lower or upper");
-		p->sign_upper = !strcmp(v, "upper");
-		return 0;
-	}
-	if (!strcmp(key, "header")) {
-		if (!strchr(v, ':'))
-			return sr_perr(ps, "%s", "header: the value is not 'Name: value'");
-		sr_push_str(&p->headers, &p->nheaders, v);
-		return 0;
-	}
+	/* The authentication's keys: its kinds' (sr_auth.c). */
+	if ((taken = sr_auth_parse(ps, key, v)) != 0)
+		return taken < 0 ? -1 : 0;
 	if (!strcmp(key, "rule"))
 		return sr_rule_parse(ps, v, &p->rules, &p->nrules);
 	if (!strcmp(key, "query.rule"))
@@ -438,6 +415,30 @@ sr_profile_parse(const char *text, const char *name, const char *file, const cha
 	return NULL;
 }
 
+const char *
+sr_profile_opt(const struct sr_profile *p, const char *key)
+{
+	for (int i = 0; i < p->nopts; i++)
+		if (!strcmp(p->opts[i].name, key))
+			return p->opts[i].value;
+	return NULL;
+}
+
+void
+sr_profile_set_opt(struct sr_profile *p, const char *key, const char *v)
+{
+	int i;
+
+	for (i = 0; i < p->nopts && strcmp(p->opts[i].name, key); i++)
+		;
+	if (i == p->nopts) {
+		p->opts = sr_realloc(p->opts, (size_t)(p->nopts + 1) * sizeof *p->opts);
+		p->opts[p->nopts++] = (struct sr_var){ sr_strdup(key), NULL, 0 };
+	}
+	free(p->opts[i].value);
+	p->opts[i].value = sr_strdup(v);
+}
+
 void
 sr_profile_free(struct sr_profile *p)
 {
@@ -488,6 +489,11 @@ sr_profile_free(struct sr_profile *p)
 	free(p->poll_pending);
 	free(p->poll_card);
 	free(p->poll_txn);
+	for (int i = 0; i < p->nopts; i++) {
+		free(p->opts[i].name);
+		free(p->opts[i].value);
+	}
+	free(p->opts);
 	free(p);
 }
 

@@ -78,6 +78,10 @@ struct sr_profile {
 	char *poll_state, *poll_done, *poll_failed, *poll_pending, *poll_card, *poll_txn;
 	struct sr_rule *rules, *qrules; /* qrules: query.rule, when a profile gives them */
 	int nrules, nqrules;
+	/* The settings of an authentication kind that has no field here
+	 * (sr_auth.h): its keys and their values. */
+	struct sr_var *opts;
+	int nopts;
 };
 /* Parse a profile's text; NULL with err set ("FILE: line N: ...") when bad.
  * dir is where 'from = NAME' finds NAME.profile (the built-in 'default'
@@ -85,6 +89,11 @@ struct sr_profile {
 struct sr_profile *sr_profile_parse(const char *text, const char *name, const char *file,
     const char *dir, char *err, size_t errlen);
 void sr_profile_free(struct sr_profile *p);
+
+/* An authentication kind's setting key (sr_auth.h): its value, or NULL
+ * when the profile (or its base) sets none; set (over a base's). */
+const char *sr_profile_opt(const struct sr_profile *p, const char *key);
+void sr_profile_set_opt(struct sr_profile *p, const char *key, const char *v);
 
 /* Placeholders every request knows (NULL-terminated); a set. or secret.
  * name may not shadow them. */

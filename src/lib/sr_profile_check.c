@@ -93,8 +93,7 @@ check_templates(struct sr_parse *ps)
 	char key[64];
 
 	if (sr_profile_check_names(ps, "base", p->base) < 0 || sr_profile_check_names(ps, "reqid", p->reqid) < 0 ||
-	    sr_profile_check_names(ps, "basic", p->basic) < 0 || sr_profile_check_names(ps, "sign.input", p->sign_input) < 0 ||
-	    sr_profile_check_names(ps, "sign.key", p->sign_key) < 0)
+	    sr_auth_check(ps, SR_AUTH_CHECK_NAMES) < 0)
 		return -1;
 	for (int r = 0; r < SR_REQ_COUNT; r++) {
 		snprintf(key, sizeof key, "%s.url", sr_req_name[r]);
@@ -136,33 +135,6 @@ sr_profile_names(const struct sr_profile *p, const char *tmpl, const char *that,
 			    sr_profile_names(p, p->vars[i].value, that, depth + 1))
 				return 1;
 	}
-	return 0;
-}
-
-/* {sign} is made last, from the request built around it (README, Signed
- * requests): it may go into a request's URL or body, a header or the Basic
- * credentials, but not into what is filled before the request is ({base},
- * {reqid}), nor into what it is made of. */
-static int
-check_sign_place(struct sr_parse *ps)
-{
-	const struct sr_profile *p = ps->p;
-	const struct {
-		const char *key, *tmpl;
-	} before[] = {
-		{ "base", p->base }, { "reqid", p->reqid }, { "sign.input", p->sign_input },
-		{ "sign.key", p->sign_key },
-	};
-
-	for (size_t i = 0; i < sizeof before / sizeof before[0]; i++)
-		if (sr_profile_names(p, before[i].tmpl, "sign", 0)) {
-			char what[160];
-
-			ps->line = sr_parse_line_of(ps, before[i].key);
-			snprintf(what, sizeof what, "%s: {sign} cannot be part of what is filled before "
-			    "the request, or of what it signs", before[i].key);
-			return sr_perr(ps, "%s", what);
-		}
 	return 0;
 }
 
@@ -208,7 +180,7 @@ sr_profile_check(struct sr_parse *ps)
 	struct sr_profile *p = ps->p;
 	const char *const *reqs = sr_req_name;
 
-	if (check_templates(ps) < 0 || check_sign_place(ps) < 0 || check_poll(ps) < 0)
+	if (check_templates(ps) < 0 || sr_auth_check(ps, SR_AUTH_CHECK_PLACE) < 0 || check_poll(ps) < 0)
 		return -1;
 	ps->line = 0;
 	for (int r = 0; r < 3; r++)
@@ -229,14 +201,8 @@ sr_profile_check(struct sr_parse *ps)
 			return sr_perr(ps, "%s", what);
 		}
 	}
-	if (p->req[SR_REQ_TOKEN].url && !p->token_field)
-		return sr_perr(ps, "%s", "token.url needs token.field (where the token is in the answer)");
-	if (p->req[SR_REQ_TOKEN].url && !p->req[SR_REQ_TOKEN].method)
-		return sr_perr(ps, "%s", "token.url needs token.method");
-	if (p->sign && !p->sign_input)
-		return sr_perr(ps, "%s", "sign needs sign.input (what is signed)");
-	if (p->sign == SR_SIGN_HMAC_SHA256 && !p->sign_key)
-		return sr_perr(ps, "%s", "sign = hmac-sha256 needs sign.key");
+	if (sr_auth_check(ps, SR_AUTH_CHECK_NEEDS) < 0)
+		return -1;
 	if (p->state_path && (!p->state_active || !p->state_stopped))
 		return sr_perr(ps, "%s", "state needs state.active and state.stopped");
 	/* A code in two lists would be read as the first: a card on its way

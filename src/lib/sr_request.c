@@ -11,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include "sr.h"
@@ -207,17 +206,7 @@ sr_build_init(struct sr_build *b, struct sr_gateway *gw, struct sr_edge *e, stru
 		memset(rnd, 0, sizeof rnd);
 	for (size_t i = 0; i < sizeof rnd; i++)
 		snprintf(b->nonce + 2 * i, 3, "%02x", rnd[i]);
-	if (p->sign) {
-		/* Random hex as long as the signature's: no escaping changes it,
-		 * no parameter holds it by chance, and the signature takes its
-		 * place without moving a byte. */
-		unsigned char r[64];
-		int n = EVP_MD_size(p->sign == SR_SIGN_MD5 ? EVP_md5() : EVP_sha256());
-
-		if (RAND_bytes(r, n) != 1)
-			snprintf(b->err, sizeof b->err, "no random bytes for the signature's stand-in");
-		sr_hex(r, (size_t)n, b->stand_in, 0);
-	}
+	sr_auth_apply(b, SR_AUTH_INIT, NULL); /* (an error stays in b->err) */
 	out = (struct sr_buf){ b->base, 0, sizeof b->base };
 	if (sr_expand(p->base ? p->base : "{gateway}", SR_CTX_RAW, sr_build_lookup, b, &out, b->err,
 	    sizeof b->err) < 0)
@@ -243,43 +232,6 @@ collect_params(struct sr_build *b, const char *url, const char *body, int type)
 	b->have_params = sr_params(url, body, type, b->stand_in, b->params, sizeof b->params) == 0;
 }
 
-/* {sign}: a digest of sign.input (hex), as the profile says. */
-static int
-make_sign(struct sr_build *b)
-{
-	const struct sr_profile *p = b->e->acct->p;
-	char input[SR_REQ_MAX], key[1024];
-	struct sr_buf in = { input, 0, sizeof input }, kb = { key, 0, sizeof key };
-	int rc;
-
-	if (!p->sign)
-		return 0;
-	key[0] = '\0';
-	if (sr_expand(p->sign_input, SR_CTX_RAW, sr_build_lookup, b, &in, b->err, sizeof b->err) < 0 ||
-	    (p->sign == SR_SIGN_HMAC_SHA256 &&
-	    sr_expand(p->sign_key, SR_CTX_RAW, sr_build_lookup, b, &kb, b->err, sizeof b->err) < 0))
-		return -1;
-	rc = sr_digest_hex(p->sign, key, kb.len, input, in.len, p->sign_upper, b->sign);
-	memset(input, 0, sizeof input);
-	memset(key, 0, sizeof key);
-	if (rc < 0) {
-		snprintf(b->err, sizeof b->err, "signing failed");
-		return -1;
-	}
-	b->have_sign = 1;
-	return 0;
-}
-
-/* Put the signature where its stand-in is: the same length, so in place. */
-static void
-put_sign(const struct sr_build *b, struct sr_buf *out)
-{
-	size_t n = strlen(b->stand_in);
-
-	for (char *at = out->s; n && (at = strstr(at, b->stand_in)); at += n)
-		memcpy(at, b->sign, n);
-}
-
 /* A request's URL and body (the body expanded even when a GET does not
  * send it), every placeholder filled, {sign} last: the templates are
  * expanded with a stand-in for it, {params} is read from what they hold
@@ -303,11 +255,41 @@ sr_build_request(struct sr_build *b, const struct sr_request_tmpl *t, struct sr_
 	if (!ok)
 		return SR_NOT_BUILT;
 	collect_params(b, ub->s, sr_sends_body(t) ? bb->s : NULL, t->type);
-	if (make_sign(b) < 0)
+	b->url = ub;
+	b->body = bb;
+	if (sr_auth_apply(b, SR_AUTH_SIGN, NULL) < 0)
 		return SR_NOT_SIGNED;
-	if (b->have_sign) {
-		put_sign(b, ub);
-		put_sign(b, bb);
-	}
 	return SR_BUILT;
+}
+
+int
+sr_build_headers(struct sr_build *b, struct sr_request *req)
+{
+	return sr_auth_apply(b, SR_AUTH_HEADERS, req);
+}
+
+int
+sr_build_creds(struct sr_build *b, struct sr_request *req)
+{
+	return sr_auth_apply(b, SR_AUTH_CREDS, req);
+}
+
+void
+sr_request_add_header(struct sr_request *req, const char *line)
+{
+	req->headers = sr_realloc(req->headers, (size_t)(req->nheaders + 1) * sizeof *req->headers);
+	req->headers[req->nheaders++] = sr_strdup(line);
+}
+
+void
+sr_request_free(struct sr_request *req)
+{
+	for (int i = 0; i < req->nheaders; i++)
+		sr_secret_wipe(req->headers[i]);
+	free(req->headers);
+	req->headers = NULL;
+	req->nheaders = 0;
+	memset(req->user, 0, sizeof req->user);
+	req->password = NULL;
+	req->basic = 0;
 }

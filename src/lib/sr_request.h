@@ -16,6 +16,20 @@
 /* The most of a request's URL, body or signed text. */
 #define SR_REQ_MAX (16 * 1024)
 
+/* What the kinds of authentication (sr_auth.c) add to a request besides
+ * its URL and body. */
+struct sr_request {
+	char **headers;       /* header lines, copies (wiped when freed) */
+	int nheaders;
+	int basic;            /* HTTP Basic credentials: user and password */
+	char user[1024];      /* the user, then (after its NUL) the password */
+	const char *password;
+};
+/* A header line appended (a copy). */
+void sr_request_add_header(struct sr_request *req, const char *line);
+/* What req holds, wiped and freed. */
+void sr_request_free(struct sr_request *req);
+
 /* A request being built: what its placeholders are filled with. */
 struct sr_build {
 	struct sr_gateway *gw;
@@ -32,6 +46,8 @@ struct sr_build {
 	int checking;         /* sr_edge_check: nothing is sent, a token stands in */
 	int unset;            /* a placeholder had no value (an unset secret) */
 	char err[200];
+	const char *what;     /* what an authentication kind did not build (with err) */
+	struct sr_buf *url, *body; /* the request's, once filled (to be signed) */
 	char vbuf[4][1024];   /* set.NAME expansions */
 	int nv;
 };
@@ -49,6 +65,10 @@ enum { SR_BUILT, SR_NOT_BUILT, SR_NOT_SIGNED };
  * {sign} last: SR_BUILT, or why not with b->err. */
 int sr_build_request(struct sr_build *b, const struct sr_request_tmpl *t, struct sr_buf *ub,
     struct sr_buf *bb);
+/* The request's header lines, and its credentials, by the kinds of
+ * authentication (sr_auth.c): 0, or -1 with b->what and b->err. */
+int sr_build_headers(struct sr_build *b, struct sr_request *req);
+int sr_build_creds(struct sr_build *b, struct sr_request *req);
 /* Whether a request carries its body (a GET sends none). */
 int sr_sends_body(const struct sr_request_tmpl *t);
 /* A secret that goes into the request, noted on the call it builds. */
