@@ -17,8 +17,9 @@
 const char *
 sr_outcome_name(enum sr_outcome o)
 {
-	static const char *names[] = { "ok", "already", "retry", "fail", "unknown", "superseded",
-		"blocked" };
+#define SR_OUT_NAME(e, name) [e] = name,
+	static const char *const names[] = { SR_OUTCOMES(SR_OUT_NAME) };
+#undef SR_OUT_NAME
 
 	return names[o];
 }

@@ -11,11 +11,16 @@
 
 #include <curl/curl.h>
 
-/* Outcome classes of one gateway call: the "outcome" of a result record. */
-enum sr_outcome {
-	SR_OUT_OK, SR_OUT_ALREADY, SR_OUT_RETRY, SR_OUT_FAIL, SR_OUT_UNKNOWN,
-	SR_OUT_SUPERSEDED, SR_OUT_BLOCKED,
-};
+/* Outcome classes of one gateway call: the "outcome" of a result record,
+ * the one list of them (X(ENUM, name)): sr-exec writes them, sr-confirm
+ * reads them. */
+#define SR_OUTCOMES(X) \
+	X(SR_OUT_OK, "ok") X(SR_OUT_ALREADY, "already") X(SR_OUT_RETRY, "retry") \
+	X(SR_OUT_FAIL, "fail") X(SR_OUT_UNKNOWN, "unknown") X(SR_OUT_SUPERSEDED, "superseded") \
+	X(SR_OUT_BLOCKED, "blocked")
+#define SR_OUT_ENUM(e, name) e,
+enum sr_outcome { SR_OUTCOMES(SR_OUT_ENUM) };
+#undef SR_OUT_ENUM
 const char *sr_outcome_name(enum sr_outcome o);
 
 struct sr_call;

@@ -23,11 +23,16 @@ extern const char *const sr_req_name[SR_REQ_COUNT];
 enum { SR_BODY_NONE, SR_BODY_JSON, SR_BODY_FORM, SR_BODY_TEXT };
 enum { SR_SIGN_NONE, SR_SIGN_MD5, SR_SIGN_SHA256, SR_SIGN_HMAC_SHA256 };
 /* What a rule makes of an answer. */
-enum sr_verdict {
-	SR_V_OK, SR_V_ALREADY, SR_V_IN_PROGRESS, /* applied / in state / accepted, lands later */
-	SR_V_THROTTLE, SR_V_TOO_FREQUENT, SR_V_REFUSED, /* not applied: account rate, card window, other */
-	SR_V_FAIL, SR_V_UNKNOWN, SR_V_REAUTH,    /* permanent, may have applied, authentication */
-};
+#define SR_VERDICTS(X) \
+	/* applied / in state / accepted, lands later */ \
+	X(SR_V_OK, "ok") X(SR_V_ALREADY, "already") X(SR_V_IN_PROGRESS, "in_progress") \
+	/* not applied: account rate, card window, other */ \
+	X(SR_V_THROTTLE, "throttle") X(SR_V_TOO_FREQUENT, "too_frequent") X(SR_V_REFUSED, "retry") \
+	/* permanent, may have applied, authentication */ \
+	X(SR_V_FAIL, "fail") X(SR_V_UNKNOWN, "unknown") X(SR_V_REAUTH, "reauth")
+#define SR_V_ENUM(e, name) e,
+enum sr_verdict { SR_VERDICTS(SR_V_ENUM) };
+#undef SR_V_ENUM
 struct sr_request_tmpl {
 	char *method, *url, *body;
 	int type; /* SR_BODY_*: how placeholders in the body are escaped, and its Content-Type */

@@ -11,10 +11,9 @@ static const struct {
 	const char *name;
 	int verdict;
 } verdicts[] = {
-	{ "ok", SR_V_OK }, { "already", SR_V_ALREADY }, { "in_progress", SR_V_IN_PROGRESS },
-	{ "throttle", SR_V_THROTTLE }, { "too_frequent", SR_V_TOO_FREQUENT },
-	{ "retry", SR_V_REFUSED }, { "fail", SR_V_FAIL }, { "unknown", SR_V_UNKNOWN },
-	{ "reauth", SR_V_REAUTH },
+#define SR_V_ROW(e, name) { name, e },
+	SR_VERDICTS(SR_V_ROW)
+#undef SR_V_ROW
 };
 
 int
@@ -53,8 +52,9 @@ sr_rule_parse(struct sr_parse *ps, char *v, struct sr_rule **rules, int *nrules)
 		if (!strcmp(out, verdicts[i].name))
 			break;
 	if (i == sizeof verdicts / sizeof verdicts[0])
-		return sr_perr(ps, "%s", "rule: the outcome is not one of ok already in_progress throttle "
-		    "too_frequent retry fail unknown reauth");
+#define SR_V_WORD(e, name) " " name
+		return sr_perr(ps, "%s", "rule: the outcome is not one of" SR_VERDICTS(SR_V_WORD));
+#undef SR_V_WORD
 	r.verdict = verdicts[i].verdict;
 	r.line = ps->line;
 	for (tok = strtok_r(v, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
