@@ -16,7 +16,6 @@
 #include "sr_config.h"
 #include "sr_outcome.h"
 #include "sr_profile.h"
-#include "sr_redis.h"
 
 /* What a process knows of one Redis server's clock against its monotonic
  * clock (sr_clock.c): bounds of offset = redis_ms - mono_ms, as of mono ms

@@ -71,7 +71,7 @@ on_read(char *buf, size_t size, size_t nitems, void *userp)
 /* Called by libcurl right before each time it sends the request. When a
  * kept-alive connection dies before any byte of the answer, libcurl sends
  * the request again on a new connection by itself, unless it would have to
- * rewind a body (see start()). A change with no body to rewind (a GET, or an
+ * rewind a body (see sr_http_start). A change with no body to rewind (a GET, or an
  * empty POST or PUT, as some carriers' APIs are) would go out twice: the
  * carrier may have applied the first, and the second is paced by no gate.
  * So a change is sent once: a second send is aborted, and the call is

@@ -1,6 +1,8 @@
 /* sr_request.c - a request built from the account's profile: every
  * placeholder of its templates filled ({card}, {ts}, a set.NAME, a
- * secret.NAME), escaped for where it goes, and signed last.
+ * secret.NAME), escaped for where it goes; and what the kinds of
+ * authentication add (sr_auth.c: header lines, credentials, a signature
+ * made last), asked at each step of the build.
  *
  * Secrets (tokens, passwords, app secrets) go into the request they are
  * read for only, each noted on the call so that what the carrier says back
@@ -16,7 +18,7 @@
 #include "sr.h"
 
 /* A secret that goes into the request, noted so that what the carrier says
- * back can be redacted (see redact_secrets). */
+ * back can be redacted (see sr_call_redact). */
 void
 sr_build_note_secret(struct sr_build *b, const char *v)
 {
@@ -216,7 +218,7 @@ sr_build_init(struct sr_build *b, struct sr_gateway *gw, struct sr_edge *e, stru
 	    sizeof b->err);
 }
 
-/* Whether a request carries its body: a GET sends none (see start()), so
+/* Whether a request carries its body: a GET sends none (see sr_http_start), so
  * none of its parameters reaches the carrier, and none is signed. */
 int
 sr_sends_body(const struct sr_request_tmpl *t)
