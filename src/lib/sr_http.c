@@ -155,7 +155,8 @@ sr_http_start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 	}
 	memset(&req, 0, sizeof req);
 	if (sr_build_headers(&b, &req) < 0) {
-		snprintf(call->error, sizeof call->error, "%s: %s", b.what, b.err);
+		snprintf(call->error, sizeof call->error, "%s: %s",
+		    b.what ? b.what : "request not built", b.err);
 		sr_request_free(&req);
 		return -1;
 	}
@@ -227,7 +228,8 @@ sr_http_start(struct sr_gateway *gw, struct sr_edge *ed, struct sr_call *call)
 		}
 	}
 	if (sr_build_creds(&b, &req) < 0) {
-		snprintf(call->error, sizeof call->error, "%s: %s", b.what, b.err);
+		snprintf(call->error, sizeof call->error, "%s: %s",
+		    b.what ? b.what : "request not built", b.err);
 		return -1;
 	}
 	if (req.basic) {
