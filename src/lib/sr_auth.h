@@ -44,6 +44,10 @@ struct sr_auth {
  * list). To add a kind: write its file, and add X(NAME) here: that is its
  * row of the table. Its settings go in the profile's generic options
  * (sr_profile_opt, sr_profile_set_opt) unless a field is made for them.
+ * Two things stay outside the kind's file: a key that may be given more
+ * than once (as header is) is also named in sr_profile.c's parse_line,
+ * and a placeholder of its own ({token}, {sign}) is sr_request.c's lookup
+ * and sr_builtin_names'.
  *   header  header lines (header = Name: value): a bearer token
  *           ({token}), an API key ({secret.NAME})
  *   basic   HTTP Basic credentials (basic = user:password)
