@@ -1,7 +1,7 @@
 /* sr_config.c - configuration from flags and the environment.
  * Secrets (Redis password, gateway token) are read only from the environment
  * or from files named there, never from argv, and are never printed; and
- * only by the tool about to use one, when it does (sr_secret_read). */
+ * only by the tool about to use one, when it does (sr_secret.c). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -60,49 +60,6 @@ env_str(const char *name, const char *dflt)
 	const char *s = getenv(name);
 
 	return s && *s ? s : dflt;
-}
-
-/* A secret of the environment, read only by a tool about to use it (Redis's
- * password, as it connects; the carrier's are read by sr_gateway.c as a
- * call is built): a tool that does not need one runs for an operator who
- * cannot read it. NAME_FILE wins over NAME; the trailing newline is dropped.
- * 0 with *value set (NULL: neither is set, or the file is empty), or -1 with
- * err naming the file and why it cannot be read (never the value). */
-int
-sr_secret_read(const char *name, char **value, char *err, size_t errlen)
-{
-	char filevar[128];
-	const char *path, *val;
-
-	*value = NULL;
-	snprintf(filevar, sizeof filevar, "%s_FILE", name);
-	if ((path = getenv(filevar)) && *path) {
-		FILE *f = fopen(path, "r");
-		char buf[1024];
-		size_t n;
-
-		if (!f) {
-			snprintf(err, errlen, "%s: cannot open '%s': %s", filevar, path, strerror(errno));
-			return -1;
-		}
-		n = fread(buf, 1, sizeof buf - 1, f);
-		if (ferror(f)) { /* a directory opens, and fails here */
-			snprintf(err, errlen, "%s: cannot read '%s': %s", filevar, path, strerror(errno));
-			fclose(f);
-			return -1;
-		}
-		fclose(f);
-		buf[n] = '\0';
-		while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-			buf[--n] = '\0';
-		if (n)
-			*value = sr_strdup(buf);
-		memset(buf, 0, sizeof buf);
-		return 0;
-	}
-	if ((val = getenv(name)) && *val)
-		*value = sr_strdup(val);
-	return 0;
 }
 
 /* What state a secret file is in, for sr-admin config: told from its

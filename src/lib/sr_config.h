@@ -50,11 +50,6 @@ enum { SR_OPT_REDIS = 1000, SR_OPT_PREFIX, SR_OPT_GATEWAY, SR_OPT_VERSION, SR_OP
  * "unreadable: ..."), found without reading it; NULL for the others. */
 void sr_config_each(void (*fn)(const char *name, const char *value, const char *from,
     const char *secret, void *arg), void *arg);
-/* A secret from the environment (SRQ_REDIS_PASSWORD, ...), read now, by the
- * tool about to use it: NAME_FILE's content, its trailing newline dropped
- * (it wins), else NAME. 0 with *value (NULL when not set; free it, wiped),
- * or -1 with err naming the file and why it cannot be read. */
-int sr_secret_read(const char *name, char **value, char *err, size_t errlen);
 /* The config file read, or NULL. */
 const char *sr_config_file(void);
 /* url for display: a password (or a user with none: a token) and a query
@@ -63,7 +58,7 @@ const char *sr_config_file(void);
 const char *sr_url_shown(const char *url, char *out, size_t n);
 /* Fill cfg from the config file (SRQ_CONFIG, or /etc/srq/srq.conf when it
  * exists), the environment (which overrides it) and defaults; dies (exit 2)
- * on a malformed file or number. No secret is read here (sr_secret_read). */
+ * on a malformed file or number. No secret is read here (sr_secret.c). */
 void sr_config_init(struct sr_config *cfg);
 /* Handle a common option; returns 1 if handled. Prints version/usage and
  * exits for --version/--help. */

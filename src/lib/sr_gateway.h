@@ -1,4 +1,5 @@
-/* sr_gateway.h - the API of sr_gateway.c. */
+/* sr_gateway.h - the API of sr_gateway.c: the gateway client, a call, and
+ * an account's side of the client. */
 #ifndef SR_GATEWAY_H
 #define SR_GATEWAY_H
 
@@ -9,9 +10,12 @@
 #include <hiredis/hiredis.h>
 #include <jansson.h>
 
+#include <curl/curl.h>
+
+#include "sr_account.h"
 #include "sr_config.h"
+#include "sr_outcome.h"
 #include "sr_profile.h"
-#include "sr_redis.h"
 
 /* What a process knows of one Redis server's clock against its monotonic
  * clock (sr_clock.c): bounds of offset = redis_ms - mono_ms, as of mono ms
@@ -30,13 +34,6 @@ struct sr_clock {
 	long long seen_since;
 	int64_t seen_at;
 };
-
-/* Outcome classes of one gateway call: the "outcome" of a result record. */
-enum sr_outcome {
-	SR_OUT_OK, SR_OUT_ALREADY, SR_OUT_RETRY, SR_OUT_FAIL, SR_OUT_UNKNOWN,
-	SR_OUT_SUPERSEDED, SR_OUT_BLOCKED,
-};
-const char *sr_outcome_name(enum sr_outcome o);
 
 struct sr_edge;
 
@@ -116,7 +113,7 @@ struct sr_edge {
 	int64_t token_until;
 	long fetches;         /* tokens fetched */
 	struct sr_call *fetch; /* the token fetch in flight */
-	struct secret *secrets;
+	struct sr_secret *secrets; /* its profile's, as read (sr_secret.c) */
 	int nsecrets;
 	/* the Redis server's clock (sr_clock.c) */
 	int clock_node;       /* the node its last gate ran on (-1: none yet) */
@@ -134,7 +131,18 @@ struct sr_edge {
 	struct sr_edge *next;
 };
 
-struct sr_gateway;
+/* The client: its parts (sr_http.c, sr_pace.c, sr_request.c) share it. */
+#define SR_EDGE_BUCKETS 64
+struct sr_gateway {
+	CURLM *multi;
+	const struct sr_config *cfg;
+	struct sr_edge *edges[SR_EDGE_BUCKETS];
+	struct sr_origin *origins;
+	struct sr_call **failed; /* calls that could not be built: done at once */
+	int nfailed, capfailed;
+	int running;
+	unsigned long seq;
+};
 struct sr_gateway *sr_gateway_new(const struct sr_config *cfg);
 void sr_gateway_free(struct sr_gateway *gw);
 /* The account's side of the client (made on first use). */
@@ -142,46 +150,5 @@ struct sr_edge *sr_gateway_edge(struct sr_gateway *gw, const char *carrier);
 /* Every account's side made so far: the first (e NULL), or the one after e;
  * NULL after the last. */
 struct sr_edge *sr_gateway_edge_next(struct sr_gateway *gw, struct sr_edge *e);
-/* How much later than its slot the account's next call may leave: 0 when a
- * warm connection is idle for it, else the setup time of a new one. */
-long sr_edge_spread(struct sr_edge *e);
-/* Right before a call leaves: if it leaves SR_LATE_MS or more after its
- * slot (mono ms) - a new connection to set up, or a late send - move the
- * account's pace by that much (late.lua), so the rate accounts for when it
- * really leaves. The send's lateness is counted too, and its p99 over the
- * last minute (SR_HR_MIN_MS..SR_HR_MAX_MS) is reported as the account's
- * headroom when it changes (at most once a second) and every 20 s while it
- * is above the floor, in the same round trip. -1 if Redis failed. */
-#define SR_LATE_MS 3
-#define SR_LATE_SLICES 6
-#define SR_LATE_SLICE_MS 10000
-#define SR_LATE_BIN_MS 5
-#define SR_HR_MAX_MS 200
-#define SR_LATE_BINS (SR_HR_MAX_MS / SR_LATE_BIN_MS + 1)
-struct sr_late_slice {
-	int64_t start; /* mono ms / SR_LATE_SLICE_MS */
-	unsigned n[SR_LATE_BINS];
-};
-int sr_edge_late(struct sr_redis *r, const struct sr_config *cfg, struct sr_edge *e, int64_t slot);
-/* Authentication: 1 ready, 0 waiting for a token (its fetch is started:
- * one for every waiting call), -1 failed (e->auth_error). */
-int sr_edge_ready(struct sr_gateway *gw, struct sr_edge *e);
-/* The carrier refused a call sent with authentication gen: re-authenticate
- * (secret files read again, a new token fetched), once for every call in
- * flight with that gen. */
-void sr_edge_reauth(struct sr_edge *e, int gen);
-/* Start a call (non-blocking). A request that cannot be built (a secret
- * file missing, a template error) finishes at once as retry/not_sent. */
-void sr_gateway_start(struct sr_gateway *gw, struct sr_call *call);
-/* Run transfers for up to timeout_ms (returns early when one finishes);
- * extra_fd >= 0 is also waited on. Returns finished calls one by one through
- * sr_gateway_done. */
-void sr_gateway_poll(struct sr_gateway *gw, int timeout_ms, int extra_fd);
-struct sr_call *sr_gateway_done(struct sr_gateway *gw);
-int sr_gateway_running(struct sr_gateway *gw);
-/* Check an account's profile as it would be used: every secret resolved
- * (reported as set, not set, or why it cannot be read; never its value),
- * every request built and sent nowhere. Fills report; -1 if any failed. */
-int sr_edge_check(struct sr_gateway *gw, struct sr_edge *e, json_t *report);
 
 #endif
