@@ -1,25 +1,40 @@
-/* admin.h - what the files of sr-admin share (admin/main.c: cards, audit;
- * alerts.c: alerts; account.c: the accounts; list.c:
- * list and bulk retry; migrate.c: the layout of older releases). */
+/* admin.h - what the files of sr-admin share: main.c (options, start-up,
+ * dispatch), record.c (Redis replies as records), show.c (show, why),
+ * card.c (retry, freeze, drop), audit.c, config.c (config, switch),
+ * account.c (the accounts), list.c (list and bulk retry), alerts.c,
+ * migrate.c (the layout of older releases). */
 #ifndef ADMIN_H
 #define ADMIN_H
 #include "sr.h"
 
+/* main.c: the options and the connection every command shares */
 extern struct sr_config cfg;
 extern struct sr_redis rds;
 extern const char *reason, *who, *until_opt;
 extern const char *carrier_opt; /* --carrier */
+extern const char *account_opt; /* --account (audit, retry --account A) */
 extern long long since;         /* --since, ms (0: from the start) */
 extern int force_opt; /* --force: change an account no request ever named */
-
 /* The running command's usage line (from the command table), exit 2. */
 void command_usage(void) __attribute__((noreturn));
+
+/* record.c */
 /* Every change is audited with why: without --reason it is refused (exit 2). */
 void need_reason(const char *what);
 /* One command; a Redis failure ends sr-admin (exit 3). */
 redisReply *cmd(int argc, const char **argv);
 /* Its reply, an error reply included (Redis lost: exit 3). */
 redisReply *cmd_or_error(int argc, const char **argv);
+/* An HGETALL-style reply (or a stream entry) as a record: numeric fields
+ * as JSON numbers, "account" named "carrier". */
+json_t *hash_obj(redisReply *rep);
+/* A field's value as JSON: a number for the numeric fields, null for one
+ * written empty. */
+json_t *field_value(const char *name, const char *v);
+/* A field as a number, whether a number or a numeric string (0: absent). */
+double jnum(json_t *o, const char *k);
+
+/* audit.c */
 /* An audit (or alert) stream's entries as objects (with "id"), oldest
  * first, from --since: the newest `limit` of the stream, or with card, the
  * newest `limit` of that card's. NULL when Redis refused the stream (a key
@@ -31,11 +46,7 @@ extern char entries_error[256];
  * whole. */
 #define LIST_MAX 10000
 void said_cut(json_t *list, const char *what, const char *account);
-/* An HGETALL-style reply (or a stream entry) as a record: numeric fields
- * as JSON numbers, "account" named "carrier". */
-json_t *hash_obj(redisReply *rep);
-/* A field as a number, whether a number or a numeric string (0: absent). */
-double jnum(json_t *o, const char *k);
+int admin_audit(int argc, char **argv);
 
 /* account.c */
 /* An account no request ever named is most likely a typo: a change would
@@ -58,9 +69,28 @@ int admin_breaker(int argc, char **argv);
 extern const char *test_opt, *probe_opt;
 int admin_profile(int argc, char **argv);
 
-/* main.c: retry / freeze / drop one card, atomically, audited; carrier
- * NULL: the card's account from --carrier or the asset mirror. */
+/* card.c */
+/* The card's account: --carrier, or the asset mirror's (NULL if unknown);
+ * the caller frees it. */
+char *card_carrier(const char *card);
+/* retry / freeze / drop one card, atomically, audited; carrier NULL: the
+ * card's account from --carrier or the asset mirror. */
 int card_mutate(const char *what, const char *card, const char *carrier);
+/* fn(what, card, account) on each card: the arguments, and for '-' the
+ * lines of stdin (an id, or a JSON object with "card" and, if it says,
+ * its account "carrier", checked); the worst exit of them. */
+int for_cards(int argc, char **argv, int (*fn)(const char *, const char *, const char *), const char *what);
+int admin_retry(int argc, char **argv);
+int admin_freeze(int argc, char **argv);
+int admin_drop(int argc, char **argv);
+
+/* show.c */
+int admin_show(int argc, char **argv);
+int admin_why(int argc, char **argv);
+
+/* config.c */
+int admin_config(int argc, char **argv);
+int admin_switch(int argc, char **argv);
 
 /* list.c */
 extern long list_limit;
