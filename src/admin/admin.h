@@ -1,8 +1,8 @@
 /* admin.h - what the files of sr-admin share: main.c (options, start-up,
- * dispatch), record.c (Redis replies as records), show.c (show, why),
- * card.c (retry, freeze, drop), audit.c, config.c (config, switch),
- * account.c (the accounts), list.c (list and bulk retry), alerts.c,
- * migrate.c (the layout of older releases). */
+ * dispatch), commands.c (the command table), record.c (Redis replies as
+ * records), show.c (show, why), card.c (retry, freeze, drop), audit.c,
+ * config.c (config, switch), account.c (the accounts), list.c (list and
+ * bulk retry), alerts.c, migrate.c (the layout of older releases). */
 #ifndef ADMIN_H
 #define ADMIN_H
 #include "sr.h"
@@ -17,6 +17,43 @@ extern long long since;         /* --since, ms (0: from the start) */
 extern int force_opt; /* --force: change an account no request ever named */
 /* The running command's usage line (from the command table), exit 2. */
 void command_usage(void) __attribute__((noreturn));
+
+/* commands.c: the command table (how to add a command: see there) */
+/* The options only some commands take, each a bit: a command's row names
+ * those it takes, every other command refuses them (exit 2, nothing
+ * done), never ignores them: 'freeze CARD --dry-run' must not freeze the
+ * card. The other options are every command's. */
+enum {
+	OPT_DRY_RUN = 1 << 0, OPT_STATE = 1 << 1, OPT_ERROR_CLASS = 1 << 2, OPT_ACCOUNT = 1 << 3,
+	OPT_LIMIT = 1 << 4, OPT_ALL = 1 << 5, OPT_TYPE = 1 << 6, OPT_ACK = 1 << 7, OPT_TEST = 1 << 8,
+	OPT_PROBE = 1 << 9,
+};
+/* Their names: bit i is admin_option_names[i] (NULL-terminated). */
+extern const char *const admin_option_names[];
+/* --help's sections, in this order of headings. */
+enum admin_section { SEC_CARDS, SEC_ACCOUNTS, SEC_OTHER };
+struct admin_command {
+	const char *name;
+	/* Runs it with its own arguments (after the name), counted; its exit. */
+	int (*run)(int argc, char **argv);
+	int min_args, max_args; /* checked before Redis is asked anything (-1: any) */
+	unsigned opts;          /* OPT_*: the options it takes */
+	/* Its bare form, with no argument at all but the option bare_opt
+	 * ("retry --account A": bare is its name in refusals), which also
+	 * takes the options bare_opts (OPT_*). */
+	unsigned bare_opt, bare_opts;
+	const char *bare;
+	int redis; /* connected before it runs, --since read on its clock; 0: no Redis */
+	enum admin_section section;
+	const char *usage; /* one line, after "usage: sr-admin ": its usage errors */
+	const char *help;  /* its lines in --help, each ending in a newline */
+};
+/* In --help's order; the last has no name. */
+extern const struct admin_command admin_commands[];
+/* The command running (main.c). */
+extern const struct admin_command *running;
+/* --help, made from the table. */
+const char *admin_help(void);
 
 /* record.c */
 /* Every change is audited with why: without --reason it is refused (exit 2). */

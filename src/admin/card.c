@@ -215,8 +215,6 @@ do_mutate(const char *what, const char *card, const char *account)
 static int
 mutate(const char *what, int argc, char **argv)
 {
-	if (argc < 1)
-		command_usage();
 	return for_cards(argc, argv, do_mutate, what);
 }
 
@@ -225,6 +223,8 @@ admin_retry(int argc, char **argv)
 {
 	if (argc == 0 && account_opt)
 		return admin_retry_account(account_opt);
+	if (argc == 0) /* neither cards nor --account */
+		command_usage();
 	return mutate("retry", argc, argv);
 }
 

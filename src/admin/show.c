@@ -269,8 +269,6 @@ show_one(const char *what, const char *card, const char *account)
 int
 admin_show(int argc, char **argv)
 {
-	if (argc < 1)
-		command_usage();
 	if (carrier_opt)
 		known_account(carrier_opt, 0);
 	return for_cards(argc, argv, show_one, "show");
@@ -279,8 +277,6 @@ admin_show(int argc, char **argv)
 int
 admin_why(int argc, char **argv)
 {
-	if (argc < 1)
-		command_usage();
 	if (carrier_opt)
 		known_account(carrier_opt, 0);
 	return for_cards(argc, argv, show_one, "why");
