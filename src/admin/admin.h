@@ -30,8 +30,10 @@ enum {
 };
 /* Their names: bit i is admin_option_names[i] (NULL-terminated). */
 extern const char *const admin_option_names[];
-/* --help's sections, in this order of headings. */
-enum admin_section { SEC_CARDS, SEC_ACCOUNTS, SEC_OTHER };
+/* --help's sections, in this order, each under its heading: the commands
+ * on the cards named (show, retry...), then on an account's cards (list,
+ * under the same heading), the accounts', and the others. */
+enum admin_section { SEC_CARDS, SEC_CARDS_OF_ACCOUNT, SEC_ACCOUNTS, SEC_OTHER, SEC_COUNT };
 struct admin_command {
 	const char *name;
 	/* Runs it with its own arguments (after the name), counted; its exit. */
@@ -48,7 +50,8 @@ struct admin_command {
 	const char *usage; /* one line, after "usage: sr-admin ": its usage errors */
 	const char *help;  /* its lines in --help, each ending in a newline */
 };
-/* In --help's order; the last has no name. */
+/* In the order "unknown command" lists them, and --help in each section;
+ * the last has no name. */
 extern const struct admin_command admin_commands[];
 /* The command running (main.c). */
 extern const struct admin_command *running;

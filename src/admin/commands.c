@@ -10,7 +10,8 @@
  *      src/admin/ into sr-admin), declared in admin.h; it gets only its
  *      own arguments, already counted, and calls command_usage() for an
  *      argument it cannot use;
- *   2. add its row below, where --help should show it.
+ *   2. add its row below: "unknown command" lists the commands in the
+ *      table's order, --help section by section, in that order.
  * That is all: --help (and so bash completion and tests/man.bats, which
  * read it), the usage errors and the refusals follow. A new option is
  * parsed in main.c; if only some commands take it, give it an OPT_ bit
@@ -27,8 +28,9 @@ const char *const admin_option_names[] = { "--dry-run", "--state", "--error-clas
 	"--all", "--type", "--ack", "--test", "--probe", NULL };
 
 /* --help's headings, by section. */
-static const char *const headings[] = {
+static const char *const headings[SEC_COUNT] = {
 	[SEC_CARDS] = "Cards (output JSONL):\n",
+	[SEC_CARDS_OF_ACCOUNT] = "", /* still Cards */
 	[SEC_ACCOUNTS] = "Accounts:\n",
 	[SEC_OTHER] = "Everything else:\n",
 };
@@ -51,7 +53,7 @@ const struct admin_command admin_commands[] = {
 "                       dropped its command); one that asks for a hand ends with the\n"
 "                       command to run, whole (also in \"run\")\n" },
 	{ .name = "list", .run = admin_list, .min_args = 1, .max_args = 1,
-	  .redis = 1, .section = SEC_CARDS,
+	  .redis = 1, .section = SEC_CARDS_OF_ACCOUNT,
 	  .opts = OPT_STATE | OPT_ERROR_CLASS | OPT_LIMIT,
 	  .usage = "list ACCOUNT [--state frozen|claimed|paused|confirming|due|backoff|scheduled] "
 	    "[--reason R] [--error-class 5xx|4xx|none|CODE] [--limit N] [--table]",
@@ -188,8 +190,8 @@ const struct admin_command admin_commands[] = {
 	{ .name = NULL },
 };
 
-/* --help: the synopsis, each command's lines under its section's heading
- * (in the table's order), then the options. */
+/* --help: the synopsis, the commands' lines section by section (under its
+ * heading, in the table's order), then the options. */
 static const char help_head[] =
 "usage: sr-admin COMMAND [ARGS] [--reason TEXT] [--carrier ID] [--since TIME]\n"
 "\n";
@@ -242,7 +244,6 @@ admin_help(void)
 {
 	static char *text;
 	size_t n = sizeof help_head + sizeof help_tail;
-	int section = -1;
 
 	if (text)
 		return text;
@@ -250,10 +251,15 @@ admin_help(void)
 		n += strlen(headings[c->section]) + strlen(c->help);
 	text = sr_malloc(n);
 	strcpy(text, help_head);
-	for (const struct admin_command *c = admin_commands; c->name; c++) {
-		if ((int)c->section != section)
-			strcat(text, headings[section = (int)c->section]);
-		strcat(text, c->help);
+	for (int s = 0; s < SEC_COUNT; s++) {
+		const char *heading = headings[s];
+
+		for (const struct admin_command *c = admin_commands; c->name; c++)
+			if (c->section == (enum admin_section)s) {
+				strcat(text, heading);
+				heading = ""; /* once */
+				strcat(text, c->help);
+			}
 	}
 	strcat(text, help_tail);
 	return text;
