@@ -177,10 +177,12 @@ changed_state(const char *account, int changed)
 	return SR_EX_OK;
 }
 
+/* The command's first argument (the command table counted them): an
+ * account id, or a usage error. */
 static const char *
-account_arg(int argc, char **argv)
+account_arg(char **argv)
 {
-	if (argc < 1 || !sr_valid_id(argv[0]))
+	if (!sr_valid_id(argv[0]))
 		command_usage();
 	return argv[0];
 }
@@ -209,7 +211,7 @@ known_account(const char *account, int change)
 int
 admin_limits(int argc, char **argv)
 {
-	const char *account = account_arg(argc, argv);
+	const char *account = account_arg(argv);
 	const char *args[6];
 	int n = 0;
 
@@ -239,12 +241,11 @@ admin_limits(int argc, char **argv)
 int
 admin_pause(int argc, char **argv)
 {
-	const char *account = account_arg(argc, argv);
+	const char *account = account_arg(argv);
 	char until[24] = "";
 	const char *args[1] = { until };
 
-	if (argc != 1)
-		command_usage();
+	(void)argc;
 	if (until_opt) {
 		int64_t now = sr_redis_time_ms(&rds);
 
@@ -260,8 +261,9 @@ admin_pause(int argc, char **argv)
 int
 admin_resume(int argc, char **argv)
 {
-	const char *account = account_arg(argc, argv);
+	const char *account = account_arg(argv);
 
+	(void)argc;
 	known_account(account, 1); /* a typo must not pass for "not paused" */
 	return changed_state(account, change("resume", account, 0, NULL));
 }
@@ -269,7 +271,7 @@ admin_resume(int argc, char **argv)
 int
 admin_breaker(int argc, char **argv)
 {
-	const char *account = account_arg(argc, argv);
+	const char *account = account_arg(argv);
 
 	if (argc == 2 && !strcmp(argv[1], "open")) {
 		known_account(account, 1);
@@ -448,8 +450,12 @@ profile_show(const char *account)
 int
 admin_profile(int argc, char **argv)
 {
-	const char *account = account_arg(argc, argv);
+	const char *account;
 
+	(void)argc;
+	if (test_opt && probe_opt)
+		sr_die(SR_EX_USAGE, "--test and --probe: one at a time; usage: sr-admin %s", running->usage);
+	account = account_arg(argv);
 	if (test_opt)
 		return sr_profile_replay(sr_account(&cfg, account)->p, test_opt, emit);
 	if (probe_opt)

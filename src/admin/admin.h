@@ -1,25 +1,80 @@
-/* admin.h - what the files of sr-admin share (admin/main.c: cards, audit;
- * alerts.c: alerts; account.c: the accounts; list.c:
- * list and bulk retry; migrate.c: the layout of older releases). */
+/* admin.h - what the files of sr-admin share: main.c (options, start-up,
+ * dispatch), commands.c (the command table), record.c (Redis replies as
+ * records), show.c (show, why), card.c (retry, freeze, drop), audit.c,
+ * config.c (config, switch), account.c (the accounts), list.c (list and
+ * bulk retry), alerts.c, migrate.c (the layout of older releases). */
 #ifndef ADMIN_H
 #define ADMIN_H
 #include "sr.h"
 
+/* main.c: the options and the connection every command shares */
 extern struct sr_config cfg;
 extern struct sr_redis rds;
 extern const char *reason, *who, *until_opt;
 extern const char *carrier_opt; /* --carrier */
+extern const char *account_opt; /* --account (audit, retry --account A) */
 extern long long since;         /* --since, ms (0: from the start) */
 extern int force_opt; /* --force: change an account no request ever named */
-
 /* The running command's usage line (from the command table), exit 2. */
 void command_usage(void) __attribute__((noreturn));
+
+/* commands.c: the command table (how to add a command: see there) */
+/* The options only some commands take, each a bit: a command's row names
+ * those it takes, every other command refuses them (exit 2, nothing
+ * done), never ignores them: 'freeze CARD --dry-run' must not freeze the
+ * card. The other options are every command's. */
+enum {
+	OPT_DRY_RUN = 1 << 0, OPT_STATE = 1 << 1, OPT_ERROR_CLASS = 1 << 2, OPT_ACCOUNT = 1 << 3,
+	OPT_LIMIT = 1 << 4, OPT_ALL = 1 << 5, OPT_TYPE = 1 << 6, OPT_ACK = 1 << 7, OPT_TEST = 1 << 8,
+	OPT_PROBE = 1 << 9,
+};
+/* Their names: bit i is admin_option_names[i] (NULL-terminated). */
+extern const char *const admin_option_names[];
+/* --help's sections, in this order, each under its heading: the commands
+ * on the cards named (show, retry...), then on an account's cards (list,
+ * under the same heading), the accounts', and the others. */
+enum admin_section { SEC_CARDS, SEC_CARDS_OF_ACCOUNT, SEC_ACCOUNTS, SEC_OTHER, SEC_COUNT };
+struct admin_command {
+	const char *name;
+	/* Runs it with its own arguments (after the name), counted; its exit. */
+	int (*run)(int argc, char **argv);
+	int min_args, max_args; /* checked before Redis is asked anything (-1: any) */
+	unsigned opts;          /* OPT_*: the options it takes */
+	/* Its bare form, with no argument at all but the option bare_opt
+	 * ("retry --account A": bare is its name in refusals), which also
+	 * takes the options bare_opts (OPT_*). */
+	unsigned bare_opt, bare_opts;
+	const char *bare;
+	int redis; /* connected before it runs, --since read on its clock; 0: no Redis */
+	enum admin_section section;
+	const char *usage; /* one line, after "usage: sr-admin ": its usage errors */
+	const char *help;  /* its lines in --help, each ending in a newline */
+};
+/* In the order "unknown command" lists them, and --help in each section;
+ * the last has no name. */
+extern const struct admin_command admin_commands[];
+/* The command running (main.c). */
+extern const struct admin_command *running;
+/* --help, made from the table. */
+const char *admin_help(void);
+
+/* record.c */
 /* Every change is audited with why: without --reason it is refused (exit 2). */
 void need_reason(const char *what);
 /* One command; a Redis failure ends sr-admin (exit 3). */
 redisReply *cmd(int argc, const char **argv);
 /* Its reply, an error reply included (Redis lost: exit 3). */
 redisReply *cmd_or_error(int argc, const char **argv);
+/* An HGETALL-style reply (or a stream entry) as a record: numeric fields
+ * as JSON numbers, "account" named "carrier". */
+json_t *hash_obj(redisReply *rep);
+/* A field's value as JSON: a number for the numeric fields, null for one
+ * written empty. */
+json_t *field_value(const char *name, const char *v);
+/* A field as a number, whether a number or a numeric string (0: absent). */
+double jnum(json_t *o, const char *k);
+
+/* audit.c */
 /* An audit (or alert) stream's entries as objects (with "id"), oldest
  * first, from --since: the newest `limit` of the stream, or with card, the
  * newest `limit` of that card's. NULL when Redis refused the stream (a key
@@ -31,11 +86,7 @@ extern char entries_error[256];
  * whole. */
 #define LIST_MAX 10000
 void said_cut(json_t *list, const char *what, const char *account);
-/* An HGETALL-style reply (or a stream entry) as a record: numeric fields
- * as JSON numbers, "account" named "carrier". */
-json_t *hash_obj(redisReply *rep);
-/* A field as a number, whether a number or a numeric string (0: absent). */
-double jnum(json_t *o, const char *k);
+int admin_audit(int argc, char **argv);
 
 /* account.c */
 /* An account no request ever named is most likely a typo: a change would
@@ -58,9 +109,28 @@ int admin_breaker(int argc, char **argv);
 extern const char *test_opt, *probe_opt;
 int admin_profile(int argc, char **argv);
 
-/* main.c: retry / freeze / drop one card, atomically, audited; carrier
- * NULL: the card's account from --carrier or the asset mirror. */
+/* card.c */
+/* The card's account: --carrier, or the asset mirror's (NULL if unknown);
+ * the caller frees it. */
+char *card_carrier(const char *card);
+/* retry / freeze / drop one card, atomically, audited; carrier NULL: the
+ * card's account from --carrier or the asset mirror. */
 int card_mutate(const char *what, const char *card, const char *carrier);
+/* fn(what, card, account) on each card: the arguments, and for '-' the
+ * lines of stdin (an id, or a JSON object with "card" and, if it says,
+ * its account "carrier", checked); the worst exit of them. */
+int for_cards(int argc, char **argv, int (*fn)(const char *, const char *, const char *), const char *what);
+int admin_retry(int argc, char **argv);
+int admin_freeze(int argc, char **argv);
+int admin_drop(int argc, char **argv);
+
+/* show.c */
+int admin_show(int argc, char **argv);
+int admin_why(int argc, char **argv);
+
+/* config.c */
+int admin_config(int argc, char **argv);
+int admin_switch(int argc, char **argv);
 
 /* list.c */
 extern long list_limit;

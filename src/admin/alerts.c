@@ -272,9 +272,8 @@ admin_alerts(int argc, char **argv)
 	redisReply *acc;
 	int status, known = !type_opt;
 
+	(void)argc;
 	(void)argv;
-	if (argc)
-		command_usage();
 	for (int i = 0; kinds[i] && !known; i++)
 		known = !strcmp(type_opt, kinds[i]);
 	if (!known)

@@ -107,9 +107,8 @@ admin_migrate(int argc, char **argv)
 	int n = sr_facts_renames(renames, (int)(sizeof renames / sizeof renames[0]));
 	long refused;
 
+	(void)argc;
 	(void)argv;
-	if (argc)
-		command_usage();
 	refused = walk("facts", SR_LUA_MIGRATE_FACTS, renames, n, facts);
 	refused += walk("idle_cards", SR_LUA_MIGRATE_CARD, NULL, 0, cards);
 	return refused ? SR_EX_REJECTED : SR_EX_OK;
