@@ -1,11 +1,16 @@
-# common.bash - shared set-up for every bats suite.
+# test_helper.bash - what every bats suite shares, loaded at the top of each
+# (tests/tools/*.bats, one tool each; tests/props/*.bats, what holds across
+# tools) with `load ../test_helper`.
 #
 # Each test gets its own redis-server (unix socket only, no persistence) and,
 # when it asks, its own sr-gwsim on a free loopback port, both under
 # $BATS_TEST_TMPDIR and stopped by their own pidfiles (never by name).
 # Binaries come from $SRQ_BIN (make test points it at the sanitizer build).
+# The default setup and teardown below are those of most suites; a suite
+# that needs more defines its own, calling srq_setup / srq_teardown.
 
-PROJECT_ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+# (the project is the parent of tests/, wherever the suite itself lies)
+PROJECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRQ_BIN="${SRQ_BIN:-$PROJECT_ROOT/bin}"
 PATH="$SRQ_BIN:$PROJECT_ROOT/tests/helpers:$PROJECT_ROOT/scripts:$PATH"
 export PATH PROJECT_ROOT
@@ -39,6 +44,17 @@ export SRQ_CONFIG=
 srq_setup() {
 	test_vars
 	redis_start
+}
+
+# The default setup and teardown: the test's own Redis, and everything the
+# test started stopped. (A suite that starts nothing but sets T gets the
+# teardown too: it stops nothing then.)
+setup() {
+	srq_setup
+}
+
+teardown() {
+	[ -z "${T:-}" ] || srq_teardown
 }
 
 # test_vars: $T, the test's directory, and package expiry times around now

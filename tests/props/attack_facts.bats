@@ -4,14 +4,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 # blocked N: wait until N clients wait on a paused write (CLIENT PAUSE WRITE).
 blocked() {

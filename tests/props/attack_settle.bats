@@ -4,14 +4,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 # The carrier's calls and landings for K1, in order: "stop apply:stopped ...".
 k1_story() {

@@ -6,15 +6,12 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	printf '{"card":"C1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
 		"$PAST" | sr-enqueue >/dev/null
-}
-
-teardown() {
-	srq_teardown
 }
 
 # bare CMD...: as cron runs it: no USER, LOGNAME, HOME, nothing but PATH and

@@ -7,14 +7,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 # lines N: how many records the output holds (stderr mixed in is skipped).
 records() { grep -c '^{' <<<"$output"; }

@@ -8,14 +8,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 # backlog N ACCOUNT [PREFIX]: N cards of ACCOUNT to stop.
 backlog() {

@@ -53,10 +53,11 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 STAGES=(sr-enqueue sr-claim sr-exec sr-confirm dev-eval redis-server)
 
 setup() {
-	load helpers/common
 	QPS=15
 	export SRQ_QPS=$QPS
 	PIDS=()

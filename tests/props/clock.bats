@@ -10,20 +10,17 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 # Redis is started here, under the shim, whatever SRQ_TEST_REDIS says: make
 # test-cluster leaves this file to make test.
 # bats file_tags=own-redis
 
 setup() {
-	load helpers/common
 	test_vars
 	SRQ_TEST_REDIS=
 	SHIM="$PROJECT_ROOT/build/clockshift.so"
 	[ -f "$SHIM" ] || { echo "$SHIM is missing: make builds it" >&2; return 1; }
-}
-
-teardown() {
-	srq_teardown
 }
 
 # redis_shifted: the test's Redis under the shim, its clock shifted by the

@@ -6,19 +6,16 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 # The same whatever SRQ_TEST_REDIS says: these tests start the Redis they
 # need (or none), so make test-cluster leaves them to make test.
 # bats file_tags=own-redis
 
 setup() {
-	load helpers/common
 	test_vars
 	cluster_start 3
 	export SRQ_QPS=0 SRQ_MAX_RUNNING=0 SRQ_UNLIMITED=1
-}
-
-teardown() {
-	srq_teardown
 }
 
 @test "a drain on a 3-master cluster: every account's keys on one master, all masters used, each card called once" {

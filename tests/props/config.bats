@@ -6,8 +6,9 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	# The cron job's settings, in the file only.
 	unset SRQ_MIN_INTERVAL_MS
@@ -15,10 +16,6 @@ setup() {
 		'SRQ_MIN_INTERVAL_MS = 577000' >"$T/srq.conf"
 	unset SRQ_REDIS
 	export SRQ_CONFIG="$T/srq.conf"
-}
-
-teardown() {
-	srq_teardown
 }
 
 @test "an interactive why sees the interval the cron job's config file sets" {

@@ -4,14 +4,11 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	gwsim_start
-}
-
-teardown() {
-	srq_teardown
 }
 
 stop_request() { # stop_request CARD: a stop for an expired package

@@ -3,8 +3,9 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 }
 
 @test "the demo runs, checks itself, and stops what it started" {

@@ -9,15 +9,12 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
-	load helpers/race
+	load ../helpers/race
 	srq_setup
 	race_setup
-}
-
-teardown() {
-	srq_teardown
 }
 
 @test "a renewal written while dev-eval judges the card on its old facts: the card is resumed (the renewal is not cancelled)" {

@@ -6,15 +6,12 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	PATH="$PROJECT_ROOT/cron:$PATH"
 	export SRQ_EXPIRY_LOCK="$T/scan.lock"
-}
-
-teardown() {
-	srq_teardown
 }
 
 # calls_since N: the state changes (stop, resume) the carrier logged after

@@ -5,14 +5,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 req() { # req CARD SCENE PKG_EXPIRES_AT
 	printf '{"card":"%s","carrier":"c1","scene":"%s","facts":{"pkg_expires_at":%d}}\n' "$1" "$2" "$3"

@@ -6,15 +6,12 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	gwsim_start
 	K='t:carrier:{c1}:card:X1'
-}
-
-teardown() {
-	srq_teardown
 }
 
 req() { # req CARD PKG_EXPIRES_AT [SCENE]

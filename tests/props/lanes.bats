@@ -6,14 +6,11 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	export SRQ_QPS=5
-}
-
-teardown() {
-	srq_teardown
 }
 
 # stops SCENE PREFIX N: stop requests for cards PREFIX001..PREFIX(N).

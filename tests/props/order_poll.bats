@@ -8,14 +8,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 # poll_profile [LINE...]: the default contract, its orders polled at
 # sr-gwsim's GET /v1/orders/{txn}, with LINEs added.

@@ -5,14 +5,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 backlog() { # backlog N ACCOUNT
 	awk -v n="$1" -v a="$2" 'BEGIN { for (i = 0; i < n; i++)

@@ -9,14 +9,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 # pending_drain N: N cards C0.. of account a0, active at the carrier, whose
 # packages expired, drained to the end against a carrier that accepts each

@@ -6,16 +6,13 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	S="$T/sample"
 	QPS=15
 	export SRQ_QPS=$QPS
-}
-
-teardown() {
-	srq_teardown
 }
 
 # sample N: generate N cards over 3 accounts, load device facts, start the

@@ -8,14 +8,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 # converged N QPS: N cards stopped, each by one applied change, with no
 # interval and no rate violation at the carrier.

@@ -7,8 +7,9 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	test_vars
 	RULES="$PROJECT_ROOT/share/prometheus"
 	DASH="$PROJECT_ROOT/share/grafana/srq.json"

@@ -8,8 +8,9 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	K='t:carrier:{c1}:card:C1'
 }

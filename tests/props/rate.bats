@@ -7,14 +7,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 # backlog N ACCOUNTS: N cards to stop, spread over accounts c0..c(ACCOUNTS-1).
 backlog() {

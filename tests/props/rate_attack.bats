@@ -9,10 +9,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
+load ../test_helper
 
 teardown() {
 	[ -f "$T/hang.pid" ] && kill "$(cat "$T/hang.pid")" 2>/dev/null

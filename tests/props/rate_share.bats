@@ -7,18 +7,15 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	export SRQ_QPS=10
 	# One window is 1100 ms here (SRQ_RATE_WINDOW_MS): the pace holds 10
 	# slots a window, srq keeps 6 of them while it has work.
 	profiles 'from = default' 'accounts = *' 'reserve_qps = 6'
 	gwsim_start --qps 10
-}
-
-teardown() {
-	srq_teardown
 }
 
 backlog() {

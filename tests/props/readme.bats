@@ -30,8 +30,9 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup_file() {
-	load helpers/common
 	export RB_PREFIX="$BATS_FILE_TMPDIR/prefix" RB_BLOCKS="$BATS_FILE_TMPDIR/blocks"
 	make -s -C "$PROJECT_ROOT" install PREFIX="$RB_PREFIX" >/dev/null
 	mkdir -p "$RB_BLOCKS"
@@ -39,7 +40,6 @@ setup_file() {
 }
 
 setup() {
-	load helpers/common
 	test_vars
 	# The installed simulator serves the blocks that need one.
 	PATH="$RB_PREFIX/lib/srq:$PATH"

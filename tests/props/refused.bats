@@ -6,8 +6,9 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	gwsim_start
 	# Three queued cards; C1 called and its result kept; C2 claimed.
@@ -18,10 +19,6 @@ setup() {
 	sr-claim --max 1 >"$T/tasks"
 	assert_equal "$(jq -r .card "$T/tasks")" C2
 	calls=$(wc -l <"$T/gw.log")
-}
-
-teardown() {
-	srq_teardown
 }
 
 # snapshot: every key, with its type and contents (the audit stream by length);

@@ -6,12 +6,13 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 # The same whatever SRQ_TEST_REDIS says: these tests start the Redis they
 # need (or none), so make test-cluster leaves them to make test.
 # bats file_tags=own-redis
 
 setup() {
-	load helpers/common
 	test_vars
 	# The master listens on TCP too: a replica can only follow host:port.
 	tcp_redis "$T/m" --unixsocket "$T/m/redis.sock"

@@ -8,15 +8,12 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
-	load helpers/race
+	load ../helpers/race
 	srq_setup
 	race_setup
-}
-
-teardown() {
-	srq_teardown
 }
 
 @test "a stop acked while a renewal of the same card is judged is not cancelled by the renewal's write" {

@@ -4,8 +4,9 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	T="$BATS_TEST_TMPDIR"
 	REDIS_PW="redis-pw-$RANDOM-s3cr3t"
 	GW_TOKEN="gw-token-$RANDOM-s3cr3t"
@@ -15,10 +16,6 @@ setup() {
 	printf '%s\n' "$GW_TOKEN" >"$T/gw.token"
 	export SRQ_REDIS_PASSWORD_FILE="$T/redis.pw" SRQ_GATEWAY_TOKEN_FILE="$T/gw.token"
 	gwsim_start --token-file "$T/gw.token" --latency-ms 300
-}
-
-teardown() {
-	srq_teardown
 }
 
 @test "no secret in argv, stdout or stderr of a full run" {

@@ -7,14 +7,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 BAD=(-1 2147483648 4294967297 9223372036854775808 12x '')
 

@@ -7,14 +7,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 # accepted_stop: K1, active at the carrier, its package expired: its stop is
 # called once and accepted (202), confirming; then the customer renews.

@@ -7,14 +7,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 # hmac TEXT: the hex HMAC-SHA256 of TEXT under the key the tests' profiles
 # sign with (k3y), as a carrier would compute it.

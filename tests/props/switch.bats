@@ -4,14 +4,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	printf '{"card":"%s","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"%s"}}\n' \

@@ -8,15 +8,12 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
-	load helpers/race
+	load ../helpers/race
 	srq_setup
 	race_setup
-}
-
-teardown() {
-	srq_teardown
 }
 
 @test "switch off: a renewal judged while the direct stop of the card is at the carrier is not lost" {

@@ -6,8 +6,9 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	T="$BATS_TEST_TMPDIR"
 	UNITS="srq-drain.service srq-dev-eval.service srq-scan.service srq-scan.timer srq-sweep.service
 		srq-sweep.timer srq-stat.service srq-stat.timer srq-notify@.service"

@@ -7,8 +7,9 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	gwsim_start
 	printf '{"card":"C1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
@@ -16,10 +17,6 @@ setup() {
 	drain 10 >/dev/null
 	printf '{"card":"C2","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
 		"$PAST" | sr-enqueue >/dev/null
-}
-
-teardown() {
-	srq_teardown
 }
 
 iso() { # iso MS: what the records must say for MS

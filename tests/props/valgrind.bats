@@ -4,17 +4,14 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	V="valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9"
 	B="$PROJECT_ROOT/bin"
 	export SRQ_MIN_INTERVAL_MS=0
 	gwsim_start --fault-drop-after 0.2 --fault-5xx-after 0.1 --fault-429 0.1
-}
-
-teardown() {
-	srq_teardown
 }
 
 @test "enqueue, claim, exec and confirm run clean under valgrind, faults included" {

@@ -5,15 +5,12 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	gwsim_start
 	export SRQ_LOCK="$T/drain.lock" SRQ_DRAIN_FOR=2 SRQ_STATE_DIR="$T/state"
-}
-
-teardown() {
-	srq_teardown
 }
 
 @test "srq-drain runs the pipeline under a lock and reports failed stages" {

@@ -5,16 +5,13 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	export SRQ_LOCK="$T/drain.lock" SRQ_DRAIN_FOR=1 SRQ_STATE_DIR="$T/state" SRQ_LOG_DIR="$T/log"
 	mkdir -p "$T/log"
 	PATH="$PROJECT_ROOT/cron:$PATH"
-}
-
-teardown() {
-	srq_teardown
 }
 
 # page: srq-drain through srq-page, as the crontab's line runs it; its

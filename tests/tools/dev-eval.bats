@@ -3,14 +3,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 # A device D1 with cards K1 (c1), K2 (c2), K3 (c1, its own package expired).
 device_with_cards() {

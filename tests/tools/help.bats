@@ -4,13 +4,10 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	T="$BATS_TEST_TMPDIR"
-}
+load ../test_helper
 
-teardown() {
-	srq_teardown
+setup() {
+	T="$BATS_TEST_TMPDIR"
 }
 
 @test "every tool: --help, --version, and exit 2 on a bad flag" {

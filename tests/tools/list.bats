@@ -5,17 +5,14 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	srq_setup
 	export SRQ_MIN_INTERVAL_MS=0 SRQ_FREEZE_AFTER=2 SRQ_ALERT_AFTER=1 SRQ_CONFIRM_DELAY_MS=50
 	GW_INTERVAL_MS=0
 	# Failures here are the cards' own: the breaker is kept out of the way.
 	profiles 'from = default' 'accounts = *' 'breaker_failures = 100000'
-}
-
-teardown() {
-	srq_teardown
 }
 
 stop() { # stop ACCOUNT CARD...

@@ -6,8 +6,9 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 setup() {
-	load helpers/common
 	T="$BATS_TEST_TMPDIR"
 	TOOLS="sr-enqueue sr-claim sr-exec sr-confirm dev-eval sr-asset sr-stat sr-admin sr-sweep sr-rate sr-gwsim"
 	SCRIPTS="srq-drain srq-expiry-scan srq-page"

@@ -5,14 +5,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 # old_facts: facts as 0.1 wrote them. L1 was stopped by hand; L2's package
 # expired; device D1 is disabled; L3 has both layouts, its short field

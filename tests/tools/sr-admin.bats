@@ -3,14 +3,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 req() { # req CARD PKG_EXPIRES_AT [STATUS [CARRIER]]
 	printf '{"card":"%s","carrier":"%s","scene":"polling","facts":{"pkg_expires_at":%d,"status":"%s"}}\n' \

@@ -3,14 +3,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 @test "CSV with a BOM, CRLF, quoted fields, embedded commas and newlines; bad rows rejected with their line numbers" {
 	printf '\xEF\xBB\xBFcard,carrier,device,pkg_expires_at,status,stopped_by\r\n' >"$T/in.csv"

@@ -3,14 +3,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 # enqueue CARRIER SCENE FIRST LAST: stop requests for cards FIRST..LAST
 enqueue() {

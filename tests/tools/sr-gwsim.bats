@@ -4,6 +4,8 @@
 
 bats_require_minimum_version 1.5.0
 
+load ../test_helper
+
 # The same whatever SRQ_TEST_REDIS says: these tests start the Redis they
 # need (or none), so make test-cluster leaves them to make test.
 # bats file_tags=own-redis
@@ -11,7 +13,6 @@ bats_require_minimum_version 1.5.0
 # The simulator needs no Redis: only the per-test directory (as help.bats),
 # which keeps this suite fast.
 setup() {
-	load helpers/common
 	T="$BATS_TEST_TMPDIR"
 }
 

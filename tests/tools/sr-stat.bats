@@ -4,14 +4,7 @@
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	load helpers/common
-	srq_setup
-}
-
-teardown() {
-	srq_teardown
-}
+load ../test_helper
 
 @test "the metrics match what the pipeline did, as the gateway saw it" {
 	export SRQ_FREEZE_AFTER=100
