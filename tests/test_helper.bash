@@ -557,6 +557,35 @@ gw_set() {
 	curl -fsS -X POST "$SRQ_GATEWAY/_sim/set?$q" >/dev/null
 }
 
+# request CARD [SCENE [PKG_EXPIRES_AT [STATUS [ACCOUNT]]]]: one request for
+# CARD, a JSON line on stdout (sr-enqueue's input): at ACCOUNT (c1), scene
+# SCENE (package_expired), its facts the package's expiry PKG_EXPIRES_AT
+# (epoch s; $PAST, a minute ago) and the card's STATUS at the carrier
+# (active; "-" leaves the status out of the facts).
+request() {
+	local status=
+	[ "${4:-active}" = - ] || printf -v status ',"status":"%s"' "${4:-active}"
+	printf '{"card":"%s","carrier":"%s","scene":"%s","facts":{"pkg_expires_at":%d%s}}\n' \
+		"$1" "${5:-c1}" "${2:-package_expired}" "${3:-$PAST}" "$status"
+}
+
+# enqueue CARD [SCENE [PKG_EXPIRES_AT [STATUS [ACCOUNT]]]]: that request
+# queued by sr-enqueue (its records dropped). With no more than the card: a
+# stop for an expired package.
+enqueue() {
+	request "$@" | sr-enqueue >/dev/null
+}
+
+# refund_stop ACCOUNT CARD...: a stop of each CARD of ACCOUNT, whatever else
+# it holds (its package refunded), queued by sr-enqueue.
+refund_stop() {
+	local a=$1 c
+	shift
+	for c in "$@"; do
+		printf '{"card":"%s","carrier":"%s","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' "$c" "$a"
+	done | sr-enqueue >/dev/null
+}
+
 # stop_requests N ACCOUNTS: N stop requests for expired packages, cards C0..,
 # over ACCOUNTS accounts a0.. (round robin), the cards active at the carrier.
 stop_requests() {
@@ -581,18 +610,38 @@ drain_until_empty() {
 	return 1
 }
 
-# stop_backlog N ACCOUNT...: N cards to stop on each ACCOUNT (ACCOUNT-0 ..),
-# each with a refund: a stop whatever else they hold.
-stop_backlog() {
+# backlog_requests N ACCOUNT...: N cards to stop on each ACCOUNT (ACCOUNT-0
+# ..), each with a refund: a stop whatever else they hold; the requests on
+# stdout. stop_backlog N ACCOUNT... queues them (sr-enqueue's records dropped).
+backlog_requests() {
 	local n=$1 a
 	shift
 	for a in "$@"; do
 		awk -v n="$n" -v a="$a" 'BEGIN { for (i = 0; i < n; i++)
 			printf "{\"card\":\"%s-%d\",\"carrier\":\"%s\",\"scene\":\"refund\",\"facts\":{\"pkg_expires_at\":1,\"refunded\":1}}\n", a, i, a }'
-	done | sr-enqueue >/dev/null
+	done
+}
+
+stop_backlog() {
+	backlog_requests "$@" | sr-enqueue >/dev/null
+}
+
+# spread_backlog N ACCOUNTS: N cards to stop (B0 ..), spread over accounts
+# c0..c(ACCOUNTS-1), each with a refund, queued.
+spread_backlog() {
+	awk -v n="$1" -v a="$2" 'BEGIN { for (i = 0; i < n; i++)
+		printf "{\"card\":\"B%d\",\"carrier\":\"c%d\",\"scene\":\"refund\",\"facts\":{\"pkg_expires_at\":1,\"refunded\":1}}\n", i, i % a }' |
+		sr-enqueue >/dev/null
 }
 
 # drain [seconds]: the documented pipeline, until nothing is queued.
 drain() {
 	sr-claim --until-empty --for "${1:-60}" | sr-exec | sr-confirm
+}
+
+# k1_story: the carrier's calls and landings for K1, in order (sr-gwsim's
+# log): "stop apply:stopped ...".
+k1_story() {
+	jq -r 'select(.card == "K1" and .kind != "status") | if .kind == "apply" then "apply:\(.state)" else .kind end' \
+		"$T/gw.log" | paste -sd' '
 }

@@ -6,12 +6,6 @@ bats_require_minimum_version 1.5.0
 
 load ../test_helper
 
-# The carrier's calls and landings for K1, in order: "stop apply:stopped ...".
-k1_story() {
-	jq -r 'select(.card == "K1" and .kind != "status") | if .kind == "apply" then "apply:\(.state)" else .kind end' \
-		"$T/gw.log" | paste -sd' '
-}
-
 @test "an asynchronous carrier that took a stop and answered 5xx, then a renewal: the stop lands, and the card is resumed after it" {
 	# The carrier accepts every change and lands it later. It has answered
 	# one "in progress" (202) already, so srq knows it is asynchronous.

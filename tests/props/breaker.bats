@@ -10,19 +10,12 @@ bats_require_minimum_version 1.5.0
 
 load ../test_helper
 
-# backlog N ACCOUNT [PREFIX]: N cards of ACCOUNT to stop.
-backlog() {
-	awk -v n="$1" -v a="$2" -v p="${3:-$2-}" 'BEGIN { for (i = 0; i < n; i++)
-		printf "{\"card\":\"%s%d\",\"carrier\":\"%s\",\"scene\":\"refund\",\"facts\":{\"pkg_expires_at\":1,\"refunded\":1}}\n", p, i, a }' |
-		sr-enqueue >/dev/null
-}
-
 @test "an account failing every call for 30 s: held after the threshold, no card frozen, one alert, done after recovery" {
 	export SRQ_QPS=20 SRQ_CONFIRM_DELAY_MS=200
 	profiles 'from = default' 'accounts = *' 'breaker_cooldown_ms = 3000' 'breaker_cooldown_max_ms = 3000'
 	gwsim_start --qps 20 --fail-account down
-	backlog 40 down
-	backlog 120 up
+	stop_backlog 40 down
+	stop_backlog 120 up
 	start=$(date +%s%3N)
 	drain 120 >"$T/finals" &
 	pid=$!
@@ -78,7 +71,7 @@ backlog() {
 	printf 'wrong-token\n' >"$T/srq.token"
 	export SRQ_GATEWAY_TOKEN_FILE="$T/srq.token"
 	gwsim_start --token-file "$T/carrier.token" --latency-ms 200
-	backlog 10 c1
+	stop_backlog 10 c1
 	run -0 drain 6
 	# Every call refused for authentication; each sent at most twice (the
 	# second after reading the token again), and then no more calls.
@@ -101,7 +94,7 @@ backlog() {
 
 @test "a result that says the carrier refused authentication opens the breaker with its reason, whatever its outcome" {
 	gwsim_start
-	backlog 2 c1
+	stop_backlog 2 c1
 	sr-claim --max 1 | sr-exec >"$T/results"
 	# A result line edited by hand (sr-exec pairs auth with retry only).
 	jq -c '.outcome = "fail" | .class = "auth" | .http = 401 | .error = "HTTP 401 bad token"' "$T/results" |
@@ -113,7 +106,7 @@ backlog() {
 
 @test "the breaker by hand: opened, nothing is called and no probe goes; closed, the drain goes on" {
 	gwsim_start
-	backlog 5 c1
+	stop_backlog 5 c1
 	run -0 sr-admin breaker c1 open --reason "carrier incident"
 	assert_equal "$(echo "$output" | jq -r .breaker)" open
 	run -0 drain 3
@@ -139,7 +132,7 @@ backlog() {
 @test "opened by hand or paused while calls are in flight: nothing is parked, the drain completes once closed" {
 	export SRQ_QPS=5
 	gwsim_start --qps 5
-	backlog 20 c1
+	stop_backlog 20 c1
 	# --follow, not --until-empty: that ends (exit 4) as soon as all that is
 	# left is held by a breaker opened by hand, with no end.
 	sr-claim --follow --for 15 | sr-exec | sr-confirm >/dev/null &
@@ -164,7 +157,7 @@ backlog() {
 	cp "$T/carrier.token" "$T/srq.token"
 	export SRQ_GATEWAY_TOKEN_FILE="$T/srq.token"
 	gwsim_start --token-file "$T/carrier.token"
-	backlog 30 c1
+	stop_backlog 30 c1
 	sr-claim --follow --for 8 | sr-exec | sr-confirm >/dev/null &
 	pid=$!
 	for i in $(seq 100); do [ "$(wc -l <"$T/gw.log")" -ge 5 ] && break; sleep 0.05; done

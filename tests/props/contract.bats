@@ -11,11 +11,6 @@ setup() {
 	gwsim_start
 }
 
-stop_request() { # stop_request CARD: a stop for an expired package
-	printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
-		"$1" "$PAST"
-}
-
 # A port nothing listens on: the gateway is down.
 dead_gateway() {
 	echo "http://127.0.0.1:1"
@@ -24,13 +19,13 @@ dead_gateway() {
 @test "sr-enqueue takes --gateway, the common flag: the direct path calls that gateway" {
 	sr-admin switch off --reason test >/dev/null
 	local gw=$SRQ_GATEWAY
-	SRQ_GATEWAY=$(dead_gateway) run -0 --separate-stderr sr-enqueue --gateway "$gw" < <(stop_request G1)
+	SRQ_GATEWAY=$(dead_gateway) run -0 --separate-stderr sr-enqueue --gateway "$gw" < <(request G1)
 	assert_equal "$(jq -r .status <<<"$output")" direct_ok
 	assert_equal "$(jq -r .kind "$T/gw.log")" stop
 }
 
 @test "sr-enqueue --gateway that is not an http(s) URL is a usage error, the URL's secrets not shown" {
-	run -2 --separate-stderr sr-enqueue --gateway "ftp://ops:s3cret@gw.example/" < <(stop_request G2)
+	run -2 --separate-stderr sr-enqueue --gateway "ftp://ops:s3cret@gw.example/" < <(request G2)
 	assert_output ''
 	[[ $stderr == *"--gateway"* ]]
 	[[ $stderr != *s3cret* ]]
@@ -38,8 +33,8 @@ dead_gateway() {
 }
 
 @test "sr-exec with the gateway unreachable: every task answered retry/not_sent, exit 3" {
-	stop_request X1 | sr-enqueue >/dev/null
-	stop_request X2 | sr-enqueue >/dev/null
+	request X1 | sr-enqueue >/dev/null
+	request X2 | sr-enqueue >/dev/null
 	sr-claim >"$T/tasks"
 	SRQ_GATEWAY=$(dead_gateway) run -3 --separate-stderr sr-exec <"$T/tasks"
 	assert_equal "$(echo "$output" | wc -l)" 2
@@ -52,8 +47,8 @@ dead_gateway() {
 
 @test "sr-exec: one account's gateway unreachable is exit 3 naming that account; the others' calls go" {
 	PROFILE_NAME=dead profiles 'from = default' 'accounts = c2' "base = $(dead_gateway)"
-	stop_request X4 | sr-enqueue >/dev/null
-	stop_request X5 | sed 's/"c1"/"c2"/' | sr-enqueue >/dev/null
+	request X4 | sr-enqueue >/dev/null
+	request X5 | sed 's/"c1"/"c2"/' | sr-enqueue >/dev/null
 	sr-claim >"$T/tasks"
 	run -3 --separate-stderr sr-exec <"$T/tasks"
 	assert_equal "$(jq -r 'select(.carrier == "c1") | .outcome' <<<"$output")" ok
@@ -65,7 +60,7 @@ dead_gateway() {
 @test "sr-exec: calls whose request cannot be built (a secret file missing) are a configuration error, exit 2, not the gateway" {
 	PROFILE_NAME=nokey profiles 'from = default' 'accounts = c2' "secret.key = file:$T/no-such-key" \
 		'header = X-Key: {key}'
-	stop_request X7 | sed 's/"c1"/"c2"/' | sr-enqueue >/dev/null
+	request X7 | sed 's/"c1"/"c2"/' | sr-enqueue >/dev/null
 	sr-claim >"$T/tasks"
 	run -2 --separate-stderr sr-exec <"$T/tasks"
 	assert_equal "$(jq -r '.outcome + " " + .class' <<<"$output")" "retry not_sent"
@@ -78,7 +73,7 @@ dead_gateway() {
 }
 
 @test "sr-admin audit: every entry names its account, as every record does" {
-	stop_request X6 | sr-enqueue >/dev/null
+	request X6 | sr-enqueue >/dev/null
 	run -0 sr-admin audit X6
 	assert_equal "$(jq -r .carrier <<<"$output" | sort -u)" c1
 	run -0 sr-admin audit --account c1
@@ -86,15 +81,15 @@ dead_gateway() {
 }
 
 @test "sr-exec with the gateway up: exit 0" {
-	stop_request X3 | sr-enqueue >/dev/null
+	request X3 | sr-enqueue >/dev/null
 	sr-claim >"$T/tasks"
 	run -0 --separate-stderr sr-exec <"$T/tasks"
 	assert_equal "$(jq -r .outcome <<<"$output")" ok
 }
 
 @test "sr-confirm with Redis down: every result answered with \"status\":\"error\" (and its state), exit 3" {
-	stop_request Y1 | sr-enqueue >/dev/null
-	stop_request Y2 | sr-enqueue >/dev/null
+	request Y1 | sr-enqueue >/dev/null
+	request Y2 | sr-enqueue >/dev/null
 	sr-claim | sr-exec >"$T/results"
 	SRQ_REDIS="unix://$T/none.sock" run -3 --separate-stderr sr-confirm <"$T/results"
 	assert_equal "$(echo "$output" | wc -l)" 2
@@ -103,7 +98,7 @@ dead_gateway() {
 }
 
 @test "srq-drain with the gateway unreachable exits 3 (a backend down), its commands still queued" {
-	stop_request Z1 | sr-enqueue >/dev/null
+	request Z1 | sr-enqueue >/dev/null
 	SRQ_GATEWAY=$(dead_gateway) SRQ_DRAIN_FOR=1 SRQ_LOCK="$T/drain.lock" \
 		run -3 --separate-stderr "$PROJECT_ROOT/cron/srq-drain"
 	[[ $stderr == *"failed stages: exec 3"* ]]

@@ -9,11 +9,6 @@ bats_require_minimum_version 1.5.0
 
 load ../test_helper
 
-stop_request() {
-	printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
-		"$1" $((NOW - 60)) | sr-enqueue >/dev/null
-}
-
 # calls CARD: how many change calls for CARD reached badcarrier NAME (main).
 calls() {
 	jq -r 'select(.path? // "" | test("/cards/'"$1"'/(stop|resume)")) | .n' "$T/bad-${2:-main}.log" | wc -l
@@ -23,8 +18,8 @@ calls() {
 	profiles 'from = default' 'accounts = c1' 'stop.method = GET' \
 		'stop.url = {base}/v1/cards/{card}/stop?carrier={carrier}&request_id={reqid}' 'stop.body ='
 	bad_start main close-after-first
-	stop_request G1
-	stop_request G2
+	enqueue G1
+	enqueue G2
 	# One at a time: G2 goes out on G1's kept-alive connection, which the
 	# carrier closes after reading it.
 	run -0 bash -c 'sr-claim | sr-exec --concurrency 1 | tee '"$T/results"' | sr-confirm'
@@ -42,8 +37,8 @@ calls() {
 	profiles 'from = default' 'accounts = c1' \
 		'stop.url = {base}/v1/cards/{card}/stop?carrier={carrier}&request_id={reqid}' 'stop.body ='
 	bad_start main close-after-first
-	stop_request P1
-	stop_request P2
+	enqueue P1
+	enqueue P2
 	run -0 bash -c 'sr-claim | sr-exec --concurrency 1 | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(calls P1) $(calls P2)" "1 1"
 	assert_equal "$(jq -r '"\(.card) \(.outcome)"' "$T/results" | sort | paste -sd,)" "P1 ok,P2 unknown"
@@ -57,8 +52,8 @@ calls() {
 		profiles 'from = default' 'accounts = c1' "stop.method = $method" \
 			'stop.url = {base}/v1/cards/{card}/stop?carrier={carrier}&request_id={reqid}'
 		bad_start main die-after-first
-		stop_request "D$method"1
-		stop_request "D$method"2
+		enqueue "D$method"1
+		enqueue "D$method"2
 		run -0 bash -c 'sr-claim | sr-exec --concurrency 1 >'"$T/results"
 		assert_equal "$(calls "D$method"1) $(calls "D$method"2)" "1 1"
 		assert_equal "$(jq -r '"\(.card) \(.outcome) \(.class)"' "$T/results" | sort | paste -sd,)" \
@@ -71,7 +66,7 @@ calls() {
 	profiles 'from = default' 'accounts = c1' 'message = message'
 	export SRQ_GATEWAY_TOKEN=tok-3f9c1e77aa
 	bad_start main echo-token
-	stop_request S1
+	enqueue S1
 	run -0 --separate-stderr bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	# It was sent, and echoed.
 	assert_equal "$(jq -r .auth "$T/bad-main.log")" "Bearer tok-3f9c1e77aa"
@@ -91,7 +86,7 @@ calls() {
 # result's error in $output.
 echoed_error() {
 	bad_start main echo-token
-	stop_request "$1"
+	enqueue "$1"
 	sr-claim | sr-exec >"$T/results" || true
 	output=$(jq -r .error "$T/results")
 }
@@ -149,7 +144,7 @@ redis_values() {
 		'stop.url = {base}/v1/cards/{card}/stop?pw={pw}' 'basic = acme:{pw}'
 	for how in sent lower form decoded json auth; do
 		bad_start main echo-params "$how"
-		stop_request "E-$how"
+		enqueue "E-$how"
 		sr-claim | sr-exec | tee -a "$T/results" | sr-confirm >>"$T/finals"
 	done
 	# As it went: %2F upper-case, and base64 of user:password.
@@ -190,7 +185,7 @@ E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
 		-subj /CN=not-this-host 2>/dev/null
 	bad_start main tls-ok "$T/cert.pem,$T/key.pem"
 	export SRQ_GATEWAY="https://127.0.0.1:$(cat "$T/bad-main.port")"
-	stop_request C1
+	enqueue C1
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(jq -r '"\(.outcome) \(.class)"' "$T/results")" "retry not_sent"
 	assert_output --partial '"state":"requeued"'
@@ -200,13 +195,13 @@ E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
 
 @test "JSON after white space or a byte order mark is read: an ok is ok, a query's state is seen" {
 	bad_start main raw 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 19\r\n\r\n\xef\xbb\xbf\r\n {"code":"OK"}\n'
-	stop_request B1
+	enqueue B1
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(jq -r .outcome "$T/results")" ok
 	assert_output --partial '"state":"done"'
 	# A query answered so reads its state.
 	bad_start main bom-query
-	stop_request B2
+	enqueue B2
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results2"' | sr-confirm'
 	assert_equal "$(jq -r .outcome "$T/results2")" unknown
 	run -0 bash -c 'sr-claim --until-empty --for 5 | sr-exec | tee '"$T/results3"' | sr-confirm'
@@ -233,7 +228,7 @@ E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
 	export SRQ_GATEWAY_TOKEN=tok-77aa3f9c1e
 	bad_start other ok
 	bad_start main redirect "http://127.0.0.1:$(cat "$T/bad-other.port")"
-	stop_request R1
+	enqueue R1
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(jq -r '"\(.outcome) \(.http)"' "$T/results")" "unknown 307"
 	assert_output --partial '"state":"confirming"'
@@ -243,7 +238,7 @@ E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
 @test "an answer that trickles in byte by byte is bounded by the timeout and unknown, not ok" {
 	export SRQ_GATEWAY_TIMEOUT_MS=1000
 	bad_start main slowloris
-	stop_request L1
+	enqueue L1
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(jq -r '"\(.outcome) \(.error)"' "$T/results")" "unknown Timeout was reached"
 	assert_output --partial '"state":"confirming"'
@@ -251,12 +246,12 @@ E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
 
 @test "a connection reset after the request is unknown; a connection refused is not_sent" {
 	bad_start main reset
-	stop_request X1
+	enqueue X1
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(jq -r .outcome "$T/results")" unknown
 	assert_equal "$(calls X1)" 1
 	assert_output --partial '"state":"confirming"'
-	stop_request X2
+	enqueue X2
 	run -0 bash -c 'sr-claim | SRQ_GATEWAY=http://127.0.0.1:1 sr-exec | tee '"$T/results2"' | sr-confirm'
 	# (X1's status query may be due by now: it is not sent either)
 	assert_equal "$(jq -r 'select(.card == "X2") | "\(.outcome) \(.class)"' "$T/results2")" "retry not_sent"
@@ -265,7 +260,7 @@ E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
 @test "Retry-After as an HTTP date is honoured" {
 	when=$(date -u -d '+30 seconds' '+%a, %d %b %Y %H:%M:%S GMT')
 	bad_start main raw "HTTP/1.1 429 Too Many Requests\r\nRetry-After: $when\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"
-	stop_request A1
+	enqueue A1
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	ra=$(jq -r .retry_after_ms "$T/results")
 	[ "$ra" -ge 20000 ] && [ "$ra" -le 31000 ]
@@ -277,7 +272,7 @@ E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
 @test "a change answered with a NUL byte in its body is unknown (the answer is not read), never ok" {
 	# An ok, a NUL, and what the NUL would hide from a reader of C strings.
 	bad_start main raw 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 33\r\n\r\n{"code":"OK"}\x00{"code":"INTERNAL"}'
-	stop_request N1
+	enqueue N1
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(jq -r '"\(.outcome) \(.error)"' "$T/results")" \
 		"unknown carrier answered HTTP 200 with a NUL byte in its body: not read"
@@ -288,7 +283,7 @@ E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
 	# An ok, 70,000 spaces, and what srq would not have read past its cap.
 	body='{"code":"OK"}'"$(head -c 70000 /dev/zero | tr '\0' ' ')"'{"code":"INTERNAL"}'
 	bad_start main raw "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: ${#body}\r\n\r\n$body"
-	stop_request N3
+	enqueue N3
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(jq -r '"\(.outcome) \(.error)"' "$T/results")" \
 		"unknown carrier answered HTTP 200 with a body over 65536 bytes: not read"
@@ -297,7 +292,7 @@ E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
 
 @test "a status query answered with a NUL byte in its body observes nothing: the card stays confirming" {
 	bad_start main raw 'HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 19\r\n\r\n{"code":"INTERNAL"}'
-	stop_request N2
+	enqueue N2
 	sr-claim | sr-exec | sr-confirm >/dev/null
 	bad_start main raw 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 40\r\n\r\n{"status":"stopped"}\x00{"status":"active"}'
 	sleep 0.5 # its query is due (SRQ_CONFIRM_DELAY_MS)
@@ -320,7 +315,7 @@ E-auth HTTP 422 NOT_ALLOWED you sent: Basic [secret]"
 		"HTTP/1.1 100 Continue\r\n$ok"; do
 		i=$((i + 1))
 		bad_start main raw "$answer"
-		stop_request "H$i"
+		enqueue "H$i"
 		sr-claim | sr-exec | sr-confirm >>"$T/finals"
 	done
 	assert_equal "$(jq -r '"\(.card) \(.state)"' "$T/finals" | paste -sd,)" \

@@ -7,10 +7,6 @@ bats_require_minimum_version 1.5.0
 
 load ../test_helper
 
-req() { # req CARD SCENE PKG_EXPIRES_AT
-	printf '{"card":"%s","carrier":"c1","scene":"%s","facts":{"pkg_expires_at":%d}}\n' "$1" "$2" "$3"
-}
-
 # packed CARD: the card's packed state, from its bucket.
 packed() {
 	rcli HGET "t:carrier:{c1}:idle:${1:0:${#1}-2}" "${1: -2}"
@@ -23,7 +19,7 @@ waiting() {
 
 @test "a finished card sleeps in its bucket; its next command wakes it with its version, and its interval holds" {
 	gwsim_start
-	run -0 sr-enqueue < <(req 8986001 package_expired "$PAST"; req 8986002 package_expired "$PAST")
+	run -0 sr-enqueue < <(request 8986001 package_expired "$PAST" -; request 8986002 package_expired "$PAST" -)
 	run -0 drain 10
 	assert_equal "$(rcli EXISTS 't:carrier:{c1}:card:8986001' 't:carrier:{c1}:card:8986002')" 0
 	# Both in one bucket (their ids differ in the last two digits).
@@ -32,7 +28,7 @@ waiting() {
 	assert_equal "$ver $seen $last_dir" "1 stopped stop"
 	# The renewal: version 2, due no earlier than the interval allows; it
 	# waits packed, the card still asleep.
-	run -0 sr-enqueue < <(req 8986001 order "$FUTURE")
+	run -0 sr-enqueue < <(request 8986001 order "$FUTURE" -)
 	assert_output --partial '"status":"queued","action":"resume","reason":"entitled","ver":2'
 	assert_equal "$(packed 8986001 | cut -d'|' -f1-3)" "2|$last_call|stopped"
 	assert_equal "$(waiting 8986001)" "resume|entitled|order||0"
@@ -48,11 +44,11 @@ waiting() {
 @test "switch off: a direct call wakes the sleeping card with its next version and puts it back to sleep" {
 	GW_INTERVAL_MS=0 gwsim_start # the resume may follow the stop at once
 	export SRQ_MIN_INTERVAL_MS=0
-	run -0 sr-enqueue < <(req 8986003 package_expired "$PAST")
+	run -0 sr-enqueue < <(request 8986003 package_expired "$PAST" -)
 	run -0 drain 10
 	assert_equal "$(packed 8986003 | cut -d'|' -f1-3)" "1|$(packed 8986003 | cut -d'|' -f2)|stopped"
 	sr-admin switch off --reason test >/dev/null
-	run -0 sr-enqueue < <(req 8986003 order "$FUTURE")
+	run -0 sr-enqueue < <(request 8986003 order "$FUTURE" -)
 	assert_output --partial '"status":"direct_ok","action":"resume"'
 	assert_output --partial '"ver":2'
 	assert_equal "$(rcli EXISTS 't:carrier:{c1}:card:8986003')" 0
@@ -64,12 +60,12 @@ waiting() {
 @test "a new command waits packed until its claim: replaced, cancelled, listed, claimed and finished as a hash would be" {
 	gwsim_start
 	export SRQ_MIN_INTERVAL_MS=0
-	run -0 sr-enqueue < <(req 8986011 package_expired "$PAST"; req 8986012 package_expired "$PAST"; req 8986013 package_expired "$PAST")
+	run -0 sr-enqueue < <(request 8986011 package_expired "$PAST" -; request 8986012 package_expired "$PAST" -; request 8986013 package_expired "$PAST" -)
 	assert_equal "$(rcli --scan --pattern 't:carrier:{c1}:card:*' | wc -l)" 0
 	assert_equal "$(waiting 8986011)" "stop|package_expired|||1"
 	assert_equal "$(packed 8986011)" 1
 	# Asked again: unchanged, nothing written.
-	run -0 sr-enqueue < <(req 8986011 package_expired "$PAST")
+	run -0 sr-enqueue < <(request 8986011 package_expired "$PAST" -)
 	assert_output --partial '"status":"unchanged"'
 	# A renewal before the claim cancels one (version 2, asleep again).
 	run -0 sr-enqueue < <(printf '{"card":"8986012","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"active"}}\n' "$FUTURE")
@@ -96,7 +92,7 @@ waiting() {
 }
 
 @test "a waiting command shows the same before and after its claim, packed or in its hash" {
-	run -0 sr-enqueue < <(req 8986021 package_expired "$PAST")
+	run -0 sr-enqueue < <(request 8986021 package_expired "$PAST" -)
 	before=$(sr-admin show 8986021 | jq -c '.command | {action, ver, reason, scene, source, prio}')
 	sr-claim >/dev/null
 	after=$(sr-admin show 8986021 | jq -c '.command | {action, ver, reason, scene, source, prio}')

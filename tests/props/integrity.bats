@@ -14,11 +14,6 @@ setup() {
 	K='t:carrier:{c1}:card:X1'
 }
 
-req() { # req CARD PKG_EXPIRES_AT [SCENE]
-	printf '{"card":"%s","carrier":"c1","scene":"%s","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
-		"$1" "${3:-package_expired}" "$2" | sr-enqueue >/dev/null
-}
-
 # snapshot: every key srq keeps for the account and the card, as it stands.
 snapshot() {
 	{
@@ -39,7 +34,7 @@ line() { # line TASK TOKEN OUTCOME [EXTRA-JSON]
 }
 
 @test "a result with a forged token finishes nothing" {
-	req X1 "$PAST"
+	enqueue X1
 	before=$(snapshot)
 	run -0 sr-confirm <<<"$(line call forged ok)"
 	assert_output --partial '"state":"stale"'
@@ -69,7 +64,7 @@ forged() {
 
 @test "results forged with guessed tokens for cards with live claims change nothing; the genuine ones still apply" {
 	gwsim_start --latency-ms 2000
-	for i in 1 2 3 4 5 6; do req "G$i" "$PAST"; done
+	for i in 1 2 3 4 5 6; do enqueue "G$i"; done
 	sr-claim >"$T/tasks"
 	assert_equal "$(wc -l <"$T/tasks")" 6
 	# G1..G3 are at the carrier (their gate passed), G4..G6 claimed and waiting.
@@ -105,7 +100,7 @@ forged() {
 }
 
 @test "the live claim's token, for a task that never went through the gate, finishes nothing" {
-	req X1 "$PAST"
+	enqueue X1
 	sr-claim >"$T/task"
 	token=$(jq -r .token "$T/task")
 	before=$(snapshot)
@@ -124,7 +119,7 @@ forged() {
 }
 
 @test "a task whose action was edited neither calls nor finishes the command; the real task still does" {
-	req X1 "$PAST"
+	enqueue X1
 	sr-claim >"$T/task"
 	before=$(snapshot)
 	# A stop turned into a resume: judged against the facts, a resume of a
@@ -141,7 +136,7 @@ forged() {
 }
 
 @test "a replayed task does not call the carrier twice" {
-	req X1 "$PAST"
+	enqueue X1
 	sr-claim >"$T/task"
 	sr-exec <"$T/task" >"$T/r1"
 	sleep 1.5 # past the card's interval (1.2 s), as in the replay seen
@@ -155,7 +150,7 @@ forged() {
 }
 
 @test "replayed results change nothing: not the queue, the facts, the account's rate or breaker" {
-	for i in 1 2 3 4 5 6; do req "R$i" "$PAST"; done
+	for i in 1 2 3 4 5 6; do enqueue "R$i"; done
 	gwsim_start --fault-429 0.5 --seed 2
 	sr-claim | sr-exec >"$T/results"
 	sr-confirm <"$T/results" >/dev/null
@@ -178,7 +173,7 @@ forged() {
 }
 
 @test "a result repeated within one batch is applied once" {
-	for i in 1 2 3 4; do req "R$i" "$PAST"; done
+	for i in 1 2 3 4; do enqueue "R$i"; done
 	sr-claim | sr-exec >"$T/results"
 	assert_equal "$(jq -r .outcome "$T/results" | sort -u)" ok
 	audit=$(rcli XLEN 't:carrier:{c1}:audit')
@@ -193,13 +188,13 @@ forged() {
 }
 
 @test "a stale result does not rewrite the card's facts" {
-	req X1 "$PAST"
+	enqueue X1
 	sr-claim | sr-exec >"$T/v1" # version 1 stopped the card...
 	assert_equal "$(jq -r .outcome "$T/v1")" ok
 	sr-confirm <"$T/v1" >/dev/null
 	assert_equal "$(rcli HGET t:card:X1:facts st)" stopped
 	# ...the customer renewed (v2 resumes it, after the interval)...
-	req X1 "$FUTURE" order
+	enqueue X1 order "$FUTURE"
 	run -0 drain 10
 	assert_equal "$(rcli HGET t:card:X1:facts st)" active
 	# ...and an old v1 result replayed now must not say "stopped" again: the
@@ -207,6 +202,6 @@ forged() {
 	run -0 sr-confirm <"$T/v1"
 	assert_output --partial '"state":"stale"'
 	assert_equal "$(rcli HGET t:card:X1:facts st)" active
-	req X1 "$PAST"
+	enqueue X1
 	assert_equal "$(sr-admin show X1 | jq -r .command.action)" stop
 }

@@ -7,16 +7,10 @@ bats_require_minimum_version 1.5.0
 
 load ../test_helper
 
-backlog() { # backlog N ACCOUNT
-	awk -v n="$1" -v a="$2" 'BEGIN { for (i = 0; i < n; i++)
-		printf "{\"card\":\"%s-%d\",\"carrier\":\"%s\",\"scene\":\"refund\",\"facts\":{\"pkg_expires_at\":1,\"refunded\":1}}\n", a, i, a }' |
-		sr-enqueue
-}
-
 @test "a paused account gets no call while the others drain; it resumes by itself at --until" {
 	gwsim_start --qps 50
-	backlog 10 c1 >/dev/null
-	backlog 10 c2 >/dev/null
+	stop_backlog 10 c1
+	stop_backlog 10 c2
 	run -0 sr-admin pause c1 --until 4s --reason "carrier maintenance"
 	until=$(echo "$output" | jq -r .paused_until_ms)
 	[ "$until" -gt "$(date +%s%3N)" ]
@@ -42,9 +36,9 @@ backlog() { # backlog N ACCOUNT
 	# No request named c1 yet: --force says the account is not a typo.
 	run -0 sr-admin pause c1 --force --reason "dispute with the carrier"
 	echo "$output" | jq -e '.paused_until_ms > 0'
-	run -3 --separate-stderr backlog 1 c1
+	run -3 --separate-stderr sr-enqueue < <(backlog_requests 1 c1)
 	echo "$output" | jq -e '.status == "direct_failed" and .tries == 0 and (.error | test("paused")) and .queued_ver > 0'
-	run -0 backlog 1 c2
+	run -0 sr-enqueue < <(backlog_requests 1 c2)
 	echo "$output" | jq -e '.status == "direct_ok"'
 	assert_equal "$(jq -r .carrier "$T/gw.log" | tr '\n' ' ')" "c2 "
 	# Resumed, and the switch back on: the queued request is executed.
@@ -56,7 +50,7 @@ backlog() { # backlog N ACCOUNT
 }
 
 @test "pause and resume refuse what makes no sense, and say why" {
-	backlog 1 c1 >/dev/null
+	stop_backlog 1 c1
 	# Resuming an account that is not paused changes nothing, and is no
 	# error (it was exit 1): "changed":false, nothing audited.
 	run -0 --separate-stderr sr-admin resume c1 --reason "x"

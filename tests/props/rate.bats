@@ -9,13 +9,6 @@ bats_require_minimum_version 1.5.0
 
 load ../test_helper
 
-# backlog N ACCOUNTS: N cards to stop, spread over accounts c0..c(ACCOUNTS-1).
-backlog() {
-	awk -v n="$1" -v a="$2" 'BEGIN { for (i = 0; i < n; i++)
-		printf "{\"card\":\"B%d\",\"carrier\":\"c%d\",\"scene\":\"refund\",\"facts\":{\"pkg_expires_at\":1,\"refunded\":1}}\n", i, i % a }' |
-		sr-enqueue >/dev/null
-}
-
 # The cards of the log all ended stopped, each changed once (its refused
 # calls aside).
 all_stopped() {
@@ -30,7 +23,7 @@ all_stopped() {
 	# The first request of a new connection arrives 40 ms late (a TLS
 	# handshake), every request up to 15 ms late.
 	gwsim_start --qps 20 --conn-delay-ms 40 --jitter-ms 15
-	backlog 240 3
+	spread_backlog 240 3
 	run -0 drain 60
 	run gwcheck rate "$T/gw.log" 20
 	assert_output ''
@@ -50,7 +43,7 @@ all_stopped() {
 	export SRQ_QPS=20
 	profiles 'from = default' 'accounts = *' 'aimd_increase = 2' 'aimd_memory_ms = 8000'
 	gwsim_start --qps 10
-	backlog 260 1
+	spread_backlog 260 1
 	drain 90 >"$T/finals" &
 	pid=$!
 	# Let it find the carrier's limit, then raise the limit mid-run.
@@ -87,7 +80,7 @@ all_stopped() {
 	export SRQ_MIN_INTERVAL_MS=60000 SRQ_QPS=20
 	GW_INTERVAL_MS=50000
 	gwsim_start --qps 10 --retry-after 1 --fault-5xx-after 0.3 --seed 11
-	backlog 40 1
+	spread_backlog 40 1
 	run -0 drain 30
 	jq -s -e '[.[] | select(.fault == "qps")] | length > 0' "$T/gw.log"
 	jq -s -e '[.[] | select(.fault == "5xx_after")] | length > 0' "$T/gw.log"
@@ -104,7 +97,7 @@ all_stopped() {
 
 @test "a limit of 0 never means no limit: refused by sr-admin, and stops calls if written by hand" {
 	gwsim_start --qps 100
-	backlog 10 1
+	spread_backlog 10 1
 	run -2 --separate-stderr sr-admin limits c0 qps=0 running=0 --reason "pause it"
 	[[ $stderr == *"0 would mean no limit"* && $stderr == *"sr-admin pause c0"* ]]
 	assert_equal "$(rcli HGETALL 't:carrier:{c0}:limits')" ''
@@ -124,7 +117,7 @@ all_stopped() {
 	export SRQ_QPS=20
 	# 2% of calls refused for rate at random, the carrier's limit srq's own.
 	gwsim_start --qps 20 --fault-429 0.02 --seed 3
-	backlog 300 1
+	spread_backlog 300 1
 	run -0 drain 60
 	run gwcheck rate "$T/gw.log" 20
 	assert_output ''
@@ -142,7 +135,7 @@ all_stopped() {
 @test "a carrier whose limit drops mid-run: srq lowers its rate, and never goes over the configured limit" {
 	export SRQ_QPS=20
 	gwsim_start --qps 20
-	backlog 240 1
+	spread_backlog 240 1
 	drain 90 >"$T/finals" &
 	pid=$!
 	sleep 4
@@ -168,7 +161,7 @@ all_stopped() {
 	# send on time, made deterministic).
 	export SRQ_QPS=20 SRQ_RATE_WINDOW_MS=1020
 	gwsim_start --qps 20
-	backlog 80 1
+	spread_backlog 80 1
 	SRQ_TEST_SEND_DELAY_MS=60 run -0 drain 60
 	# The p99 of the lateness measured (5 ms bins, the upper end): the
 	# window widened by it, bounded at 200 ms; sr-admin shows it.

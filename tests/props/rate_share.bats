@@ -18,12 +18,6 @@ setup() {
 	gwsim_start --qps 10
 }
 
-backlog() {
-	awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++)
-		printf "{\"card\":\"B%d\",\"carrier\":\"c0\",\"scene\":\"refund\",\"facts\":{\"pkg_expires_at\":1,\"refunded\":1}}\n", i }' |
-		sr-enqueue >/dev/null
-}
-
 # poller ID: as fast as it can, a slot, then a status query of its own card
 # at the carrier, until $T/stop exists; every take's record in $T/poll.ID.
 poller() {
@@ -45,7 +39,7 @@ most() {
 }
 
 @test "a poller beside a backlog drain: no second over the limit at the carrier, srq keeps its reserve" {
-	backlog 150
+	spread_backlog 150 1
 	poller 1 &
 	p1=$!
 	poller 2 &
@@ -86,7 +80,7 @@ most() {
 }
 
 @test "srq with no work lends its reserve: a poller alone takes the whole rate, and no more" {
-	backlog 1 # the account is known; its one card is not drained
+	spread_backlog 1 1 # the account is known; its one card is not drained
 	for i in $(seq 30); do
 		run -0 sr-rate take c0 --class usage --wait 5000 --late 20
 		curl -s -o /dev/null "$SRQ_GATEWAY/v1/cards/P$i/status?carrier=c0"
@@ -101,7 +95,7 @@ most() {
 }
 
 @test "srq asking for slots takes its reserve back: the others are held to the rest" {
-	backlog 1
+	spread_backlog 1 1
 	# srq's gate is asking (what gate.lua records, refusals too): its last
 	# ask put a few seconds ahead, so that it is recent all through the test.
 	now=$(rcli TIME | head -1)
@@ -118,7 +112,7 @@ most() {
 
 @test "a class's max_share, and the account's pause, hold the other callers" {
 	profiles 'from = default' 'accounts = *' 'max_share = 0.5' 'max_share.usage = 0.2'
-	backlog 1
+	spread_backlog 1 1
 	# A fifth of 10 for usage, a half for every class not named.
 	run -1 --separate-stderr sr-rate take c0 --class usage --n 3 --late 0
 	assert_equal "$(jq -r '[.why, .cap] | join(" ")' <<<"$output")" 'over 2'
@@ -135,7 +129,7 @@ most() {
 }
 
 @test "bad input: an unknown account, a bad --n, a wait exceeded, each with a record and its exit" {
-	backlog 1
+	spread_backlog 1 1
 	run -1 --separate-stderr sr-rate take c9
 	assert_equal "$(jq -r '[.status, .why] | join(" ")' <<<"$output")" 'refused unknown_account'
 	[[ $stderr == *"account 'c9' has never had a request"* ]]
@@ -162,7 +156,7 @@ most() {
 }
 
 @test "the script contract: a poller in another language calls rate_take itself" {
-	backlog 1
+	spread_backlog 1 1
 	run -0 sr-rate contract c0
 	contract=$output
 	keys=($(jq -r '.keys[]' <<<"$contract"))

@@ -25,10 +25,6 @@ teardown() {
 	tcp_redis_stop
 }
 
-req() {
-	printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$1" "$PAST"
-}
-
 @test "with SRQ_WAIT_REPLICAS=1 an ack means the replica has the write; without a replica it is an error" {
 	export SRQ_WAIT_REPLICAS=1 SRQ_WAIT_TIMEOUT_MS=300
 	tcp_redis "$T/r" --unixsocket "$T/r/redis.sock" --replicaof 127.0.0.1 "$MPORT"
@@ -36,7 +32,7 @@ req() {
 		[ "$(redis-cli -s "$T/r/redis.sock" INFO replication | tr -d '\r' | sed -n 's/^master_link_status://p')" = up ] && break
 		sleep 0.05
 	done
-	run -0 sr-enqueue < <(req R1; req R2)
+	run -0 sr-enqueue < <(request R1 package_expired "$PAST" -; request R2 package_expired "$PAST" -)
 	assert_equal "$(grep -c '"status":"queued"' <<<"$output")" 2
 	# Acked, so the replica has it: what a failover would promote.
 	assert_equal "$(redis-cli -s "$T/r/redis.sock" HGET 't:carrier:{c1}:wait:' R1 | cut -d'|' -f1)" stop
@@ -49,7 +45,7 @@ req() {
 		[ "$(redis-cli -s "$T/m/redis.sock" INFO replication | tr -d '\r' | sed -n 's/^connected_slaves://p')" = 0 ] && break
 		sleep 0.05
 	done
-	run -3 sr-enqueue < <(req R4)
+	run -3 sr-enqueue < <(request R4 package_expired "$PAST" -)
 	assert_output --partial '"status":"error"'
 	assert_output --partial 'only 0 of 1 replicas confirmed it within 300 ms'
 	refute_output --partial '"status":"queued"'
@@ -58,13 +54,13 @@ req() {
 
 	# Without the setting, the master's word is the ack (the default).
 	unset SRQ_WAIT_REPLICAS
-	run -0 sr-enqueue < <(req R6)
+	run -0 sr-enqueue < <(request R6 package_expired "$PAST" -)
 	assert_output --partial '"status":"queued"'
 }
 
 @test "with SRQ_WAIT_REPLICAS=1 no call goes out before its gate pass is on a replica: unreplicated, then called once one follows" {
 	gwsim_start
-	req R1 | sr-enqueue >/dev/null # written before the setting: no replica needed
+	request R1 package_expired "$PAST" - | sr-enqueue >/dev/null # written before the setting: no replica needed
 	export SRQ_WAIT_REPLICAS=1 SRQ_WAIT_TIMEOUT_MS=200
 	run -0 --separate-stderr sh -c 'sr-claim | sr-exec'
 	assert_equal "$(echo "$output" | jq -r '"\(.outcome) \(.class)"')" "retry unreplicated"

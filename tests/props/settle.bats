@@ -22,12 +22,6 @@ accepted_stop() {
 	assert_equal "$(jq -r '"\(.status) \(.action)"' <<<"$output")" "queued resume"
 }
 
-# The carrier's calls and landings for K1, in order: "stop apply:stopped ...".
-k1_story() {
-	jq -r 'select(.card == "K1" and .kind != "status") | if .kind == "apply" then "apply:\(.state)" else .kind end' \
-		"$T/gw.log" | paste -sd' '
-}
-
 @test "a stop accepted, then a renewal: queries that still show the old state wait for the stop, then the resume is called" {
 	# The stop lands 1.5 s after it was accepted; queries every 200 ms see
 	# the card active until then. That is not the resume having landed: it

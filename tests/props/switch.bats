@@ -6,14 +6,9 @@ bats_require_minimum_version 1.5.0
 
 load ../test_helper
 
-req() { # req CARD PKG_EXPIRES_AT [STATUS]
-	printf '{"card":"%s","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d,"status":"%s"}}\n' \
-		"$1" "$2" "${3:-active}"
-}
-
 @test "switch off: requests run directly, the dispatchers claim nothing, the queue keeps its commands" {
 	gwsim_start
-	run -0 sr-enqueue < <(req Q1 "$PAST")
+	run -0 sr-enqueue < <(request Q1 order "$PAST")
 	assert_output --partial '"status":"queued"'
 	run -0 sr-admin switch off --reason "test"
 	assert_output '{"switch":"off"}'
@@ -24,14 +19,14 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	[[ $stderr == *"switch is off"* ]]
 	assert_equal "$(rcli ZRANGE 't:carrier:{c1}:stop_resume:high' 0 -1)" Q1
 	# A request is executed on the spot, and the facts follow.
-	run -0 sr-enqueue < <(req P1 "$PAST")
+	run -0 sr-enqueue < <(request P1 order "$PAST")
 	assert_output --partial '"status":"direct_ok","action":"stop","reason":"package_expired"'
 	assert_output --partial '"tries":1'
 	assert_equal "$(rcli HGET t:card:P1:facts st)" stopped
 	assert_equal "$(jq -r '"\(.card) \(.kind) \(.code)"' "$T/gw.log")" "P1 stop OK"
 	# Renewed right away: the resume would be inside the card's interval, so
 	# it is not called; it fails and stays queued for when the switch is on.
-	run -3 --separate-stderr sr-enqueue < <(req P1 "$FUTURE" stopped)
+	run -3 --separate-stderr sr-enqueue < <(request P1 order "$FUTURE" stopped)
 	assert_output --partial '"status":"direct_failed","action":"resume"'
 	assert_output --partial 'too recently'
 	assert_output --partial '"queued_ver"'
@@ -45,16 +40,16 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 
 @test "switch off: a card whose command an operator froze is not called; its request goes to the queue" {
 	gwsim_start
-	sr-enqueue < <(req Z1 "$FUTURE" stopped) >/dev/null
+	sr-enqueue < <(request Z1 order "$FUTURE" stopped) >/dev/null
 	sr-admin freeze Z1 --reason "customer dispute" >/dev/null
 	sr-admin switch off --reason incident >/dev/null
 	# The same intent: answered as the queue answers it, the freeze kept.
-	run -0 sr-enqueue < <(req Z1 "$FUTURE" stopped)
+	run -0 sr-enqueue < <(request Z1 order "$FUTURE" stopped)
 	assert_equal "$(jq -r '"\(.status) \(.ver)"' <<<"$output")" "unchanged 1"
 	assert_equal "$(rcli HGET 't:carrier:{c1}:card:Z1' frozen) $(rcli ZRANGE 't:carrier:{c1}:frozen' 0 -1)" "1 Z1"
 	assert_equal "$(jq -s length "$T/gw.log")" 0
 	# Another card is still called on the spot.
-	run -0 sr-enqueue < <(req P1 "$PAST")
+	run -0 sr-enqueue < <(request P1 order "$PAST")
 	assert_output --partial '"status":"direct_ok"'
 	assert_equal "$(jq -r .card "$T/gw.log")" P1
 }
@@ -63,7 +58,7 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	gwsim_start
 	sr-admin switch off --reason incident >/dev/null
 	rcli SET t:card:F1:facts clobbered >/dev/null
-	run -3 --separate-stderr sr-enqueue < <(req F1 "$PAST"; req F2 "$PAST")
+	run -3 --separate-stderr sr-enqueue < <(request F1 order "$PAST"; request F2 order "$PAST")
 	assert_equal "$(jq -r '"\(.card) \(.status)"' <<<"$output" | paste -sd,)" "F1 error,F2 direct_ok"
 	assert_equal "$(jq -r 'select(.card == "F1") | .error' <<<"$output")" \
 		"facts not read: WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -77,7 +72,7 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	gwsim_start
 	sr-admin switch off --reason incident >/dev/null
 	rcli CONFIG SET maxmemory 1 >/dev/null
-	run -3 --separate-stderr sr-enqueue < <(req M1 "$PAST"; req M2 "$PAST")
+	run -3 --separate-stderr sr-enqueue < <(request M1 order "$PAST"; request M2 order "$PAST")
 	assert_equal "$(jq -r '"\(.card) \(.status)"' <<<"$output" | paste -sd,)" "M1 error,M2 error"
 	assert_equal "$(jq -r .error <<<"$output" | grep -c '^facts not written: OOM')" 2
 	assert_equal "$(jq -s length "$T/gw.log")" 0
@@ -97,7 +92,7 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 @test "switch off: at most 3 tries, 2 s apart, each outside the card's interval" {
 	gwsim_start --fault-429 1 --retry-after 0
 	sr-admin switch off --reason test >/dev/null
-	run -3 sr-enqueue < <(req R1 "$PAST")
+	run -3 sr-enqueue < <(request R1 order "$PAST")
 	assert_output --partial '"status":"direct_failed"'
 	assert_output --partial '"tries":3'
 	assert_equal "$(jq -r .kind "$T/gw.log" | tr '\n' ' ')" "stop stop stop "
@@ -111,11 +106,11 @@ req() { # req CARD PKG_EXPIRES_AT [STATUS]
 	# The stop was applied, but its answer lost (5xx after applying): the
 	# command is confirming, the card stopped at the carrier.
 	gwsim_start --fault-5xx-after 1
-	sr-enqueue < <(req C1 "$PAST") >/dev/null
+	sr-enqueue < <(request C1 order "$PAST") >/dev/null
 	assert_equal "$(sr-claim | sr-exec | sr-confirm | jq -r .state)" confirming
 	sr-admin switch off --reason test >/dev/null
 	# The facts say nothing to do; the queue knows a stop may have gone.
-	run -0 sr-enqueue < <(req C1 "$FUTURE")
+	run -0 sr-enqueue < <(request C1 order "$FUTURE")
 	assert_equal "$(jq -r '"\(.status) \(.action) \(.reason)"' <<<"$output")" "queued resume entitled"
 	sr-admin switch on --reason test >/dev/null
 	# A healthy carrier, where the stop landed.
@@ -132,7 +127,7 @@ oom_during_call() {
 	sr-admin switch off --reason test >/dev/null
 	(
 		rc=0
-		sr-enqueue < <(req P1 "$PAST") >"$T/out" 2>"$T/err" || rc=$?
+		sr-enqueue < <(request P1 order "$PAST") >"$T/out" 2>"$T/err" || rc=$?
 		echo "$rc" >"$T/rc"
 	) &
 	local pid=$!
@@ -163,12 +158,12 @@ oom_during_call() {
 	gwsim_start
 	sr-admin switch off --reason test >/dev/null
 	rcli SET t:accounts clobbered >/dev/null
-	run -3 --separate-stderr sr-enqueue < <(req B1 "$PAST")
+	run -3 --separate-stderr sr-enqueue < <(request B1 order "$PAST")
 	assert_equal "$(jq -r '"\(.status) \(.warning | split(":")[0])"' <<<"$output")" "direct_ok account not registered"
 	# The outcome itself was recorded.
 	assert_equal "$(rcli HGET t:card:B1:facts st)" stopped
 	rcli DEL t:accounts >/dev/null
-	run -0 sr-enqueue < <(req B2 "$PAST")
+	run -0 sr-enqueue < <(request B2 order "$PAST")
 	assert_equal "$(rcli SMEMBERS t:accounts)" c1
 }
 
@@ -195,7 +190,7 @@ oom_during_call() {
 
 @test "switch on again: queued commands whose facts changed meanwhile are superseded, not executed" {
 	gwsim_start
-	run -0 sr-enqueue < <(req Q1 "$PAST"; req Q2 "$PAST")
+	run -0 sr-enqueue < <(request Q1 order "$PAST"; request Q2 order "$PAST")
 	sr-admin switch off --reason test >/dev/null
 	# While off, Q1 is renewed in the asset mirror.
 	printf '{"card":"Q1","carrier":"c1","pkg_expires_at":%d}\n' "$FUTURE" | sr-asset >/dev/null
@@ -273,12 +268,12 @@ oom_during_call() {
 	# An asynchronous carrier: the change lands 3 s after it is accepted.
 	gwsim_start --async-ms 3000
 	sr-admin switch off --reason test >/dev/null
-	run -0 sr-enqueue < <(req A1 "$PAST")
+	run -0 sr-enqueue < <(request A1 order "$PAST")
 	assert_equal "$(echo "$output" | jq -r .status)" direct_ok
 	assert_equal "$(sr-admin show A1 | jq -r .facts.status)" active
 	# Once it has landed, the next request finds it there, and says so.
 	for _ in $(seq 100); do grep -q '"kind":"apply"' "$T/gw.log" && break; sleep 0.1; done
-	run -0 sr-enqueue < <(req A1 "$PAST")
+	run -0 sr-enqueue < <(request A1 order "$PAST")
 	assert_equal "$(sr-admin show A1 | jq -r .facts.status)" stopped
 	assert_equal "$(jq -r .code "$T/gw.log" | paste -sd,)" ACCEPTED,APPLIED,ALREADY
 }
@@ -288,7 +283,7 @@ oom_during_call() {
 	# second card's first call is refused (429), not applied.
 	gwsim_start --qps 1
 	sr-admin switch off --reason "legacy path" >/dev/null
-	run -0 sr-enqueue < <(req A1 "$PAST"; req A2 "$PAST")
+	run -0 sr-enqueue < <(request A1 order "$PAST"; request A2 order "$PAST")
 	assert_equal "$(echo "$output" | jq -r '"\(.card) \(.status) \(.tries)"' | tr '\n' ',')" \
 		"A1 direct_ok 1,A2 direct_ok 2,"
 	assert_equal "$(jq -r '"\(.card) \(.http)"' "$T/gw.log" | tr '\n' ',')" "A1 200,A2 429,A2 200,"
@@ -379,7 +374,7 @@ direct_under_lock() {
 @test "switch off: the next try waits for the carrier's Retry-After" {
 	gwsim_start --fault-429 1 --retry-after 3
 	sr-admin switch off --reason test >/dev/null
-	run -3 --separate-stderr sr-enqueue < <(req R1 "$PAST")
+	run -3 --separate-stderr sr-enqueue < <(request R1 order "$PAST")
 	assert_equal "$(jq -r '"\(.status) \(.tries)"' <<<"$output")" "direct_failed 3"
 	assert_equal "$(jq -r .kind "$T/gw.log" | tr '\n' ' ')" "stop stop stop "
 	# 3 s apart, not the usual 2 s.
@@ -390,7 +385,7 @@ direct_under_lock() {
 	gwsim_start --fault-429 1 --retry-after 60
 	sr-admin switch off --reason test >/dev/null
 	SECONDS=0
-	run -3 --separate-stderr sr-enqueue < <(req R1 "$PAST")
+	run -3 --separate-stderr sr-enqueue < <(request R1 order "$PAST")
 	assert_equal "$(jq -r '"\(.status) \(.tries)"' <<<"$output")" "direct_failed 1"
 	[ "$SECONDS" -lt 3 ] # failed at once, not after minutes
 	assert_output --partial 'retry after 60 s'
@@ -416,28 +411,28 @@ half_open() {
 	gwsim_start --fail-account c1
 	sr-admin switch off --reason test >/dev/null
 	# A call fails: the breaker opens.
-	run -3 sr-enqueue < <(req B1 "$PAST")
+	run -3 sr-enqueue < <(request B1 order "$PAST")
 	assert_output --partial '"status":"direct_failed"'
 	[ "$(sr-admin breaker c1 | jq -r .breaker)" != closed ]
 	# After the cool-down one request's call is the probe; still failing,
 	# it reopens the breaker.
 	half_open
-	run -3 sr-enqueue < <(req B2 "$PAST")
+	run -3 sr-enqueue < <(request B2 order "$PAST")
 	assert_equal "$(jq -s '[.[] | select(.card == "B2")] | length' "$T/gw.log")" 1
 	assert_equal "$(sr-admin audit --account c1 | jq -r .event | grep -c breaker:reopened)" 1
 	gw_set fail_account=
-	run -3 sr-enqueue < <(req B3 "$PAST")
+	run -3 sr-enqueue < <(request B3 order "$PAST")
 	assert_output --partial 'breaker is open'
 	# The carrier is back: after the cool-down the probe succeeds and closes it.
 	half_open
-	run -0 sr-enqueue < <(req B4 "$PAST")
+	run -0 sr-enqueue < <(request B4 order "$PAST")
 	assert_output --partial '"status":"direct_ok"'
 	assert_equal "$(sr-admin breaker c1 | jq -r .breaker)" closed
 	assert_equal "$(sr-admin audit --account c1 | jq -r 'select(.event | startswith("breaker")) | .event' | uniq | paste -sd,)" \
 		"breaker:opened,breaker:reopened,breaker:closed"
 	assert_equal "$(sr-admin alerts | jq -r 'select(.open) | .alert')" ''
 	# Calls go again without waiting for anything.
-	run -0 sr-enqueue < <(req B5 "$PAST")
+	run -0 sr-enqueue < <(request B5 order "$PAST")
 	assert_output --partial '"status":"direct_ok"'
 }
 

@@ -15,20 +15,12 @@ setup() {
 	profiles 'from = default' 'accounts = *' 'breaker_failures = 100000'
 }
 
-stop() { # stop ACCOUNT CARD...
-	local a=$1 c
-	shift
-	for c in "$@"; do
-		printf '{"card":"%s","carrier":"%s","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' "$c" "$a"
-	done | sr-enqueue >/dev/null
-}
-
 # frozen_by KIND CARD...: the cards frozen by sr-gwsim fault KIND (c1).
 frozen_by() {
 	local kind=$1
 	shift
 	gwsim_start "$kind" 1
-	stop c1 "$@"
+	refund_stop c1 "$@"
 	drain 10 >/dev/null
 }
 
@@ -37,7 +29,7 @@ frozen_by() {
 	frozen_by --fault-reject Y1 Y2
 	# Another account's frozen command is not c1's.
 	gwsim_start --fault-reject 1
-	stop c2 Z1
+	refund_stop c2 Z1
 	drain 10 >/dev/null
 	gwsim_start
 	# Records carry numbers as numbers, and the account as "carrier";
@@ -85,7 +77,7 @@ frozen_by() {
 
 @test "list takes no lease: what it shows as due is still claimed by the next sr-claim" {
 	gwsim_start
-	stop c1 D1 D2 D3
+	refund_stop c1 D1 D2 D3
 	run -0 --separate-stderr sr-admin list c1 --state due --limit 2
 	assert_equal "$(echo "$output" | wc -l)" 2
 	[[ $stderr == *"stopped at --limit 2"* ]]
@@ -115,7 +107,7 @@ frozen_by() {
 }
 
 @test "an account no request ever named (a typo) is said to be unknown by list, retry --account and audit, exit 1" {
-	stop c1 K1
+	refund_stop c1 K1
 	for a in "list c9" "retry --account c9 --reason typo" "retry --account c9 --dry-run" "audit --account c9"; do
 		# shellcheck disable=SC2086 # (the words are the command's)
 		run -1 --separate-stderr sr-admin $a
@@ -131,7 +123,7 @@ frozen_by() {
 @test "retry --account retries every command in the state, however many (not only the first 1000 a list shows)" {
 	# (no gateway: the commands stay frozen until retried, then due)
 	# shellcheck disable=SC2046 # (one word per card)
-	stop c1 $(seq -f 'F%04g' 1005)
+	refund_stop c1 $(seq -f 'F%04g' 1005)
 	seq -f 'F%04g' 1005 | sr-admin freeze - --reason hold >/dev/null
 	assert_equal "$(rcli ZCARD 't:carrier:{c1}:frozen')" 1005
 	run -0 --separate-stderr sr-admin retry --account c1 --dry-run
@@ -146,7 +138,7 @@ frozen_by() {
 
 @test "retry, freeze and drop of cards refuse the options of retry --account (--dry-run, --account, --state, --error-class): nothing is changed" {
 	frozen_by --fault-reject K2
-	stop c1 K1
+	refund_stop c1 K1
 	audit=$(rcli XLEN 't:carrier:{c1}:audit')
 	for c in "retry K2" "freeze K1" "drop K1" "retry -" "drop -"; do
 		for o in --dry-run "--account c1" "--state frozen" "--error-class 4xx"; do
@@ -167,8 +159,8 @@ frozen_by() {
 
 @test "list --state paused: the commands waiting because their account is paused, and only those" {
 	frozen_by --fault-reject K0
-	stop c1 K1 K2
-	stop c2 L1
+	refund_stop c1 K1 K2
+	refund_stop c2 L1
 	sr-admin pause c1 --reason maintenance >/dev/null
 	run -0 sr-admin list c1 --state paused
 	assert_equal "$(jq -r '"\(.card) \(.state)"' <<<"$output" | sort | paste -sd,)" "K1 paused,K2 paused"

@@ -15,16 +15,9 @@ setup() {
 	profiles 'from = default' 'accounts = *' 'breaker_failures = 100000'
 }
 
-stop() { # stop CARD...: queue a stop of each card on account c17
-	local c
-	for c in "$@"; do
-		printf '{"card":"%s","carrier":"c17","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' "$c"
-	done | sr-enqueue >/dev/null
-}
-
 @test "sr-admin --help's recipes: retry every frozen card; the open alerts" {
 	gwsim_start --fault-5xx-before 1
-	stop F1 F2
+	refund_stop c17 F1 F2
 	drain 10 >/dev/null
 	gwsim_stop
 	# The help's lines, with the tests' prefix and Redis socket.
@@ -64,7 +57,7 @@ alerts_recipe() {
 	# c17: F1..F4 fail with 5xx answers (failures, then frozen, alerts);
 	# c18: G1 too, which no c17 recipe touches.
 	gwsim_start --fault-5xx-before 1
-	stop F1 F2 F3 F4
+	refund_stop c17 F1 F2 F3 F4
 	printf '{"card":"G1","carrier":"c18","scene":"refund","facts":{"pkg_expires_at":1,"refunded":1}}\n' | sr-enqueue >/dev/null
 	drain 10 >/dev/null
 	gwsim_stop

@@ -5,11 +5,6 @@ bats_require_minimum_version 1.5.0
 
 load ../test_helper
 
-req() { # req CARD PKG_EXPIRES_AT [STATUS [CARRIER]]
-	printf '{"card":"%s","carrier":"%s","scene":"polling","facts":{"pkg_expires_at":%d,"status":"%s"}}\n' \
-		"$1" "${4:-c1}" "$2" "${3:-active}" | sr-enqueue >/dev/null
-}
-
 # why_state CARD: the state; its sentence must give times as people read
 # them (ISO, and how long from now), never bare epoch milliseconds.
 why_state() {
@@ -29,56 +24,56 @@ why_state() {
 @test "why: each waiting state, set up for real through the pipeline and the gateway" {
 	gwsim_start
 	# The judgment says nothing is to be done.
-	req N1 "$FUTURE"
+	enqueue N1 polling "$FUTURE"
 	assert_equal "$(why_state N1)" no_command
 	sr-admin why N1 | jq -e '.why | test("judgment says entitled")'
 	# Claimed: a pipeline holds its lease.
-	req C1 "$PAST"
+	enqueue C1 polling "$PAST"
 	assert_equal "$(why_state C1)" due
 	SRQ_LEASE_MS=60000 sr-claim >/dev/null
 	assert_equal "$(why_state C1)" claimed
 	sr-admin drop C1 --reason test >/dev/null
 	# Interval: called a moment ago, and now wanted the other way.
-	req I1 "$PAST"
+	enqueue I1 polling "$PAST"
 	drain 10 >/dev/null
-	SRQ_MIN_INTERVAL_MS=60000 req I1 "$FUTURE" stopped
+	SRQ_MIN_INTERVAL_MS=60000 enqueue I1 polling "$FUTURE" stopped
 	assert_equal "$(SRQ_MIN_INTERVAL_MS=60000 why_state I1)" interval
 	# Superseded: the facts changed under a queued command before its call.
-	req S1 "$PAST"
+	enqueue S1 polling "$PAST"
 	printf '{"card":"S1","carrier":"c1","pkg_expires_at":%d}\n' "$FUTURE" | sr-asset >/dev/null
 	sr-claim --carrier c1 | sr-exec | sr-confirm >/dev/null
 	assert_equal "$(why_state S1)" superseded
 	# Rate: the account's last second is used up.
-	req R1 "$PAST" active c2
+	enqueue R1 polling "$PAST" active c2
 	sr-admin limits c2 qps=1 --reason test >/dev/null
 	export SRQ_RATE_WINDOW_MS=60000
 	drain 10 >/dev/null
-	req R2 "$PAST" active c2
+	enqueue R2 polling "$PAST" active c2
 	assert_equal "$(why_state R2)" rate
 	unset SRQ_RATE_WINDOW_MS
 	# Refused: the carrier refused the call for rate (429), without applying
 	# it: not a failure of the card, it goes again after Retry-After.
 	gwsim_start --fault-429 1 --retry-after 60
-	req B1 "$PAST" active c3
+	enqueue B1 polling "$PAST" active c3
 	sr-claim --carrier c3 | sr-exec | sr-confirm >/dev/null
 	assert_equal "$(why_state B1)" refused
 	sr-admin why B1 | jq -e '.why | test("HTTP 429")'
 	# Backoff: a failure of the card's call (the carrier unreachable),
 	# held a minute (its first backoff is a second at most: a Retry-After
 	# put in its result holds it longer).
-	req B2 "$PAST" active c6
+	enqueue B2 polling "$PAST" active c6
 	sr-claim --carrier c6 | SRQ_GATEWAY=http://127.0.0.1:1 sr-exec | jq -c '.retry_after_ms = 60000' |
 		sr-confirm >/dev/null
 	assert_equal "$(why_state B2)" backoff
 	# Confirming: a 5xx after the carrier applied; a status query will decide.
 	gwsim_start --fault-5xx-after 1
 	export SRQ_CONFIRM_DELAY_MS=60000
-	req U1 "$PAST" active c4
+	enqueue U1 polling "$PAST" active c4
 	sr-claim --carrier c4 | sr-exec | sr-confirm >/dev/null
 	assert_equal "$(why_state U1)" confirming
 	# Frozen: a permanent rejection.
 	gwsim_start --fault-reject 1
-	req F1 "$PAST" active c5
+	enqueue F1 polling "$PAST" active c5
 	sr-claim --carrier c5 | sr-exec | sr-confirm >/dev/null
 	assert_equal "$(why_state F1)" frozen
 	sr-admin why F1 | jq -e '.why | test("sr-admin retry F1")'
@@ -88,14 +83,14 @@ why_state() {
 	gwsim_start
 	# who is the user running it (cron sets no USER), not what USER says.
 	export USER=somebody-else
-	req D1 "$PAST"
+	enqueue D1 polling "$PAST"
 	sr-admin freeze D1 --reason "hold on" >/dev/null
 	# why names who froze it, when and why.
 	sr-admin why D1 | jq -e --arg who "$(id -un)" \
 		'.state == "frozen" and (.why | test("^frozen by " + $who + " at [0-9T:-]+Z \\([0-9]+(ms|s) ago\\): hold on"))'
 	sr-admin retry D1 --reason "go" >/dev/null
 	drain 10 >/dev/null
-	req D1 "$FUTURE" stopped
+	enqueue D1 polling "$FUTURE" stopped
 	sr-admin drop D1 --reason "not now" >/dev/null
 	run -0 sr-admin audit D1
 	assert_equal "$(echo "$output" | jq -r '"\(.event) \(.ver_before)>\(.ver_after)"' | tr '\n' ',')" \
@@ -187,7 +182,7 @@ why_state() {
 	local id64 long
 	id64=$(printf 'L%.0s' $(seq 64))
 	long="${id64}X"
-	req "$id64" "$PAST"
+	enqueue "$id64" polling "$PAST"
 	run -1 --separate-stderr sr-admin drop "$long" --reason x
 	[[ $stderr == *"'$long' is not a card id"* ]]
 	for line in "$long" "{\"card\":\"$long\"}"; do
@@ -201,8 +196,8 @@ why_state() {
 }
 
 @test "card lines from stdin: one whose carrier is not the card's account is refused, its card untouched; the right carrier and a bare id still work" {
-	for c in W1 R1 B1 W2 R2 B2; do req "$c" "$PAST" active acB; done
-	req A1 "$PAST" active acA
+	for c in W1 R1 B1 W2 R2 B2; do enqueue "$c" polling "$PAST" active acB; done
+	enqueue A1 polling "$PAST" active acA
 	ver() { sr-admin show "$1" | jq -r '"\(.command.action // "none") \(.ver) \(.command.frozen // 0)"'; }
 	# drop: W1's line names acA, where W1 is not.
 	run -1 --separate-stderr sr-admin drop - --reason x < <(printf '%s\n' \
@@ -254,21 +249,21 @@ why_state() {
 	# "ago" in it): with 0, 1 and 2 bytes more before the 3-byte
 	# characters, the cut lands mid-character in two of the three.
 	for k in 0 1 2; do
-		req "P$k" "$PAST" active "p$k"
+		enqueue "P$k" polling "$PAST" active "p$k"
 		sr-admin pause "p$k" --reason "$(printf '%*s' "$k" '' | tr ' ' x)$cjk" >/dev/null
 		run -0 sr-admin why "P$k"
 		assert_equal "$(jq -r .state <<<"$output")" paused
 		jq -e '.why | test("is paused until resumed by .*: x{'"$k"'}(客户争议)+[客户争议]*$")' <<<"$output"
 	done
 	# The same for a frozen card's reason (the repro: most of the time).
-	req F1 "$PAST"
+	enqueue F1 polling "$PAST"
 	sr-admin freeze F1 --reason "x$cjk" >/dev/null
 	run -0 sr-admin why F1 --carrier c1
 	jq -e '.state == "frozen" and (.why | test("客户争议"))' <<<"$output"
 }
 
 @test "show and why of a card nobody knows, limits and breaker of an account nobody named: said on stderr, exit 1" {
-	req K1 "$PAST"
+	enqueue K1 polling "$PAST"
 	for c in show why; do
 		run -1 --separate-stderr sr-admin "$c" nobody-knows-me --carrier c1
 		assert_output ''
@@ -377,7 +372,7 @@ alerts_of() {
 }
 
 @test "a change to what already is exits 0 with \"changed\":false, and is not audited; a change made says \"changed\":true" {
-	req D1 "$PAST"
+	enqueue D1 polling "$PAST"
 	audit() { rcli XLEN 't:carrier:{c1}:audit'; }
 	changed() { jq -r .changed <<<"$output"; }
 	n=$(audit)
@@ -442,7 +437,7 @@ alerts_of() {
 		sh -c "$run" >/dev/null
 	}
 	# Frozen: 'sr-admin retry CARD' needed --reason; now it runs.
-	req F1 "$PAST"
+	enqueue F1 polling "$PAST"
 	sr-admin freeze F1 --reason "customer dispute" >/dev/null
 	suggest F1
 	assert_equal "$(why_state F1)" due
@@ -451,7 +446,7 @@ alerts_of() {
 	assert_equal "$(why_state F1)" no_command
 	assert_equal "$(jq -r .card "$T/gw.log")" F1
 	# Not queued: a request for it (its command was dropped).
-	req N1 "$PAST"
+	enqueue N1 polling "$PAST"
 	sr-admin drop N1 --reason dup >/dev/null
 	assert_equal "$(why_state N1)" not_queued
 	suggest N1
@@ -473,17 +468,17 @@ alerts_of() {
 }
 
 @test "why of a dropped card says who dropped it, when and why (the audit's)" {
-	req D1 "$PAST"
-	req D2 "$PAST"
+	enqueue D1 polling "$PAST"
+	enqueue D2 polling "$PAST"
 	SUDO_USER=alice sr-admin drop D1 --reason "duplicate of D7" >/dev/null
 	run -0 sr-admin why D1
 	jq -e '.state == "not_queued" and (.why | test("^no command queued \\(dropped by alice at [0-9-]+T[0-9:]+Z \\([0-9a-z]+ ago\\): duplicate of D7\\), but the judgment wants stop"))' <<<"$output"
 	# Behind newer entries of other cards too; and a card whose judgment
 	# wants nothing any more says it all the same.
-	req D3 "$PAST"
+	enqueue D3 polling "$PAST"
 	SUDO_USER=bob sr-admin drop D2 --reason "renewed by phone" >/dev/null
 	printf '{"card":"D2","carrier":"c1","pkg_expires_at":%d}\n' "$FUTURE" | sr-asset >/dev/null
-	req D4 "$PAST"
+	enqueue D4 polling "$PAST"
 	run -0 sr-admin why D2
 	jq -e '.state == "no_command" and (.why | test("^no command \\(dropped by bob at .*: renewed by phone\\): the judgment says entitled"))' <<<"$output"
 	# A command finished by a call was not dropped: nothing said of it.

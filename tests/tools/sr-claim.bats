@@ -5,21 +5,21 @@ bats_require_minimum_version 1.5.0
 
 load ../test_helper
 
-# enqueue CARRIER SCENE FIRST LAST: stop requests for cards FIRST..LAST
-enqueue() {
+# enqueue_cards ACCOUNT SCENE FIRST LAST: requests for cards KFIRST..KLAST
+# (K001 ..), queued.
+enqueue_cards() {
 	local i
-	for i in $(seq "$3" "$4"); do
-		printf '{"card":"K%03d","carrier":"%s","scene":"%s","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
-			"$i" "$1" "$2" "$PAST"
+	for i in $(seq -f 'K%03g' "$3" "$4"); do
+		request "$i" "$2" "$PAST" active "$1"
 	done | sr-enqueue >/dev/null
 }
 
 @test "paying users first, bulk work last but never starved" {
 	# (a rate at which ten in flight leave the rooms kept for urgent work)
 	export SRQ_QPS=20
-	enqueue c1 reset 1 5
-	enqueue c1 polling 6 35
-	enqueue c1 order 36 40
+	enqueue_cards c1 reset 1 5
+	enqueue_cards c1 polling 6 35
+	enqueue_cards c1 order 36 40
 	run -0 sr-claim --max 10 --batch 10
 	assert_equal "$(echo "$output" | wc -l)" 10
 	# The five orders first, then normal work, and one slot kept for bulk.
@@ -30,7 +30,7 @@ enqueue() {
 
 @test "a claimed command is not handed out twice until its lease expires" {
 	export SRQ_LEASE_MS=1500 SRQ_GATEWAY_TIMEOUT_MS=500
-	enqueue c1 polling 1 3
+	enqueue_cards c1 polling 1 3
 	run -0 sr-claim
 	assert_equal "$(echo "$output" | wc -l)" 3
 	first_tokens=$(echo "$output" | jq -r .token | sort)
@@ -46,8 +46,8 @@ enqueue() {
 
 @test "max-running bounds the claims of an account; --carrier picks accounts" {
 	export SRQ_MAX_RUNNING=3
-	enqueue c1 polling 1 10
-	enqueue c2 polling 11 20
+	enqueue_cards c1 polling 1 10
+	enqueue_cards c2 polling 11 20
 	run -0 sr-claim --carrier c2
 	assert_equal "$(echo "$output" | jq -r .carrier | sort | uniq -c | awk '{print $2 "=" $1}')" "c2=3"
 	run -0 sr-claim
@@ -60,7 +60,7 @@ enqueue() {
 
 @test "a card just called waits for its interval before its next command is claimed" {
 	gwsim_start
-	enqueue c1 polling 1 1
+	enqueue_cards c1 polling 1 1
 	run -0 drain 20
 	# Renewed right after the stop: a resume is wanted, but not yet allowed.
 	printf '{"card":"K001","carrier":"c1","scene":"order","facts":{"pkg_expires_at":%d}}\n' \
@@ -83,7 +83,7 @@ enqueue() {
 
 @test "a Redis that stops answering is said as such, after SRQ_REDIS_TIMEOUT_MS, exit 3" {
 	[ "${SRQ_TEST_REDIS:-}" = cluster ] && skip "stops the one server"
-	enqueue c1 polling 1 3
+	enqueue_cards c1 polling 1 3
 	kill -STOP "$(cat "$T/redis.pid")"
 	# (Redis goes on before anything is asserted: a stopped server would
 	# outlive a failed test, its SIGTERM pending.)
@@ -100,9 +100,9 @@ enqueue() {
 }
 
 @test "a limited claim is shared fairly between accounts" {
-	enqueue c1 polling 1 10
-	enqueue c2 polling 11 20
-	enqueue c3 polling 21 30
+	enqueue_cards c1 polling 1 10
+	enqueue_cards c2 polling 11 20
+	enqueue_cards c3 polling 21 30
 	run -0 sr-claim --max 6
 	assert_equal "$(echo "$output" | jq -r .carrier | sort | uniq -c | awk '{print $2 "=" $1}' | tr '\n' ' ')" \
 		"c1=2 c2=2 c3=2 "
@@ -114,7 +114,7 @@ enqueue() {
 @test "--max below the number of accounts still claims what is due, wherever it is" {
 	# Twenty accounts with nothing due, and work in one more.
 	rcli SADD t:accounts $(seq -f 'e%g' 1 20) >/dev/null
-	enqueue c1 polling 1 3
+	enqueue_cards c1 polling 1 3
 	run -0 sr-claim --max 1
 	assert_equal "$(jq -r .carrier <<<"$output")" c1
 	run -0 sr-claim --max 2
@@ -123,9 +123,9 @@ enqueue() {
 
 @test "--until-empty ends when what is left is held by a pause or an open breaker: exit 4, a line for each" {
 	gwsim_start
-	enqueue c1 polling 1 3
-	enqueue c2 polling 4 5
-	enqueue c3 polling 6 7
+	enqueue_cards c1 polling 1 3
+	enqueue_cards c2 polling 4 5
+	enqueue_cards c3 polling 6 7
 	sr-admin pause c1 --reason "onboarding" >/dev/null
 	sr-admin breaker c2 open --reason "carrier incident" >/dev/null
 	# Before: it waited on them until killed. Now the pipeline ends with
@@ -155,7 +155,7 @@ enqueue() {
 
 @test "SIGTERM stops sr-claim --follow as --for does: what it printed is claimed, handed on, exit 0" {
 	gwsim_start
-	enqueue c1 polling 1 5
+	enqueue_cards c1 polling 1 5
 	sr-claim --follow >"$T/tasks" 2>"$T/claim.err" &
 	pid=$!
 	for i in $(seq 100); do [ "$(wc -l <"$T/tasks")" -ge 5 ] && break; sleep 0.05; done

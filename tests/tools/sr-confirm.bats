@@ -5,15 +5,10 @@ bats_require_minimum_version 1.5.0
 
 load ../test_helper
 
-stop_request() {
-	printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
-		"$1" $((NOW - 60)) | sr-enqueue >/dev/null
-}
-
 @test "consecutive failures alert once at the threshold and freeze at the maximum" {
 	gwsim_start --fault-5xx-before 1
 	export SRQ_ALERT_AFTER=2 SRQ_FREEZE_AFTER=3
-	stop_request F1
+	enqueue F1
 	run -0 drain 30
 	# 5xx may have applied: each call was followed by a status query first.
 	assert_equal "$(jq -r .kind "$T/gw.log" | tr '\n' ' ')" "stop status stop status stop "
@@ -31,7 +26,7 @@ stop_request() {
 
 @test "frozen after its claim, before its gate: nothing is sent, it stays frozen, and a retry drains it" {
 	gwsim_start
-	stop_request F1
+	enqueue F1
 	sr-claim --max 1 >"$T/tasks"
 	sr-admin freeze F1 --reason dispute >/dev/null
 	sr-exec <"$T/tasks" >"$T/r"
@@ -50,7 +45,7 @@ stop_request() {
 
 @test "frozen while its call is at the carrier: the result finishes it, and the frozen set keeps no ghost" {
 	gwsim_start
-	stop_request F1
+	enqueue F1
 	sr-claim --max 1 | sr-exec >"$T/r"
 	sr-admin freeze F1 --reason dispute >/dev/null
 	run -0 sr-confirm <"$T/r"
@@ -68,7 +63,7 @@ stop_request() {
 
 @test "frozen while its call is at the carrier, and the result is unknown: it stays frozen, out of the queues, confirming" {
 	gwsim_start --fault-5xx-after 1
-	stop_request F1
+	enqueue F1
 	sr-claim --max 1 | sr-exec >"$T/r"
 	sr-admin freeze F1 --reason dispute >/dev/null
 	run -0 sr-confirm <"$T/r"
@@ -92,7 +87,7 @@ stop_request() {
 	# first failure freezes it.
 	gwsim_start --fault-5xx-after 1
 	export SRQ_FREEZE_AFTER=1
-	stop_request F1
+	enqueue F1
 	run -0 drain 5
 	assert_equal "$(jq -r .state <<<"$output" | tail -1)" frozen
 	assert_equal "$(rcli HMGET 't:carrier:{c1}:card:F1' confirming frozen | paste -sd' ')" "1 1"
@@ -109,7 +104,7 @@ stop_request() {
 @test "an accepted change's first query is a poll after its call went; a result line that says it went in an hour does not put the query off" {
 	profiles 'from = default' 'accounts = *' 'poll_ms = 500'
 	gwsim_start --async-ms 5000
-	stop_request F1
+	enqueue F1
 	sr-claim --max 1 | sr-exec >"$T/r"
 	at=$(jq -r .at "$T/r")
 	jq -c '.at += 3600000' "$T/r" | sr-confirm >/dev/null
@@ -122,7 +117,7 @@ stop_request() {
 
 @test "a permanent rejection alerts and freezes at once" {
 	gwsim_start --fault-reject 1
-	stop_request F2
+	enqueue F2
 	run -0 drain 10
 	assert_output --partial '"outcome":"fail","state":"frozen"'
 	assert_equal "$(wc -l <"$T/gw.log")" 1

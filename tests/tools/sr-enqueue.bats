@@ -5,14 +5,9 @@ bats_require_minimum_version 1.5.0
 
 load ../test_helper
 
-req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
-	printf '{"card":"%s","carrier":"%s","scene":"%s","facts":{"pkg_expires_at":%d,"status":"%s"}}\n' \
-		"$1" "$2" "$3" "$4" "${5:-active}"
-}
-
 @test "bad input: one rejection per bad line with its line number, good lines still queued, exit 1" {
 	{
-		req G1 c1 package_expired "$PAST"                           # 1 good
+		request G1 package_expired "$PAST"                           # 1 good
 		echo '{"card":"B1","carrier":"c1","scene":"order"'          # 2 malformed JSON
 		echo '["card","B2"]'                                        # 3 not an object
 		echo '{"card":"B 3","carrier":"c1","scene":"order"}'        # 4 bad card id
@@ -26,7 +21,7 @@ req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
 		echo ''                                                     # 12 empty line
 		echo '{"card":"B11","carrier":"c1","scene":"order"}'        # 13 no facts known anywhere
 		echo '{"card":"B12","carrier":"c1","card":"B13","scene":"order"}' # 14 duplicate key
-		req G2 c2 refund "$PAST"                                    # 15 good
+		request G2 refund "$PAST" active c2                                    # 15 good
 	} >"$T/in.jsonl"
 	run -1 --separate-stderr sr-enqueue <"$T/in.jsonl"
 	assert_equal "$(echo "$output" | wc -l)" 15
@@ -60,8 +55,8 @@ req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
 }
 
 @test "a request naming a carrier that does not own the card is rejected" {
-	run -0 sr-enqueue < <(req C1 c1 package_expired "$PAST")
-	run -1 --separate-stderr sr-enqueue < <(req C1 c9 package_expired "$PAST")
+	run -0 sr-enqueue < <(request C1 package_expired "$PAST")
+	run -1 --separate-stderr sr-enqueue < <(request C1 package_expired "$PAST" active c9)
 	assert_output --partial '"status":"rejected"'
 	assert_output --partial "belongs to carrier 'c1'"
 	assert_equal "$(rcli EXISTS t:carrier:{c9}:card:C1)" 0
@@ -83,7 +78,7 @@ req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
 
 @test "one card under two accounts in one input: the second is rejected, as in two inputs" {
 	gwsim_start
-	run -1 --separate-stderr sr-enqueue < <(req Z1 c1 package_expired "$PAST"; req Z1 c2 package_expired "$PAST")
+	run -1 --separate-stderr sr-enqueue < <(request Z1 package_expired "$PAST"; request Z1 package_expired "$PAST" active c2)
 	assert_equal "$(jq -r .status <<<"$output" | paste -sd' ')" "queued rejected"
 	assert_output --partial "belongs to carrier 'c1'"
 	assert_equal "$(rcli HGET 't:card:Z1:facts' cr)" c1
@@ -100,18 +95,18 @@ req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
 }
 
 @test "same intent is unchanged, a renewal cancels, versions never repeat after a finish" {
-	run -0 sr-enqueue < <(req C1 c1 package_expired "$PAST"; req C1 c1 polling "$PAST")
+	run -0 sr-enqueue < <(request C1 package_expired "$PAST"; request C1 polling "$PAST")
 	assert_line --index 0 --partial '"status":"queued","action":"stop","reason":"package_expired","ver":1'
 	assert_line --index 1 --partial '"status":"unchanged"'
 	assert_line --index 1 --partial '"ver":1'
-	run -0 sr-enqueue < <(req C1 c1 order "$FUTURE")
+	run -0 sr-enqueue < <(request C1 order "$FUTURE")
 	assert_output --partial '"status":"cancelled"'
 	assert_output --partial '"ver":2'
 	assert_equal "$(rcli ZCARD t:carrier:{c1}:stop_resume)" 0
-	run -0 sr-enqueue < <(req C1 c1 order "$FUTURE")
+	run -0 sr-enqueue < <(request C1 order "$FUTURE")
 	assert_output --partial '"status":"noop"'
 	# A new intent after the old one was cancelled gets a fresh version.
-	run -0 sr-enqueue < <(req C1 c1 package_expired "$PAST")
+	run -0 sr-enqueue < <(request C1 package_expired "$PAST")
 	assert_output --partial '"status":"queued"'
 	assert_output --partial '"ver":3'
 	# The audit stream has every transition with versions before and after.
@@ -128,7 +123,7 @@ req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
 }
 
 @test "priority: order and activation go to the high queue, reset to the bulk queue" {
-	run -0 sr-enqueue < <(req P1 c1 order "$PAST"; req P2 c1 reset "$PAST"; req P3 c1 polling "$PAST")
+	run -0 sr-enqueue < <(request P1 order "$PAST"; request P2 reset "$PAST"; request P3 polling "$PAST")
 	assert_equal "$(rcli ZRANGE t:carrier:{c1}:stop_resume:high 0 -1)" P1
 	assert_equal "$(rcli ZRANGE t:carrier:{c1}:stop_resume:bulk 0 -1)" P2
 	assert_equal "$(rcli ZRANGE t:carrier:{c1}:stop_resume 0 -1)" P3
@@ -136,7 +131,7 @@ req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
 
 @test "Redis down: exit 3 and an error record for every line" {
 	export SRQ_REDIS="unix://$T/no-such.sock"
-	run -3 --separate-stderr sr-enqueue < <(req C1 c1 order "$PAST"; echo 'junk'; req C2 c1 order "$PAST")
+	run -3 --separate-stderr sr-enqueue < <(request C1 order "$PAST"; echo 'junk'; request C2 order "$PAST")
 	assert_equal "$(echo "$output" | wc -l)" 3
 	assert_equal "$(echo "$output" | jq -r .status | sort | uniq -c | awk '{print $1 $2}' | tr '\n' ' ')" "2error 1rejected "
 	[[ $stderr == *"cannot connect to Redis"* ]]
@@ -147,11 +142,11 @@ req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
 	sr-enqueue <"$T/in" >"$T/out" 2>"$T/err" &
 	pid=$!
 	exec 5>"$T/in"
-	req C1 c1 order "$PAST" >&5
+	request C1 order "$PAST" >&5
 	for i in $(seq 100); do [ -s "$T/out" ] && break; sleep 0.05; done
 	redis_stop
-	req C2 c1 order "$PAST" >&5
-	req C3 c1 order "$PAST" >&5
+	request C2 order "$PAST" >&5
+	request C3 order "$PAST" >&5
 	exec 5>&-
 	rc=0
 	wait "$pid" || rc=$?
@@ -173,10 +168,10 @@ req() { # req CARD CARRIER SCENE PKG_EXPIRES_AT [STATUS]
 	sr-admin switch off --reason "direct path" >/dev/null
 	# Before: the flag was refused, the variable was not, and the request
 	# ended direct_failed, exit 3.
-	SRQ_GATEWAY='not a url' run -2 --separate-stderr sr-enqueue < <(req C1 c1 order "$PAST")
+	SRQ_GATEWAY='not a url' run -2 --separate-stderr sr-enqueue < <(request C1 order "$PAST")
 	assert_output ''
 	[[ $stderr == *"SRQ_GATEWAY: 'not a url' is not an http(s) URL"* ]]
-	run -2 --separate-stderr sr-enqueue --gateway 'not a url' < <(req C1 c1 order "$PAST")
+	run -2 --separate-stderr sr-enqueue --gateway 'not a url' < <(request C1 order "$PAST")
 	[[ $stderr == *"--gateway: 'not a url' is not an http(s) URL"* ]]
 	SRQ_GATEWAY='ftp://gw' run -2 --separate-stderr sr-exec </dev/null
 	[[ $stderr == *"SRQ_GATEWAY: 'ftp://gw' is not an http(s) URL"* ]]

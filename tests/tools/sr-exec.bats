@@ -10,13 +10,8 @@ setup() {
 	gwsim_start
 }
 
-stop_request() {
-	printf '{"card":"%s","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
-		"$1" $((NOW - 60)) | sr-enqueue >/dev/null
-}
-
 @test "a call no longer wanted by fresh facts is superseded without touching the gateway" {
-	stop_request E1
+	enqueue E1
 	# The package was renewed in the asset mirror, not through sr-enqueue.
 	rcli HSET t:card:E1:facts pe $((NOW + 86400)) >/dev/null
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
@@ -27,9 +22,9 @@ stop_request() {
 }
 
 @test "facts damaged by hand after the claim (the card's, or its device's): the task is an error and nothing is called" {
-	stop_request F1
-	stop_request F2
-	stop_request F3
+	enqueue F1
+	enqueue F2
+	enqueue F3
 	rcli HSET t:card:F2:facts dv D7 >/dev/null
 	sr-claim >"$T/tasks"
 	rcli SET t:card:F1:facts clobbered >/dev/null
@@ -47,8 +42,8 @@ stop_request() {
 
 @test "a task that waited for a slot is judged again before its gate: a renewal meanwhile supersedes it" {
 	gwsim_start --latency-ms 1500
-	stop_request W1
-	stop_request W2
+	enqueue W1
+	enqueue W2
 	sr-claim >"$T/tasks"
 	# One call at a time: W2 waits for W1's slot, and is renewed while W1 is
 	# at the carrier (its gate pass recorded).
@@ -66,7 +61,7 @@ stop_request() {
 }
 
 @test "the request carries an idempotency key made of card, version and action" {
-	stop_request E2
+	enqueue E2
 	run -0 drain 10
 	assert_equal "$(jq -r .key "$T/gw.log")" E2-1-stop
 	assert_equal "$(rcli HGET t:card:E2:facts st)" stopped
@@ -74,7 +69,7 @@ stop_request() {
 }
 
 @test "gateway unreachable: outcome retry, requeued after the interval, nothing lost" {
-	stop_request E3
+	enqueue E3
 	run -0 bash -c 'sr-claim | SRQ_GATEWAY=http://127.0.0.1:1 sr-exec | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(jq -r .outcome "$T/results")" retry
 	assert_output --partial '"state":"requeued"'
@@ -89,7 +84,7 @@ stop_request() {
 	run -1 --separate-stderr sr-exec <<<'{"task":"call","card":"x"}'
 	assert_output --partial '"status":"rejected"'
 	[[ $stderr == *"line 1:"* ]]
-	stop_request E4
+	enqueue E4
 	sr-claim >"$T/tasks"
 	SRQ_REDIS="unix://$T/none.sock" run -3 --separate-stderr sr-exec <"$T/tasks"
 	assert_output --partial '"status":"error"'
@@ -100,7 +95,7 @@ stop_request() {
 	gwsim_stop
 	gwsim_start --fault-timeout-after 1 --slow-ms 3000
 	export SRQ_GATEWAY_TIMEOUT_MS=500
-	stop_request E5
+	enqueue E5
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(jq -r .outcome "$T/results")" unknown
 	assert_output --partial '"state":"confirming"'
@@ -113,7 +108,7 @@ stop_request() {
 	gwsim_stop
 	# Longer than the card's interval and than the first backoff.
 	gwsim_start --fault-429 1 --retry-after 5
-	stop_request E6
+	enqueue E6
 	run -0 bash -c 'sr-claim | sr-exec | tee '"$T/results"' | sr-confirm'
 	assert_equal "$(jq -r .outcome,.retry_after_ms "$T/results" | tr '\n' ' ')" "retry 5000 "
 	due=$(rcli ZSCORE 't:carrier:{c1}:stop_resume' E6)

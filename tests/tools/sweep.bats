@@ -11,11 +11,6 @@ setup() {
 	gwsim_start
 }
 
-req() { # req CARD [SCENE]
-	printf '{"card":"%s","carrier":"c1","scene":"%s","facts":{"pkg_expires_at":%d,"status":"active"}}\n' \
-		"$1" "${2:-polling}" "$PAST" | sr-enqueue >/dev/null
-}
-
 @test "a clean run leaves nothing to find" {
 	gen-sample "$T/s" 100 2 "$(date +%s)" "$SRQ_PREFIX"
 	rcli <"$T/s/devices.redis" >/dev/null
@@ -29,7 +24,7 @@ req() { # req CARD [SCENE]
 	assert_output ''
 	[[ $stderr == *"0 findings"* ]]
 	# Work in flight is not damage either.
-	req Q1
+	enqueue Q1 polling
 	sr-claim >/dev/null
 	run -0 --separate-stderr sr-sweep
 	assert_output ''
@@ -38,10 +33,10 @@ req() { # req CARD [SCENE]
 @test "each kind of damage is found and repaired, then everything converges" {
 	now_ms=$(( $(date +%s) * 1000 ))
 	# A command whose queue entry was lost.
-	req M1
+	enqueue M1 polling
 	rcli ZREM 't:carrier:{c1}:stop_resume' M1 >/dev/null
 	# A claim whose lease expired long ago (its pipeline died; its call may have gone out).
-	req L1 order
+	enqueue L1 order
 	sr-claim >/dev/null
 	# A queue entry with no command behind it (after the claim, which would
 	# have cleaned it up itself).
@@ -49,20 +44,20 @@ req() { # req CARD [SCENE]
 	rcli HSET 't:carrier:{c1}:card:L1' lease_until $((now_ms - 3600000)) >/dev/null
 	rcli ZADD 't:carrier:{c1}:stop_resume:high' $((now_ms + 3600000)) L1 >/dev/null
 	# A confirming command overdue for its status query.
-	req U1 reset
+	enqueue U1 reset
 	hashed U1 # (as once claimed: a command waiting packed is never confirming)
 	rcli HSET 't:carrier:{c1}:card:U1' confirming 1 >/dev/null
 	rcli ZADD 't:carrier:{c1}:stop_resume:bulk' $((now_ms - 7200000)) U1 >/dev/null
 	# A frozen command left in a queue, and one missing from the frozen set.
-	req F1
-	req F2
+	enqueue F1 polling
+	enqueue F2 polling
 	hashed F1 F2
 	rcli HSET 't:carrier:{c1}:card:F1' frozen 1 >/dev/null
 	rcli HSET 't:carrier:{c1}:card:F2' frozen 1 >/dev/null
 	rcli ZREM 't:carrier:{c1}:stop_resume' F2 >/dev/null
 	# Frozen- and confirming-set entries with no such command behind them,
 	# one of them a live command's (an older release left them).
-	req N1
+	enqueue N1 polling
 	rcli ZADD 't:carrier:{c1}:frozen' 1 GF1 1 N1 >/dev/null
 	rcli SADD 't:carrier:{c1}:confirming' GC1 >/dev/null
 	# A device stuck claimed.
@@ -91,9 +86,9 @@ req() { # req CARD [SCENE]
 }
 
 @test "an account key of the wrong type: an index is moved aside and rebuilt, one only it holds is reported and left alone" {
-	req K1
-	req K2
-	req K3
+	enqueue K1 polling
+	enqueue K2 polling
+	enqueue K3 polling
 	# K3 was confirming an unknown result.
 	hashed K3
 	rcli HSET 't:carrier:{c1}:card:K3' confirming 1 >/dev/null
@@ -138,7 +133,7 @@ t:carrier:{c1}:stop_resume string zset moved true"
 @test "a command frozen while confirming, then retried, is no finding" {
 	export SRQ_FREEZE_AFTER=2
 	gwsim_start --fault-drop-after 1 # the call applies, its answer is lost: confirming
-	req K1
+	enqueue K1 polling
 	sr-claim | sr-exec | sr-confirm >/dev/null
 	gwsim_start --fail-account c1 # the query fails too: the second failure freezes it
 	sleep 0.3 # SRQ_CONFIRM_DELAY_MS
@@ -151,7 +146,7 @@ t:carrier:{c1}:stop_resume string zset moved true"
 }
 
 @test "the global switch and a device shard's queue of the wrong type are reported and left alone" {
-	req G1
+	enqueue G1 polling
 	rcli HSET 't:{global}:stop_resume_queue_enabled' on 1 >/dev/null
 	rcli SET 't:device_eval:{d3}:queue' clobbered >/dev/null
 	# Every claim fails on the switch.
@@ -172,7 +167,7 @@ wrong_type t:{global}:stop_resume_queue_enabled hash string false"
 }
 
 @test "an account list of the wrong type is reported and left alone, and the rest of the sweep still runs" {
-	req G1
+	enqueue G1 polling
 	rcli DEL t:accounts >/dev/null
 	rcli SET t:accounts clobbered >/dev/null
 	rcli SET 't:device_eval:{d3}:queue' clobbered >/dev/null
@@ -184,7 +179,7 @@ wrong_type t:device_eval:{d3}:queue false"
 }
 
 @test "a claimed command whose queue entry was lost is queued again at its lease's end: the call in flight still finishes it" {
-	req K1
+	enqueue K1 polling
 	sr-claim >"$T/tasks"
 	rcli ZREM 't:carrier:{c1}:stop_resume' K1 >/dev/null
 	run -1 --separate-stderr sr-sweep
@@ -201,10 +196,10 @@ wrong_type t:device_eval:{d3}:queue false"
 }
 
 @test "a command waiting packed whose entries were damaged is repaired in its hash; one beside a hash leaves" {
-	req P1
-	req P2
-	req P3
-	req P4
+	enqueue P1 polling
+	enqueue P2 polling
+	enqueue P3 polling
+	enqueue P4 polling
 	# P1: its queue entry lost (found only in its wait bucket). P2: its
 	# version in its idle entry garbled; P4: that entry gone. P3: a hash
 	# written beside it by hand.
