@@ -76,12 +76,14 @@ no_secret() {
 	assert_equal "$(jq -s '[.[] | select(.kind != "token")] | length' "$T/gw.log")" 0
 	jq -s -e 'length > 0 and all(.[]; .outcome == "retry" and .class == "auth"
 	  and (.error | test("token fetch refused")))' "$T/results"
+	# Each task's claim held until sr-confirm gives it back.
+	assert_equal "$(rcli ZCARD "$SRQ_PREFIX:carrier:{cmcc-1}:sr_running")" "$(jq -s length "$T/results")"
 	run -0 --separate-stderr sr-confirm <"$T/results"
 	echo "$output" >"$T/finals"
 	# Each one requeued, its claim given back: not "stale", not left to its
 	# lease.
 	jq -s -e 'length > 0 and all(.[]; .state == "requeued")' "$T/finals"
-	assert_equal "$(rcli ZCARD "$SRQ_PREFIX:carrier:{cmcc-1}:running")" 0
+	assert_equal "$(rcli ZCARD "$SRQ_PREFIX:carrier:{cmcc-1}:sr_running")" 0
 	# The account's breaker is open, with one alert; no card counts it.
 	assert_equal "$(sr-stat | jq -r 'select(.carrier == "cmcc-1") | .breaker')" open
 	assert_equal "$(sr-admin alerts | jq -r 'select(.open) | .alert')" breaker
@@ -110,9 +112,11 @@ fetch_unreached() {
 	echo "$output" >"$T/results"
 	[[ $stderr == *"account cmcc-1: its gateway is unavailable"* ]]
 	jq -s -e "$1"' and all(.[]; .outcome == "retry" and .class == "not_sent")' "$T/results"
+	# (each task's claim held until sr-confirm gives it back)
+	assert_equal "$(rcli ZCARD "$SRQ_PREFIX:carrier:{cmcc-1}:sr_running")" "$(jq -s length "$T/results")"
 	run -0 sr-confirm <"$T/results"
 	echo "$output" | jq -s -e 'all(.[]; .state == "requeued")'
-	assert_equal "$(rcli ZCARD "$SRQ_PREFIX:carrier:{cmcc-1}:running")" 0
+	assert_equal "$(rcli ZCARD "$SRQ_PREFIX:carrier:{cmcc-1}:sr_running")" 0
 	assert_equal "$(jq -s 'length' "$T/gw.log")" 0
 }
 
