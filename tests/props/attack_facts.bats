@@ -86,7 +86,7 @@ blocked() {
 }
 
 @test "after Redis's clock steps back, a renewal is news: it is written and the card resumed" {
-	# Redis runs under the clock shim (tests/clock.bats): its clock steps
+	# Redis runs under the clock shim (tests/props/clock.bats): its clock steps
 	# back ten minutes (NTP) after the expiry was written. The renewal
 	# that follows is the newest fact there is; the README says a
 	# backward step only makes waits longer.

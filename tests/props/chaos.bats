@@ -43,7 +43,7 @@
 # consecutive trials cover every stage) and, through $RANDOM and awk's
 # srand, the request order, the chunks, the latency and the moment of the
 # kill. Each trial prints its seed; replay one with
-#   CHAOS_SEED=<seed> CHAOS_TRIALS=1 bats tests/chaos.bats
+#   CHAOS_SEED=<seed> CHAOS_TRIALS=1 bats tests/props/chaos.bats
 # (timings differ from run to run, so a replay is a close repeat, not an
 # exact one). CHAOS_TRIALS (default 6: each stage once) sets the number of
 # trials; CHAOS_STAGE (one of the stages below) kills that stage in every
@@ -83,7 +83,7 @@ alive() {
 
 # aof_redis_start: redis-server on $T/redis.sock with its AOF under $T,
 # fsynced before every answer. Restarting it on the same $T reloads the AOF
-# (common.bash's redis_start runs without persistence).
+# (test_helper.bash's redis_start runs without persistence).
 aof_redis_start() {
 	rm -f "$T/redis.sock" "$T/redis.pid"
 	redis-server --port 0 --unixsocket "$T/redis.sock" --unixsocketperm 700 \
@@ -439,14 +439,14 @@ check() {
 
 @test "kill -9 of a random stage at a random moment: recovery converges, no violation, no acked request lost" {
 	# Its Redis is one server with an AOF, restarted after its kill -9; a
-	# cluster master's kill -9 and failover is tests/cluster.bats.
-	[ "${SRQ_TEST_REDIS:-}" != cluster ] || skip "one server's AOF across kill -9; a cluster's is tests/cluster.bats"
+	# cluster master's kill -9 and failover is tests/props/cluster.bats.
+	[ "${SRQ_TEST_REDIS:-}" != cluster ] || skip "one server's AOF across kill -9; a cluster's is tests/props/cluster.bats"
 	local seed0=${CHAOS_SEED:-$((RANDOM * 32768 + RANDOM))} trials=${CHAOS_TRIALS:-6} i
 	echo "CHAOS_SEED=$seed0 CHAOS_TRIALS=$trials"
 	echo "# CHAOS_SEED=$seed0 CHAOS_TRIALS=$trials" >&3
 	for i in $(seq 0 $((trials - 1))); do
 		# (Not `chaos ... || ...`: that would turn off errexit inside.)
-		echo "trial $((i + 1)) of $trials: seed $((seed0 + i)); replay: CHAOS_SEED=$((seed0 + i)) CHAOS_TRIALS=1 bats tests/chaos.bats"
+		echo "trial $((i + 1)) of $trials: seed $((seed0 + i)); replay: CHAOS_SEED=$((seed0 + i)) CHAOS_TRIALS=1 bats tests/props/chaos.bats"
 		chaos $((seed0 + i))
 	done
 }

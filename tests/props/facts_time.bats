@@ -225,7 +225,7 @@ target_jq='def target($now): if (.rf // 0) == 1 or (.ds // 0) == 1 then "stopped
 	run -2 sr-enqueue --as-of "$ahead" </dev/null
 	assert_output --regexp "--as-of: '$ahead' is [0-9]+ s ahead of Redis's clock"
 	# An option's time without a zone is the local zone's, and said
-	# (tests/times.bats); a record's is refused, above.
+	# (tests/props/times.bats); a record's is refused, above.
 	run -0 --separate-stderr sr-asset --as-of 2026-12-03T10:00 </dev/null
 	[[ $stderr == *"--as-of '2026-12-03T10:00' has no zone: read in UTC"* ]]
 }

@@ -4,7 +4,7 @@
 # docs, the Prometheus rules and Grafana dashboard and the example carrier
 # profiles where a packager expects them, with sr-gwsim apart and nothing
 # the tools do not read. (The
-# pages and the completion themselves: tests/man.bats.)
+# pages and the completion themselves: tests/tools/man.bats.)
 
 bats_require_minimum_version 1.5.0
 

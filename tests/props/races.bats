@@ -3,7 +3,7 @@
 # under way (its call at the carrier, or its result being confirmed) ends
 # with the card in the newly judged state at the carrier.
 #
-# Both were found by tests/chaos.bats: a renewal arriving at the wrong moment
+# Both were found by tests/props/chaos.bats: a renewal arriving at the wrong moment
 # was acknowledged and the card stayed stopped.
 
 bats_require_minimum_version 1.5.0

@@ -88,7 +88,7 @@ every_writer() {
 
 @test "a read-only replica: every writing tool answers error and exits 3" {
 	# A cluster's nodes cannot be made replicas by hand (its replicas answer
-	# MOVED, which srq follows: tests/cluster.bats).
+	# MOVED, which srq follows: tests/props/cluster.bats).
 	[ "${SRQ_TEST_REDIS:-}" != cluster ] || skip "one server's REPLICAOF; a cluster has its own"
 	# A replica of a master that is not there keeps its data and refuses writes.
 	rcli REPLICAOF 127.0.0.1 1 >/dev/null

@@ -112,7 +112,7 @@ complete_words() {
 		# one), the tool goes on to the next argument, an option nobody
 		# takes, and stops there (exit 2) without running; or it refuses
 		# the value, naming the option. --help and --version:
-		# tests/help.bats.
+		# tests/tools/help.bats.
 		valued=" $(help-options --valued "$(tool_path "$t")" | cut -d' ' -f1 | paste -sd' ') "
 		for o in $offered; do
 			case $o in --help | --version) continue ;; esac

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # recipes.bats - the operator's recipes in sr-admin --help, run as written
 # (on one Redis and on a cluster). The README's recipes are run by
-# tests/readme.bats.
+# tests/props/readme.bats.
 
 bats_require_minimum_version 1.5.0
 
