@@ -193,7 +193,7 @@ test: deps
 	$(MAKE) test-cluster
 
 # The bats suites again, each test's Redis a local 3-master cluster instead
-# of one server (tests/helpers/common.bash, SRQ_TEST_REDIS); the files
+# of one server (tests/test_helper.bash, SRQ_TEST_REDIS); the files
 # tagged own-redis start their own Redis either way and run once, above.
 test-cluster:
 	$(MAKE) SAN=1 all

@@ -6,15 +6,33 @@
 # from the gateway's own log. Everything is stopped at the end.
 #
 #   scripts/demo.sh [CARDS] [ACCOUNTS]        (defaults 3000, 4)
+#
+# Everything it writes is under ./demo (emptied first), or under
+# SRQ_DEMO_DIR when that is set: a directory that is empty, or that an
+# earlier demo wrote (it leaves .srq-demo there); any other is refused,
+# never emptied.
 set -euo pipefail
+D=
+if [ -n "${SRQ_DEMO_DIR:-}" ]; then
+	mkdir -p "$SRQ_DEMO_DIR"
+	D=$(cd "$SRQ_DEMO_DIR" && pwd)
+fi
 cd "$(dirname "$0")/.."
 N=${1:-3000}
 A=${2:-4}
-D="$PWD/demo"
 PATH="$PWD/bin:$PWD/scripts:$PWD/tests/helpers:$PATH"
 
-rm -rf "$D"
+if [ -z "$D" ]; then
+	D="$PWD/demo"
+	rm -rf "$D"
+elif [ -e "$D/.srq-demo" ] || [ -z "$(ls -A "$D")" ]; then
+	find "$D" -mindepth 1 -delete
+else
+	echo "demo.sh: SRQ_DEMO_DIR=$D holds files the demo did not write: give it an empty directory" >&2
+	exit 2
+fi
 mkdir -p "$D"
+[ "$D" = "$PWD/demo" ] || touch "$D/.srq-demo"
 cleanup() {
 	local pid
 	for f in "$D/gw.pid" "$D/redis.pid"; do

@@ -1,6 +1,11 @@
 # setup_suite.bash - what a whole bats run shares: with SRQ_TEST_REDIS=cluster
 # the Redis Clusters that serve test after test, one for each file run at
-# once (tests/helpers/common.bash), killed once the run is over.
+# once (tests/test_helper.bash), killed once the run is over.
+#
+# bats looks for it beside the first file or directory it is given: the
+# suites' directories (tests/tools, tests/props) have one each that sources
+# this one, and tests/run names this one (--setup-suite-file) whatever it
+# runs.
 
 setup_suite() {
 	:

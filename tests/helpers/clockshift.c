@@ -11,7 +11,7 @@
  * taken within a millisecond, and Redis's hot paths pay almost nothing.
  *
  * libfaketime cannot run redis-server; this is the few lines needed.
- * Built by make (build/clockshift.so); tests/clock.bats uses it.
+ * Built by make (build/clockshift.so); tests/props/clock.bats uses it.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -1,6 +1,6 @@
 # race.bash - provoke a race at a known point, for the *_attack.bats suites:
 # a tool is stopped at a gdb breakpoint between its read and its write while
-# another party runs. Load after helpers/common.
+# another party runs. Load after test_helper.
 
 # race_setup: skips (and says why) where gdb cannot stop a program.
 race_setup() {
