@@ -89,7 +89,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 
 # The tests' LD_PRELOAD shim that steps redis-server's wall clock
-# (tests/helpers/clockshift.c, for tests/clock.bats): never sanitized, it
+# (tests/helpers/clockshift.c, for tests/props/clock.bats): never sanitized, it
 # goes into a redis-server that is not.
 SHIM = build/clockshift.so
 
@@ -200,7 +200,7 @@ test-cluster:
 	SRQ_BIN="$(CURDIR)/build/san/bin" SRQ_TEST_REDIS=cluster tests/run --filter-tags '!own-redis' tests
 
 # Man pages: written as pages, in mdoc, one per tool in man/ (from its
-# --help and the README); make puts the version in. tests/man.bats renders
+# --help and the README); make puts the version in. tests/tools/man.bats renders
 # each, fails on any warning, and fails when an option the tool's --help
 # lists is not in its page. (Each file is written aside and renamed into
 # place: two makes at once, as two test files may run, never show a reader
@@ -257,7 +257,7 @@ install: all man
 # The systemd units, each with the tools' path (BINDIR) put in: a service
 # for the drain and one for dev-eval, run continuously; a timer and its
 # service for the expiry scan, the sweep and sr-stat; the notify template
-# their failures page through (srq-page). tests/systemd.bats verifies them.
+# their failures page through (srq-page). tests/props/systemd.bats verifies them.
 install-units:
 	mkdir -p $(DESTDIR)$(UNITDIR)
 	for u in $(UNITS); do \

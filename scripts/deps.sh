@@ -4,16 +4,16 @@
 # clang and libclang-rt-dev (libFuzzer and the sanitizers' runtimes) build
 # the fuzz targets, make test runs a short smoke of them. prometheus is here
 # for promtool (the metrics' format and the shipped rules are checked with
-# it) and for its server, which tests/prometheus.bats runs on a loopback
+# it) and for its server, which tests/props/prometheus.bats runs on a loopback
 # port to query the dashboard's panels (the package's service is not
 # started); man-db and mandoc render and lint the man pages; time (GNU
 # time) is how bench/core.sh reads one stage's CPU; parallel (GNU) lets bats run
 # two test files at a time (tests/run); gdb stops a tool at a known point
-# (a breakpoint) so that tests/device_attack.bats provokes its races exactly;
+# (a breakpoint) so that tests/props/device_attack.bats provokes its races exactly;
 # python3 and openssl run tests/helpers/badcarrier, a misbehaving carrier
 # (over TLS with a certificate made on the spot); python3 also serves
 # sr-stat's textfile to that Prometheus, as node_exporter would. systemd
-# brings systemd-analyze, which tests/systemd.bats verifies the shipped units
+# brings systemd-analyze, which tests/props/systemd.bats verifies the shipped units
 # with (nothing here starts it: a container may run no init at all).
 set -eu
 pkgs="build-essential pkg-config libhiredis-dev libcurl4-openssl-dev libjansson-dev

@@ -12,7 +12,7 @@
  *      argument it cannot use;
  *   2. add its row below: "unknown command" lists the commands in the
  *      table's order, --help section by section, in that order.
- * That is all: --help (and so bash completion and tests/man.bats, which
+ * That is all: --help (and so bash completion and tests/tools/man.bats, which
  * read it), the usage errors and the refusals follow. A new option is
  * parsed in main.c; if only some commands take it, give it an OPT_ bit
  * (admin.h, with its name in admin_option_names) and list it in their
