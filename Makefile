@@ -182,22 +182,31 @@ fuzz-smoke:
 deps:
 	./scripts/deps.sh
 
-# The whole suite: unit tests, a short run of each fuzz target (about 40 s)
-# and the bats suites, on one Redis server and then on a Redis Cluster, all
-# on sanitizer builds. The builds use both cores (CI's budget is 30 minutes).
+# The whole suite: the size budgets (scripts/shape), unit tests, a short
+# run of each fuzz target (about 40 s) and the bats suites, on one Redis
+# server and then on a Redis Cluster, all on sanitizer builds; then how long
+# it took. The builds use both cores; the suites run TEST_JOBS files at a
+# time (a test spends most of its time waiting: intervals, leases, an
+# outage's 30 s), the tests of a file in order. CI's budget is 30 minutes.
+TEST_JOBS ?= 4
 test: deps
-	$(MAKE) -j2 SAN=1 unit all
-	$(MAKE) -j2 fuzz-smoke
-	$(MAKE) -j2 all
-	SRQ_BIN="$(CURDIR)/build/san/bin" tests/run
-	$(MAKE) test-cluster
+	@start=$$(date +%s); \
+	{ scripts/shape && \
+	  $(MAKE) -j2 SAN=1 unit all && \
+	  $(MAKE) -j2 fuzz-smoke && \
+	  $(MAKE) -j2 all && \
+	  SRQ_BIN="$(CURDIR)/build/san/bin" SRQ_TEST_JOBS=$(TEST_JOBS) tests/run && \
+	  $(MAKE) test-cluster; }; rc=$$?; \
+	echo "make test: $$(( $$(date +%s) - start )) s ($$( [ $$rc = 0 ] && echo passed || echo FAILED))"; \
+	exit $$rc
 
 # The bats suites again, each test's Redis a local 3-master cluster instead
 # of one server (tests/test_helper.bash, SRQ_TEST_REDIS); the files
 # tagged own-redis start their own Redis either way and run once, above.
 test-cluster:
 	$(MAKE) SAN=1 all
-	SRQ_BIN="$(CURDIR)/build/san/bin" SRQ_TEST_REDIS=cluster tests/run --filter-tags '!own-redis' tests
+	SRQ_BIN="$(CURDIR)/build/san/bin" SRQ_TEST_REDIS=cluster SRQ_TEST_JOBS=$(TEST_JOBS) \
+		tests/run --filter-tags '!own-redis' tests
 
 # Man pages: written as pages, in mdoc, one per tool in man/ (from its
 # --help and the README); make puts the version in. tests/tools/man.bats renders
