@@ -182,16 +182,16 @@ fuzz-smoke:
 deps:
 	./scripts/deps.sh
 
-# The whole suite: the size budgets (scripts/shape), unit tests, a short
-# run of each fuzz target (about 40 s) and the bats suites, on one Redis
-# server and then on a Redis Cluster, all on sanitizer builds; then how long
-# it took. The builds use both cores; the suites run TEST_JOBS files at a
+# The whole suite: the size budgets (scripts/shape), every source file
+# saying its job (scripts/layout), unit tests, a short run of each fuzz
+# target (about 40 s) and the bats suites, on one Redis server and then on
+# a Redis Cluster, all on sanitizer builds; then how long it took. The builds use both cores; the suites run TEST_JOBS files at a
 # time (a test spends most of its time waiting: intervals, leases, an
 # outage's 30 s), the tests of a file in order. CI's budget is 30 minutes.
 TEST_JOBS ?= 4
 test: deps
 	@start=$$(date +%s); \
-	{ scripts/shape && \
+	{ scripts/shape && scripts/layout >/dev/null && \
 	  $(MAKE) -j2 SAN=1 unit all && \
 	  $(MAKE) -j2 fuzz-smoke && \
 	  $(MAKE) -j2 all && \
