@@ -24,16 +24,18 @@
   half-open breaker gets one claim, its probe.
 
   Input:
-    KEYS[1..3]  queues (ZSET card -> due ms): high, normal, bulk
-    KEYS[4]     running claims (ZSET token -> lease expiry ms)
-    KEYS[5]     account limits (HASH qps, running, burst)
-    KEYS[6]     token sequence (STRING counter: with ARGV[4], it makes the tokens)
-    KEYS[7]     confirming commands (SET card)
-    KEYS[8]     account edge state (HASH: pause, breaker; see includes/edge.lua)
-    ARGV[1]     the account's settings (JSON: interval, lease, qps, running, burst)
-    ARGV[2]     command hash key prefix, e.g. "polling:carrier:{c17}:card:"
-    ARGV[3]     max commands to claim now
-    ARGV[4]     the claiming process's secret (random, 32 hex digits): a token
+    KEYS[1]  stop_resume:high  queue high (ZSET card -> due ms)
+    KEYS[2]  stop_resume       queue normal
+    KEYS[3]  stop_resume:bulk  queue bulk
+    KEYS[4]  sr_running        running claims (ZSET token -> lease expiry ms)
+    KEYS[5]  limits            account limits (HASH qps, running, burst)
+    KEYS[6]  seq               token sequence (STRING counter: with ARGV[4], it makes the tokens)
+    KEYS[7]  confirming        confirming commands (SET card)
+    KEYS[8]  edge              account edge state (HASH: pause, breaker; see includes/edge.lua)
+    ARGV[1]  settings     the account's settings (JSON: interval, lease, qps, running, burst)
+    ARGV[2]  card_prefix  command hash key prefix, e.g. "polling:carrier:{c17}:card:"
+    ARGV[3]  max          max commands to claim now
+    ARGV[4]  secret       the claiming process's secret (random, 32 hex digits): a token
                 is the version, '-' and 16 hex digits of the SHA-1 of the secret
                 and the sequence's next number, so that nobody can guess a live
                 claim's token and forge its result (a forged line is 'stale')

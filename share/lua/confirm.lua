@@ -83,37 +83,48 @@
   written once). Results are applied in order, as if one call each.
 
   Input:
-    KEYS[1..3]  queues high, normal, bulk
-    KEYS[4]     frozen commands (ZSET card -> ms)
-    KEYS[5]     running claims (ZSET token -> lease expiry)
-    KEYS[6]     audit stream       KEYS[7] alert stream
-    KEYS[8]     confirming commands (SET card)
-    KEYS[9]     flapping cards (ZSET card -> last direction change ms)
-    KEYS[10]    open alerts (HASH cause -> alert id): one alert per cause until
+    KEYS[1]   stop_resume:high  queue high
+    KEYS[2]   stop_resume       queue normal
+    KEYS[3]   stop_resume:bulk  queue bulk
+    KEYS[4]   frozen            frozen commands (ZSET card -> ms)
+    KEYS[5]   sr_running        running claims (ZSET token -> lease expiry)
+    KEYS[6]   audit             audit stream
+    KEYS[7]   alerts            alert stream
+    KEYS[8]   confirming        confirming commands (SET card)
+    KEYS[9]   flapping          flapping cards (ZSET card -> last direction change ms)
+    KEYS[10]  alerts_open       open alerts (HASH cause -> alert id): one alert per cause until
                 acknowledged (sr-admin alerts --ack) or resolved (the command finishes)
-    KEYS[11]    account edge state (HASH)      KEYS[12] account limits (HASH)
-    KEYS[12+i]  two per result: its card's command hash, then its idle bucket
-    ARGV[1]  the account's settings (JSON: interval, window, qps, running, burst,
+    KEYS[11]  edge              account edge state (HASH)
+    KEYS[12]  limits            account limits (HASH)
+    KEYS[12+i.1]  card:*        result i's card's command hash
+    KEYS[12+i.2]  idle:*        then its idle bucket
+    ARGV[1]  settings  the account's settings (JSON: interval, window, qps, running, burst,
              alert_after, freeze_after, audit_max, confirm_delay, poll, settle,
              aimd_*, brk_*)
-    ARGV[2]  stats prefix (includes/stats.lua: out_<outcome> of calls,
+    ARGV[2]  stats     stats prefix (includes/stats.lua: out_<outcome> of calls,
              query_<outcome> of queries, finishes, conflicts)
-    ARGV[3]  the account id (for account-level alerts and audit)
-    ARGV[4+16(i-1)..19+16(i-1)]  result i:
-      card, token, version, kind (call|query|poll), outcome, http, error,
-      observed (a query's: active|stopped|pending|other; a poll's:
-        done|failed|pending|other|''; else ''),
-      retry_after ms, jitter in [0,1000),
-      blocked reason (gate: interval|lost|rate|paused|breaker|replayed|frozen),
-      class of a retry (throttled|too_frequent|refused|not_sent|auth|unreplicated|
-        clock_step), of an unknown (mismatch: the answer was about another
-        card; alert carrier_mismatch, the breaker not fed) or '',
-      when the gate granted the call's slot (Redis ms; '' unknown; 0: the
-        task never passed its gate),
-      in_progress ('1' when the carrier only accepted the change),
-      txn (the carrier's id of an accepted change; a poll's: the order it
-        asked about; or ''),
-      the slot the call went at (Redis ms, the result's 'at'; '' unknown)
+    ARGV[3]  account   the account id (for account-level alerts and audit)
+    ARGV[3+i.1]   card         result i: its card
+    ARGV[3+i.2]   token        its claim's token
+    ARGV[3+i.3]   version      the command's version it was claimed at
+    ARGV[3+i.4]   kind         call | query | poll
+    ARGV[3+i.5]   outcome
+    ARGV[3+i.6]   http         the HTTP status
+    ARGV[3+i.7]   error        the error text
+    ARGV[3+i.8]   observed     a query's: active|stopped|pending|other; a poll's:
+                  done|failed|pending|other|''; else ''
+    ARGV[3+i.9]   retry_after  ms
+    ARGV[3+i.10]  jitter       in [0,1000)
+    ARGV[3+i.11]  blocked      reason (gate: interval|lost|rate|paused|breaker|replayed|frozen)
+    ARGV[3+i.12]  class        of a retry (throttled|too_frequent|refused|not_sent|auth|unreplicated|
+                  clock_step), of an unknown (mismatch: the answer was about another
+                  card; alert carrier_mismatch, the breaker not fed) or ''
+    ARGV[3+i.13]  granted      when the gate granted the call's slot (Redis ms; '' unknown; 0: the
+                  task never passed its gate)
+    ARGV[3+i.14]  in_progress  '1' when the carrier only accepted the change
+    ARGV[3+i.15]  txn          the carrier's id of an accepted change; a poll's: the order it
+                  asked about; or ''
+    ARGV[3+i.16]  at           the slot the call went at (Redis ms, the result's 'at'; '' unknown)
   Output: one reply per result, in order (an error for a result that failed):
     { state, version now, genuine }
     state: done | requeued | confirming | alerted | frozen | stale

@@ -11,20 +11,27 @@
   command then goes back to sleep (idle.lua).
 
   Input:
-    KEYS[1]  command hash of the card (last_call, prev_call)
-    KEYS[2]  account edge state (HASH)    KEYS[3] account limits (HASH)
-    KEYS[4]  account audit stream         KEYS[5] alert stream
-    KEYS[6]  open alerts (HASH)           KEYS[7] the card's idle bucket
-    KEYS[8]  the card's wait bucket
-    ARGV[1]  the account's settings (JSON)
-    ARGV[2]  outcome (ok already retry fail unknown)
-    ARGV[3]  class of a retry, or ''      ARGV[4] when its slot was granted (ms)
-    ARGV[5]  error text                   ARGV[6] http status
-    ARGV[7]  the account id               ARGV[8] kind (call|query|resend)
-    ARGV[9]  the card's state the answer shows (stopped|active), or ''
-    ARGV[10] the card's last call before this one ('' if none), as
-             direct_gate.lua answered     ARGV[11] this call's slot (ms)
-    ARGV[12] the request's id, as direct_gate.lua was given it
+    KEYS[1]  card:*       command hash of the card (last_call, prev_call)
+    KEYS[2]  edge         account edge state (HASH)
+    KEYS[3]  limits       account limits (HASH)
+    KEYS[4]  audit        account audit stream
+    KEYS[5]  alerts       alert stream
+    KEYS[6]  alerts_open  open alerts (HASH)
+    KEYS[7]  idle:*       the card's idle bucket
+    KEYS[8]  wait:*       the card's wait bucket
+    ARGV[1]   settings   the account's settings (JSON)
+    ARGV[2]   outcome    ok already retry fail unknown
+    ARGV[3]   class      class of a retry, or ''
+    ARGV[4]   granted    when its slot was granted (ms)
+    ARGV[5]   error      error text
+    ARGV[6]   http       http status
+    ARGV[7]   account    the account id
+    ARGV[8]   kind       call | query | resend
+    ARGV[9]   seen       the card's state the answer shows (stopped|active), or ''
+    ARGV[10]  prev_call  the card's last call before this one ('' if none), as
+              direct_gate.lua answered
+    ARGV[11]  slot       this call's slot (ms)
+    ARGV[12]  request    the request's id, as direct_gate.lua was given it
   Output:
     'ok'
 ]]

@@ -90,8 +90,20 @@ int sr_redis_open_filter(struct sr_redis *r, const struct sr_config *cfg, const 
 void sr_redis_append(struct sr_redis *r, int argc, const char **argv, const size_t *lens);
 /* Append EVALSHA of a script; a NOSCRIPT reply is retried with EVAL by
  * sr_redis_reply transparently (the script text is kept for that). */
+/* Its keys (argv[0..nkeys)) are checked first against those the script's
+ * header declares (sr_lua_check_keys): a call that does not pass is a
+ * bug, said on stderr, and the process aborts. */
 void sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc,
     const char **argv, const size_t *lens);
+/* Whether key (len bytes) has shape, a key's shape as a script's header
+ * declares it (scripts/lua-embed): an account's key by its suffix, any
+ * other from the prefix "P:", '*' any text, '|' between alternatives. */
+int sr_lua_key_ok(const char *shape, const char *key, size_t len);
+/* 0 when a call of script s with these nkeys keys (lens: their lengths,
+ * or NULL) passes as many keys as its header declares, each of the shape
+ * declared at its place; else -1 and what is wrong in err (errn bytes). */
+int sr_lua_check_keys(enum sr_script s, int nkeys, const char **keys, const size_t *lens, char *err,
+    size_t errn);
 /* Send what was appended without waiting for replies, so Redis works while
  * the caller does something else. Errors surface at the next reply. */
 void sr_redis_flush(struct sr_redis *r);
