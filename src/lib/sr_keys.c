@@ -34,6 +34,10 @@ sr_keys_script(char (*keys)[SR_KEY_MAX], const char **argv, const char *prefix,
 
 		if (!strchr(s, '*') && strncmp(s, "P:", 2))
 			sr_key_account(keys[n], prefix, carrier, s);
+		else if (!strcmp(s, "P:{global}:stop_resume_queue_enabled"))
+			sr_key_switch(keys[n], prefix);
+		else if (!strcmp(s, "P:{global}:admin_audit"))
+			snprintf(keys[n], SR_KEY_MAX, "%s:{global}:admin_audit", prefix);
 		else if (!id)
 			goto none;
 		else if (!strcmp(s, "card:*"))

@@ -22,7 +22,8 @@ int sr_keys_account(char (*keys)[SR_KEY_MAX], const char **argv, const char *pre
  * generated table (sr_lua_NAME_keys, sr_lua_NAME_item_keys): an account's
  * keys by their suffix; a card's hash, idle and wait buckets ("card:*",
  * "idle:*", "wait:*") those of the card id; a device's evaluation keys and
- * lock those of the device id. A shape it can not name is a bug (abort). */
+ * lock those of the device id; the switch and the operators' audit stream.
+ * A shape it can not name is a bug (abort). */
 int sr_keys_script(char (*keys)[SR_KEY_MAX], const char **argv, const char *prefix,
     const char *carrier, const char *id, const char *const *shapes);
 char *sr_key_card(char *buf, const char *prefix, const char *carrier, const char *card);
