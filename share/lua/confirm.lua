@@ -138,6 +138,7 @@ local rcall = redis.call
 --- @include "card"
 --- @include "stats"
 --- @include "alert"
+--- @include "outcome"
 --- @include "batch"
 --- @include "later"
 --- @include "version"
@@ -293,24 +294,13 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     count('finishes')
   end
 
-  -- The account's side: the effective rate and the breaker. Every answer
-  -- of the carrier counts for the rate (edgeLower tells its limit from its
-  -- noise by the share refused); a call that never reached it does not.
-  if live and (gatedAt or 1) > 0 and not (outcome == 'retry' and (class == 'not_sent' or
-      class == 'auth' or class == 'unreplicated' or class == 'clock_step')) then
-    local refused = outcome == 'retry' and (class == 'throttled' or class == 'too_frequent')
-    local from, to = edgeLower(edgeKey, e, qps, now, gatedAt or (now - s.window), refused, s)
-    if from then
-      auditAccount('rate:lowered', 'qps_from', string.format('%.2f', from), 'qps_to',
-        string.format('%.2f', to), 'http', http, 'error', err)
-    end
+  -- The account's side: the effective rate and the breaker
+  -- (includes/outcome.lua).
+  if live and (gatedAt or 1) > 0 and outcomeReached(outcome, class) then
+    outcomeRate(edgeKey, e, qps, now, gatedAt or (now - s.window), outcome, class, http, err, s,
+      auditAccount)
   end
-  -- (An answer about another card is an answer: the carrier is up.)
-  local verdict = 'ok'
-  if (outcome == 'unknown' and class ~= 'mismatch') or
-      (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
-    verdict = 'fail'
-  end
+  local verdict = outcomeVerdict(outcome, class)
   if live and class == 'mismatch' then
     -- Not believed of this card (a failure of its command, below); the
     -- account's operator is told once, until acknowledged.
@@ -324,17 +314,8 @@ local function confirmOne(key, bucket, card, token, ver, kind, outcome, http, er
     -- Why, said only when the breaker may open or reopen: on a failure,
     -- or on a refused authentication, which opens it whatever the outcome.
     local why = (verdict == 'fail' or class == 'auth') and (err ~= '' and err or ('HTTP ' .. http)) or ''
-    local change = edgeResult(edgeKey, e, token, verdict, now, s, why, class == 'auth')
-    if change == 'opened' then
-      raise('breaker:' .. account, { 'card', '', 'alert', 'breaker', 'account', account,
-        'error', err, 'http', http, 'detail', 'calls to the account stopped until a probe succeeds' })
-      auditAccount('breaker:opened', 'why', why)
-    elseif change == 'reopened' then
-      auditAccount('breaker:reopened', 'why', why)
-    elseif change == 'closed' then
-      rcall('HDEL', openKey, 'breaker:' .. account)
-      auditAccount('breaker:closed', 'why', 'the probe call succeeded')
-    end
+    outcomeBreaker(edgeKey, openKey, e, token, verdict, now, s, why, class == 'auth', account, err, http,
+      raise, auditAccount)
   end
   -- Failures while the breaker is open are the account's, not the card's.
   local accountDown = e.brk_until ~= nil

@@ -39,6 +39,7 @@ local rcall = redis.call
 --- @include "now"
 --- @include "edge"
 --- @include "alert"
+--- @include "outcome"
 --- @include "idle"
 local now = serverNow()
 local key, edgeKey, auditKey, alertKey, openKey = KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6]
@@ -50,36 +51,15 @@ local outcome, class, gatedAt, err, http, account, kind =
 
 local e = edgeRead(edgeKey)
 local qps = edgeLimits(KEYS[3], s)
-if not (outcome == 'retry' and (class == 'not_sent' or class == 'auth' or
-    class == 'unreplicated' or class == 'clock_step')) then
-  local refused = outcome == 'retry' and (class == 'throttled' or class == 'too_frequent')
-  local from, to = edgeLower(edgeKey, e, qps, now, gatedAt, refused, s)
-  if from then
-    rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'rate:lowered',
-      'qps_from', string.format('%.2f', from), 'qps_to', string.format('%.2f', to), 'http', http,
-      'error', err)
-  end
+local function audit(event, ...)
+  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', event, ...)
 end
-local verdict = 'ok'
-if (outcome == 'unknown' and class ~= 'mismatch') or
-    (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
-  verdict = 'fail'
+local function raise(cause, fields) return alertOnce(openKey, alertKey, cause, fields) end
+if outcomeReached(outcome, class) then
+  outcomeRate(edgeKey, e, qps, now, gatedAt, outcome, class, http, err, s, audit)
 end
-local change = edgeResult(edgeKey, e, ARGV[12], verdict, now, s, err, class == 'auth')
-if change == 'opened' then
-  alertOnce(openKey, alertKey, 'breaker:' .. account, { 'card', '', 'alert', 'breaker',
-    'account', account, 'error', err, 'http', http,
-    'detail', 'calls to the account stopped until a probe succeeds' })
-  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'breaker:opened',
-    'why', err)
-elseif change == 'reopened' then
-  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'breaker:reopened',
-    'why', err)
-elseif change == 'closed' then
-  rcall('HDEL', openKey, 'breaker:' .. account)
-  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'breaker:closed',
-    'why', 'the probe call succeeded')
-end
+outcomeBreaker(edgeKey, openKey, e, ARGV[12], outcomeVerdict(outcome, class), now, s, err, class == 'auth',
+  account, err, http, raise, audit)
 edgeWindowSave(edgeKey, e)
 if outcome == 'retry' and class ~= 'too_frequent' and class ~= '' and kind == 'call' then
   -- Not applied, and the carrier said so: no change, the interval is given back.
