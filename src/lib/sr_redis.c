@@ -540,6 +540,9 @@ glob(const char *pat, size_t m, const char *str, size_t n)
 	}
 	if (!m)
 		return !n;
+	/* the last '*': what follows it ends str */
+	if (!memchr(pat + 1, '*', m - 1))
+		return n >= m - 1 && !memcmp(str + n - (m - 1), pat + 1, m - 1);
 	for (size_t k = 0; k <= n; k++)
 		if (glob(pat + 1, m - 1, str + k, n - k))
 			return 1;
