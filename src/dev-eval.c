@@ -86,25 +86,26 @@ urgent_scene(json_t *scenes)
 static int
 finish(struct claim *c, const char *how, json_t *out)
 {
-	char k1[SR_KEY_MAX], k2[SR_KEY_MAX], k3[SR_KEY_MAX], ver[24], delay[24];
-	size_t nscenes = json_array_size(c->scenes), argc = 0;
-	const char **argv = sr_malloc((8 + nscenes) * sizeof *argv);
+	char keys[SR_DEVICE_FINISH_KEYS][SR_KEY_MAX], ver[24], delay[24];
+	size_t nscenes = json_array_size(c->scenes);
+	/* device_finish.lua's keys and arguments, as its header declares them */
+	const char **argv = sr_malloc((SR_DEVICE_FINISH_KEYS + SR_DEVICE_FINISH_ARGC + nscenes) * sizeof *argv);
+	const char **a = argv + SR_DEVICE_FINISH_KEYS;
 	redisReply *rep;
 	int rc = 0;
 
 	snprintf(ver, sizeof ver, "%lld", c->ver);
 	snprintf(delay, sizeof delay, "%d", RETRY_MS);
-	argv[argc++] = sr_key_shard(k1, cfg.prefix, sr_device_shard(c->device), "queue");
-	argv[argc++] = sr_key_device_eval(k2, cfg.prefix, c->device, "");
-	argv[argc++] = sr_key_device_eval(k3, cfg.prefix, c->device, ":scenes");
-	argv[argc++] = c->device;
-	argv[argc++] = c->token;
-	argv[argc++] = ver;
-	argv[argc++] = how;
-	argv[argc++] = delay;
+	sr_keys_script(keys, argv, cfg.prefix, NULL, c->device, sr_lua_device_finish_keys);
+	a[SR_DEVICE_FINISH_ARGV_DEVICE] = c->device;
+	a[SR_DEVICE_FINISH_ARGV_TOKEN] = c->token;
+	a[SR_DEVICE_FINISH_ARGV_VERSION] = ver;
+	a[SR_DEVICE_FINISH_ARGV_HOW] = how;
+	a[SR_DEVICE_FINISH_ARGV_DELAY] = delay;
 	for (size_t i = 0; i < nscenes; i++)
-		argv[argc++] = json_string_value(json_array_get(c->scenes, i));
-	sr_redis_append_script(&rds, SR_LUA_DEVICE_FINISH, 3, (int)argc, argv, NULL);
+		a[SR_DEVICE_FINISH_ARGV_SCENES + i] = json_string_value(json_array_get(c->scenes, i));
+	sr_redis_append_script(&rds, SR_LUA_DEVICE_FINISH, SR_DEVICE_FINISH_KEYS,
+	    (int)(SR_DEVICE_FINISH_KEYS + SR_DEVICE_FINISH_ARGC + nscenes), argv, NULL);
 	free(argv);
 	if (!(rep = sr_redis_reply(&rds)))
 		return -1;
@@ -396,15 +397,18 @@ claim_round(long budget, long batch, struct claim **claims, long long *queued, l
 		for (int k = 0; k < m; k++) {
 			int s = seen + k;
 			long mine = share + (k < extra);
-			const char *argv[4];
+			/* device_claim.lua's: its key is the shard's queue */
+			const char *argv[SR_DEVICE_CLAIM_KEYS + SR_DEVICE_CLAIM_ARGC];
+			const char **a = argv + SR_DEVICE_CLAIM_KEYS;
 
 			snprintf(max, sizeof max, "%ld", mine < batch ? mine : batch);
 			snprintf(prefix, sizeof prefix, "%s:device_eval:{d%d}:dev:", cfg.prefix, s);
 			argv[0] = sr_key_shard(key, cfg.prefix, s, "queue");
-			argv[1] = prefix;
-			argv[2] = max;
-			argv[3] = lease;
-			sr_redis_append_script(&rds, SR_LUA_DEVICE_CLAIM, 1, 4, argv, NULL);
+			a[SR_DEVICE_CLAIM_ARGV_DEV_PREFIX] = prefix;
+			a[SR_DEVICE_CLAIM_ARGV_MAX] = max;
+			a[SR_DEVICE_CLAIM_ARGV_LEASE] = lease;
+			sr_redis_append_script(&rds, SR_LUA_DEVICE_CLAIM, SR_DEVICE_CLAIM_KEYS,
+			    SR_DEVICE_CLAIM_KEYS + SR_DEVICE_CLAIM_ARGC, argv, NULL);
 		}
 		for (int k = 0; k < m; k++) {
 			int s = seen + k;

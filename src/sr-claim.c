@@ -195,10 +195,7 @@ static long
 round_robin(int start, long budget, long batch, long long *queued, long long *held_queued,
     long long *wait_ms)
 {
-	/* claim.lua's KEYS[1..8]. */
-	static const char *const account_keys[] = { "stop_resume:high", "stop_resume",
-		"stop_resume:bulk", "sr_running", "limits", "seq", "confirming", "edge", NULL };
-	char keys[8][SR_KEY_MAX], prefix[SR_KEY_MAX], max[24];
+	char keys[SR_CLAIM_KEYS][SR_KEY_MAX], prefix[SR_KEY_MAX], max[24];
 	long claimed = 0;
 	int failed = 0, seen = 0;
 
@@ -216,16 +213,18 @@ round_robin(int start, long budget, long batch, long long *queued, long long *he
 
 		for (int k = 0; k < n; k++) {
 			const char *c = carriers[(start + seen + k) % ncarriers];
-			const char *argv[12];
+			/* claim.lua's keys and arguments, as its header declares them */
+			const char *argv[SR_CLAIM_KEYS + SR_CLAIM_ARGC], **a = argv + SR_CLAIM_KEYS;
 			long mine = share + (k < extra);
 
 			snprintf(max, sizeof max, "%ld", mine < batch ? mine : batch);
-			sr_keys_account(keys, argv, cfg.prefix, c, account_keys);
-			argv[8] = sr_account(&cfg, c)->settings;
-			argv[9] = sr_key_account(prefix, cfg.prefix, c, "card:");
-			argv[10] = max;
-			argv[11] = secret;
-			sr_redis_append_script(&rds, SR_LUA_CLAIM, 8, 12, argv, NULL);
+			sr_keys_account(keys, argv, cfg.prefix, c, sr_lua_claim_keys);
+			a[SR_CLAIM_ARGV_SETTINGS] = sr_account(&cfg, c)->settings;
+			a[SR_CLAIM_ARGV_CARD_PREFIX] = sr_key_account(prefix, cfg.prefix, c, "card:");
+			a[SR_CLAIM_ARGV_MAX] = max;
+			a[SR_CLAIM_ARGV_SECRET] = secret;
+			sr_redis_append_script(&rds, SR_LUA_CLAIM, SR_CLAIM_KEYS, SR_CLAIM_KEYS + SR_CLAIM_ARGC,
+			    argv, NULL);
 		}
 		for (int k = 0; k < n; k++) {
 			const char *c = carriers[(start + seen + k) % ncarriers];

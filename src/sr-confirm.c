@@ -178,28 +178,22 @@ static void
 append_confirm(struct res *rs, const int *idx, int m, struct res_args *ra,
     char (*keys)[SR_KEY_MAX], const char **argv)
 {
-	/* confirm.lua's KEYS[1..12]. */
-	static const char *const account_keys[] = { "stop_resume:high", "stop_resume",
-		"stop_resume:bulk", "frozen", "sr_running", "audit", "alerts", "confirming", "flapping",
-		"alerts_open", "edge", "limits", NULL };
-	const char *carrier = rs[idx[0]].t.carrier;
-	int nk = sr_keys_account(keys, argv, cfg.prefix, carrier, account_keys), na = 3;
+	/* confirm.lua's keys and arguments, as its header declares them */
+	const char *carrier = rs[idx[0]].t.carrier, **args;
+	int nk = sr_keys_account(keys, argv, cfg.prefix, carrier, sr_lua_confirm_keys), na = SR_CONFIRM_ARGC;
 
-	for (int k = 0; k < m; k++) {
-		struct res *r = &rs[idx[k]];
-
-		/* its card's command hash and idle bucket */
-		argv[nk++] = sr_key_card(keys[12 + 2 * k], cfg.prefix, carrier, r->t.card);
-		sr_key_idle(keys[13 + 2 * k], cfg.prefix, carrier, r->t.card);
-		argv[nk++] = keys[13 + 2 * k];
-	}
-	argv[nk + 0] = sr_account(&cfg, carrier)->settings;
-	argv[nk + 1] = sr_key_account(keys[12 + 2 * m], cfg.prefix, carrier, "stats:");
-	argv[nk + 2] = carrier;
+	/* each result's card's keys: its command hash and idle bucket */
+	for (int k = 0; k < m; k++)
+		nk += sr_keys_script(keys + nk, argv + nk, cfg.prefix, carrier, rs[idx[k]].t.card,
+		    sr_lua_confirm_item_keys);
+	args = argv + nk;
+	args[SR_CONFIRM_ARGV_SETTINGS] = sr_account(&cfg, carrier)->settings;
+	args[SR_CONFIRM_ARGV_STATS] = sr_key_account(keys[nk], cfg.prefix, carrier, "stats:");
+	args[SR_CONFIRM_ARGV_ACCOUNT] = carrier;
 	for (int k = 0; k < m; k++) {
 		struct res *r = &rs[idx[k]];
 		struct res_args *a = &ra[idx[k]];
-		const char **v = argv + nk + na;
+		const char **v = args + na;
 		const char *observed = sr_jstr(r->obj, "observed"), *gate = sr_jstr(r->obj, "gate");
 		/* A poll (sr-exec asked the carrier about the change's order):
 		 * its word on the order goes where a query's state does, and
@@ -214,23 +208,23 @@ append_confirm(struct res *rs, const int *idx, int m, struct res_args *ra,
 		snprintf(a->jitter, sizeof a->jitter, "%d", rand() % 1000);
 		snprintf(a->at, sizeof a->at, "%lld", sent > 0 ? sent : 0);
 		snprintf(a->went, sizeof a->went, "%lld", went > 0 ? went : 0);
-		v[0] = r->t.card;
-		v[1] = r->t.token;
-		v[2] = a->ver;
-		v[3] = order && !strcmp(r->t.kind, "query") ? "poll" : r->t.kind;
-		v[4] = r->outcome;
-		v[5] = a->http;
-		v[6] = error ? error : "";
-		v[7] = order && !strcmp(r->t.kind, "query") ? order : observed ? observed : "";
-		v[8] = a->ra;
-		v[9] = a->jitter;
-		v[10] = gate ? gate : "";
-		v[11] = r->class ? r->class : "";
-		v[12] = sent > 0 ? a->at : "";
-		v[13] = json_is_true(json_object_get(r->obj, "in_progress")) ? "1" : "";
-		v[14] = sr_jstr(r->obj, "txn") ? sr_jstr(r->obj, "txn") : "";
-		v[15] = went > 0 ? a->went : "";
-		na += 16;
+		v[SR_CONFIRM_ITEM_ARGV_CARD] = r->t.card;
+		v[SR_CONFIRM_ITEM_ARGV_TOKEN] = r->t.token;
+		v[SR_CONFIRM_ITEM_ARGV_VERSION] = a->ver;
+		v[SR_CONFIRM_ITEM_ARGV_KIND] = order && !strcmp(r->t.kind, "query") ? "poll" : r->t.kind;
+		v[SR_CONFIRM_ITEM_ARGV_OUTCOME] = r->outcome;
+		v[SR_CONFIRM_ITEM_ARGV_HTTP] = a->http;
+		v[SR_CONFIRM_ITEM_ARGV_ERROR] = error ? error : "";
+		v[SR_CONFIRM_ITEM_ARGV_OBSERVED] = order && !strcmp(r->t.kind, "query") ? order : observed ? observed : "";
+		v[SR_CONFIRM_ITEM_ARGV_RETRY_AFTER] = a->ra;
+		v[SR_CONFIRM_ITEM_ARGV_JITTER] = a->jitter;
+		v[SR_CONFIRM_ITEM_ARGV_BLOCKED] = gate ? gate : "";
+		v[SR_CONFIRM_ITEM_ARGV_CLASS] = r->class ? r->class : "";
+		v[SR_CONFIRM_ITEM_ARGV_GRANTED] = sent > 0 ? a->at : "";
+		v[SR_CONFIRM_ITEM_ARGV_IN_PROGRESS] = json_is_true(json_object_get(r->obj, "in_progress")) ? "1" : "";
+		v[SR_CONFIRM_ITEM_ARGV_TXN] = sr_jstr(r->obj, "txn") ? sr_jstr(r->obj, "txn") : "";
+		v[SR_CONFIRM_ITEM_ARGV_AT] = went > 0 ? a->went : "";
+		na += SR_CONFIRM_ITEM_ARGC;
 	}
 	sr_redis_append_script(&rds, SR_LUA_CONFIRM, nk, nk + na, argv, NULL);
 }
@@ -318,8 +312,10 @@ process(struct res *rs, int n)
 {
 	static int idx[BATCH], group[BATCH + 1];
 	static struct res_args ra[BATCH];
-	static char keys[13 + 2 * BATCH][SR_KEY_MAX];
-	static const char *argv[15 + 18 * BATCH];
+	/* confirm.lua's keys for BATCH results and its stats prefix; its arguments */
+	static char keys[SR_CONFIRM_KEYS + SR_CONFIRM_ITEM_KEYS * BATCH + 1][SR_KEY_MAX];
+	static const char *argv[SR_CONFIRM_KEYS + SR_CONFIRM_ARGC +
+	    (SR_CONFIRM_ITEM_KEYS + SR_CONFIRM_ITEM_ARGC) * BATCH];
 	char taken[BATCH] = { 0 };
 	int ngroups = 0, nidx = 0, status;
 	const char *by;

@@ -200,20 +200,19 @@ why_text(const char *why)
 static int
 take(const char *set, long wait_ms, long late)
 {
-	char k[3][SR_KEY_MAX], nbuf[16], ahead[24], lbuf[16];
-	const char *argv[8];
+	char k[SR_RATE_TAKE_KEYS][SR_KEY_MAX], nbuf[16], ahead[24], lbuf[16];
+	/* rate_take.lua's keys and arguments, as its header declares them */
+	const char *argv[SR_RATE_TAKE_KEYS + SR_RATE_TAKE_ARGC], **a = argv + SR_RATE_TAKE_KEYS;
 	int64_t t0 = sr_mono_ms(), deadline = t0 + (wait_ms >= 0 ? wait_ms : 0);
 
-	argv[0] = sr_key_account(k[0], cfg.prefix, account, "edge");
-	argv[1] = sr_key_account(k[1], cfg.prefix, account, "limits");
-	argv[2] = sr_key_account(k[2], cfg.prefix, account, "rate:slots");
-	argv[3] = set;
-	argv[4] = cls;
+	sr_keys_account(k, argv, cfg.prefix, account, sr_lua_rate_take_keys);
+	a[SR_RATE_TAKE_ARGV_SETTINGS] = set;
+	a[SR_RATE_TAKE_ARGV_CLASS] = cls;
 	snprintf(nbuf, sizeof nbuf, "%ld", n);
-	argv[5] = nbuf;
-	argv[6] = ahead;
+	a[SR_RATE_TAKE_ARGV_N] = nbuf;
+	a[SR_RATE_TAKE_ARGV_AHEAD] = ahead;
 	snprintf(lbuf, sizeof lbuf, "%ld", late);
-	argv[7] = lbuf;
+	a[SR_RATE_TAKE_ARGV_LATE] = lbuf;
 	for (;;) {
 		/* Without --wait: a slot within the window (the script grants no
 		 * further); with it, within what is left of the wait. */
@@ -225,7 +224,7 @@ take(const char *set, long wait_ms, long late)
 
 		snprintf(ahead, sizeof ahead, "%lld", (long long)(wait_ms >= 0 ? (left > 0 ? left : 0) :
 		    cfg.rate_window_ms));
-		rep = run(SR_LUA_RATE_TAKE, 3, 8, argv);
+		rep = run(SR_LUA_RATE_TAKE, SR_RATE_TAKE_KEYS, SR_RATE_TAKE_KEYS + SR_RATE_TAKE_ARGC, argv);
 		if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2 ||
 		    rep->element[0]->type != REDIS_REPLY_STRING)
 			fail(SR_EX_BACKEND, NULL, "rate_take: an answer that is not one");
@@ -302,9 +301,9 @@ contract(const char *set)
 	json_object_set_new(o, "account", json_string(account));
 	json_object_set_new(o, "script", json_string("rate_take"));
 	json_object_set_new(o, "sha1", json_string(hex));
-	json_array_append_new(keys, json_string(sr_key_account(k, cfg.prefix, account, "edge")));
-	json_array_append_new(keys, json_string(sr_key_account(k, cfg.prefix, account, "limits")));
-	json_array_append_new(keys, json_string(sr_key_account(k, cfg.prefix, account, "rate:slots")));
+	for (int i = 0; i < SR_RATE_TAKE_KEYS; i++)
+		json_array_append_new(keys,
+		    json_string(sr_key_account(k, cfg.prefix, account, sr_lua_rate_take_keys[i])));
 	json_object_set_new(o, "keys", keys);
 	json_object_set_new(o, "settings", json_string(set));
 	sr_emit(o);
@@ -314,14 +313,17 @@ contract(const char *set)
 static int
 show(const char *set)
 {
-	char k[3][SR_KEY_MAX], stats[SR_KEY_MAX];
-	const char *argv[] = { sr_key_account(k[0], cfg.prefix, account, "edge"),
-		sr_key_account(k[1], cfg.prefix, account, "limits"),
-		sr_key_account(k[2], cfg.prefix, account, "rate:slots"), set,
-		sr_key_account(stats, cfg.prefix, account, "stats:") };
-	redisReply *rep = run(SR_LUA_RATE_SHOW, 3, 5, argv);
-	json_t *got = rep->type == REDIS_REPLY_STRING ? json_loads(rep->str, 0, NULL) : NULL, *o;
+	char k[SR_RATE_SHOW_KEYS][SR_KEY_MAX], stats[SR_KEY_MAX];
+	/* rate_show.lua's keys and arguments, as its header declares them */
+	const char *argv[SR_RATE_SHOW_KEYS + SR_RATE_SHOW_ARGC], **a = argv + SR_RATE_SHOW_KEYS;
+	redisReply *rep;
+	json_t *got, *o;
 
+	sr_keys_account(k, argv, cfg.prefix, account, sr_lua_rate_show_keys);
+	a[SR_RATE_SHOW_ARGV_SETTINGS] = set;
+	a[SR_RATE_SHOW_ARGV_STATS] = sr_key_account(stats, cfg.prefix, account, "stats:");
+	rep = run(SR_LUA_RATE_SHOW, SR_RATE_SHOW_KEYS, SR_RATE_SHOW_KEYS + SR_RATE_SHOW_ARGC, argv);
+	got = rep->type == REDIS_REPLY_STRING ? json_loads(rep->str, 0, NULL) : NULL;
 	freeReplyObject(rep);
 	if (!json_is_object(got))
 		fail(SR_EX_BACKEND, NULL, "rate_show: an answer that is not one");

@@ -13,11 +13,16 @@
     close    close the breaker (by hand, or after a fix): calls go again
 
   Input:
-    KEYS[1]  account limits (HASH)     KEYS[2] account edge state (HASH)
-    KEYS[3]  account audit stream      KEYS[4] open alerts (HASH cause -> id)
-    ARGV[1]  operation   ARGV[2] account   ARGV[3] who   ARGV[4] why
-    ARGV[5]  the audit stream's cap
-    ARGV[6..] the operation's arguments
+    KEYS[1]  limits       account limits (HASH)
+    KEYS[2]  edge         account edge state (HASH)
+    KEYS[3]  audit        account audit stream
+    KEYS[4]  alerts_open  open alerts (HASH cause -> id)
+    ARGV[1]  operation
+    ARGV[2]  account
+    ARGV[3]  who
+    ARGV[4]  why
+    ARGV[5]  audit_max    the audit stream's cap
+    ARGV[6..] args        the operation's arguments
   Output:
     'ok'; 'unchanged' when the account already is as asked (its limits
     those values, paused until then, not paused, its breaker opened by hand

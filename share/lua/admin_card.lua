@@ -14,14 +14,21 @@
              card's alerts are resolved
 
   Input:
-    KEYS[1]     command hash of the card
-    KEYS[2..4]  queues high, normal, bulk
-    KEYS[5]     frozen commands (ZSET)     KEYS[6] confirming (SET)
-    KEYS[7]     audit stream               KEYS[8] open alerts (HASH)
-    KEYS[9]     the card's idle bucket (a dropped command's card sleeps there)
-    KEYS[10]    the card's wait bucket (a command waiting packed: idle.lua)
-    ARGV[1]  operation   ARGV[2] card   ARGV[3] who   ARGV[4] why
-    ARGV[5]  the audit stream's cap
+    KEYS[1]   card:*            command hash of the card
+    KEYS[2]   stop_resume:high  queue high
+    KEYS[3]   stop_resume       queue normal
+    KEYS[4]   stop_resume:bulk  queue bulk
+    KEYS[5]   frozen            frozen commands (ZSET)
+    KEYS[6]   confirming        confirming commands (SET)
+    KEYS[7]   audit             audit stream
+    KEYS[8]   alerts_open       open alerts (HASH)
+    KEYS[9]   idle:*            the card's idle bucket (a dropped command's card sleeps there)
+    KEYS[10]  wait:*            the card's wait bucket (a command waiting packed: idle.lua)
+    ARGV[1]  operation
+    ARGV[2]  card
+    ARGV[3]  who
+    ARGV[4]  why
+    ARGV[5]  audit_max  the audit stream's cap
   Output:
     { action, version after } or an error reply 'no command' (the card has
     nothing queued, frozen or confirming to change)

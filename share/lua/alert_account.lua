@@ -15,14 +15,16 @@
              in one step
 
   Input:
-    KEYS[1]  open alerts (HASH cause -> alert id)   KEYS[2] alert stream
-    KEYS[3]  account audit stream
-    ARGV[1]  operation   ARGV[2] account
-    raise:   ARGV[3] cause ('kind:account')  ARGV[4] kind  ARGV[5] value
-             ARGV[6] threshold
-    resolve: ARGV[3] cause
-    ack:     ARGV[3] alert id  ARGV[4] who  ARGV[5] why  ARGV[6] audit cap
-    ack_all: ARGV[3] kind ('' every kind)  ARGV[4..6] as ack's
+    KEYS[1]  alerts_open  open alerts (HASH cause -> alert id)
+    KEYS[2]  alerts       alert stream
+    KEYS[3]  audit        account audit stream
+    ARGV[1]  operation
+    ARGV[2]  account
+    ARGV[3..] args        the operation's:
+      raise:   cause ('kind:account'), kind, value, threshold
+      resolve: cause
+      ack:     alert id, who, why, the audit stream's cap
+      ack_all: kind ('' every kind), who, why, the audit stream's cap
   Output:
     raise: the new alert's id, or 1 if it was already open; resolve: 0;
     ack: the cause acknowledged, or false if no open alert has that id;

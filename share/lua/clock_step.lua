@@ -31,17 +31,18 @@
   includes/alert.lua) and every recorded step audited ('clock:step').
 
   Input:
-    KEYS[1]  account edge state (HASH)
-    KEYS[2]  open alerts (HASH cause -> alert id)   KEYS[3] alert stream
-    KEYS[4]  audit stream of the account
-    ARGV[1]  the account's settings (JSON: interval, window, audit_max)
-    ARGV[2]  the account id
-    ARGV[3]  the step's size at most, ms (what a last call is moved by)
-    ARGV[4]  its size at least, ms (certain)
-    ARGV[5]  since: Redis ms of the caller's last reading before the step
-    ARGV[6]  ahead ms: how far ahead a gate grants slots
-    ARGV[7]  the threshold, ms: a step smaller than this is not recorded
-    ARGV[8]  who detected it (the tool, for the audit)
+    KEYS[1]  edge         account edge state (HASH)
+    KEYS[2]  alerts_open  open alerts (HASH cause -> alert id)
+    KEYS[3]  alerts       alert stream
+    KEYS[4]  audit        audit stream of the account
+    ARGV[1]  settings   the account's settings (JSON: interval, window, audit_max)
+    ARGV[2]  account    the account id
+    ARGV[3]  hi         the step's size at most, ms (what a last call is moved by)
+    ARGV[4]  lo         its size at least, ms (certain)
+    ARGV[5]  since      Redis ms of the caller's last reading before the step
+    ARGV[6]  ahead      how far ahead a gate grants slots, ms
+    ARGV[7]  threshold  ms: a step smaller than this is not recorded
+    ARGV[8]  who        who detected it (the tool, for the audit)
   Output:
     { ms recorded (0: already recorded by another), tat after }
 ]]

@@ -8,9 +8,10 @@
   the lease). The claim snapshots the device's version and scenes.
 
   Input:
-    KEYS[1]  device queue of the shard (ZSET device -> due ms)
-    ARGV[1]  device key prefix, e.g. "polling:device_eval:{d3}:dev:"
-    ARGV[2]  max devices to claim      ARGV[3] lease ms
+    KEYS[1]  P:device_eval:{d*}:queue  device queue of the shard (ZSET device -> due ms)
+    ARGV[1]  dev_prefix  device key prefix, e.g. "polling:device_eval:{d3}:dev:"
+    ARGV[2]  max         max devices to claim
+    ARGV[3]  lease       lease ms
   Output:
     { claims, next_due_ms, queued, now_ms }
     claims: array of { device, version, token, {scenes...} }

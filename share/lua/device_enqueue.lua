@@ -10,10 +10,11 @@
   evaluation causes exactly one more pass.
 
   Input:
-    KEYS[1]  device queue of the shard (ZSET device -> due ms)
-    KEYS[2]  device state (HASH ver, claim, lease_until)
-    KEYS[3]  the device's pending scenes (SET)
-    ARGV[1]  device id      ARGV[2] scene
+    KEYS[1]  P:device_eval:{d*}:queue         device queue of the shard (ZSET device -> due ms)
+    KEYS[2]  P:device_eval:{d*}:dev:*         device state (HASH ver, claim, lease_until)
+    KEYS[3]  P:device_eval:{d*}:dev:*:scenes  the device's pending scenes (SET)
+    ARGV[1]  device  device id
+    ARGV[2]  scene
   Output:
     the device's new version (integer)
   All keys share the shard's hash tag {dN}.

@@ -9,11 +9,15 @@
   keeps everything and makes the device due again after ARGV[5] ms.
 
   Input:
-    KEYS[1]  device queue of the shard     KEYS[2] device state (HASH)
-    KEYS[3]  the device's pending scenes (SET)
-    ARGV[1]  device id   ARGV[2] claim token   ARGV[3] claimed version
-    ARGV[4]  done | retry                     ARGV[5] retry delay ms
-    ARGV[6..] the scenes of the claim's snapshot
+    KEYS[1]  P:device_eval:{d*}:queue         device queue of the shard
+    KEYS[2]  P:device_eval:{d*}:dev:*         device state (HASH)
+    KEYS[3]  P:device_eval:{d*}:dev:*:scenes  the device's pending scenes (SET)
+    ARGV[1]  device   device id
+    ARGV[2]  token    claim token
+    ARGV[3]  version  claimed version
+    ARGV[4]  how      done | retry
+    ARGV[5]  delay    retry delay ms
+    ARGV[6..] scenes  the scenes of the claim's snapshot
   Output:
     { 'done', ver } | { 'again', ver } | { 'retry', ver } | { 'lost', ver }
 ]]

@@ -14,12 +14,12 @@
   as they are now; otherwise nothing is written.
 
   Input:
-    KEYS[1]  device queue of the shard (ZSET device -> due ms)
-    KEYS[2]  device state (HASH ver, claim, lease_until, seq)
-    KEYS[3]  the device's pending scenes (SET)
-    ARGV[1]  device id
-    ARGV[2]  the device's 'seq' when the card's facts were read ('' none)
-    ARGV[3]  '1' if the device was claimed then, else '0'
+    KEYS[1]  P:device_eval:{d*}:queue         device queue of the shard (ZSET device -> due ms)
+    KEYS[2]  P:device_eval:{d*}:dev:*         device state (HASH ver, claim, lease_until, seq)
+    KEYS[3]  P:device_eval:{d*}:dev:*:scenes  the device's pending scenes (SET)
+    ARGV[1]  device   device id
+    ARGV[2]  seq      the device's 'seq' when the card's facts were read ('' none)
+    ARGV[3]  claimed  '1' if the device was claimed then, else '0'
   Output:
     the device's new version (integer) when it was asked for again, else 0
   All keys share the shard's hash tag {dN}.

@@ -11,20 +11,27 @@
   command then goes back to sleep (idle.lua).
 
   Input:
-    KEYS[1]  command hash of the card (last_call, prev_call)
-    KEYS[2]  account edge state (HASH)    KEYS[3] account limits (HASH)
-    KEYS[4]  account audit stream         KEYS[5] alert stream
-    KEYS[6]  open alerts (HASH)           KEYS[7] the card's idle bucket
-    KEYS[8]  the card's wait bucket
-    ARGV[1]  the account's settings (JSON)
-    ARGV[2]  outcome (ok already retry fail unknown)
-    ARGV[3]  class of a retry, or ''      ARGV[4] when its slot was granted (ms)
-    ARGV[5]  error text                   ARGV[6] http status
-    ARGV[7]  the account id               ARGV[8] kind (call|query|resend)
-    ARGV[9]  the card's state the answer shows (stopped|active), or ''
-    ARGV[10] the card's last call before this one ('' if none), as
-             direct_gate.lua answered     ARGV[11] this call's slot (ms)
-    ARGV[12] the request's id, as direct_gate.lua was given it
+    KEYS[1]  card:*       command hash of the card (last_call, prev_call)
+    KEYS[2]  edge         account edge state (HASH)
+    KEYS[3]  limits       account limits (HASH)
+    KEYS[4]  audit        account audit stream
+    KEYS[5]  alerts       alert stream
+    KEYS[6]  alerts_open  open alerts (HASH)
+    KEYS[7]  idle:*       the card's idle bucket
+    KEYS[8]  wait:*       the card's wait bucket
+    ARGV[1]   settings   the account's settings (JSON)
+    ARGV[2]   outcome    ok already retry fail unknown
+    ARGV[3]   class      class of a retry, or ''
+    ARGV[4]   granted    when its slot was granted (ms)
+    ARGV[5]   error      error text
+    ARGV[6]   http       http status
+    ARGV[7]   account    the account id
+    ARGV[8]   kind       call | query | resend
+    ARGV[9]   seen       the card's state the answer shows (stopped|active), or ''
+    ARGV[10]  prev_call  the card's last call before this one ('' if none), as
+              direct_gate.lua answered
+    ARGV[11]  slot       this call's slot (ms)
+    ARGV[12]  request    the request's id, as direct_gate.lua was given it
   Output:
     'ok'
 ]]
@@ -32,6 +39,7 @@ local rcall = redis.call
 --- @include "now"
 --- @include "edge"
 --- @include "alert"
+--- @include "outcome"
 --- @include "idle"
 local now = serverNow()
 local key, edgeKey, auditKey, alertKey, openKey = KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6]
@@ -43,36 +51,15 @@ local outcome, class, gatedAt, err, http, account, kind =
 
 local e = edgeRead(edgeKey)
 local qps = edgeLimits(KEYS[3], s)
-if not (outcome == 'retry' and (class == 'not_sent' or class == 'auth' or
-    class == 'unreplicated' or class == 'clock_step')) then
-  local refused = outcome == 'retry' and (class == 'throttled' or class == 'too_frequent')
-  local from, to = edgeLower(edgeKey, e, qps, now, gatedAt, refused, s)
-  if from then
-    rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'rate:lowered',
-      'qps_from', string.format('%.2f', from), 'qps_to', string.format('%.2f', to), 'http', http,
-      'error', err)
-  end
+local function audit(event, ...)
+  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', event, ...)
 end
-local verdict = 'ok'
-if (outcome == 'unknown' and class ~= 'mismatch') or
-    (outcome == 'retry' and (class == 'not_sent' or class == 'auth')) then
-  verdict = 'fail'
+local function raise(cause, fields) return alertOnce(openKey, alertKey, cause, fields) end
+if outcomeReached(outcome, class) then
+  outcomeRate(edgeKey, e, qps, now, gatedAt, outcome, class, http, err, s, audit)
 end
-local change = edgeResult(edgeKey, e, ARGV[12], verdict, now, s, err, class == 'auth')
-if change == 'opened' then
-  alertOnce(openKey, alertKey, 'breaker:' .. account, { 'card', '', 'alert', 'breaker',
-    'account', account, 'error', err, 'http', http,
-    'detail', 'calls to the account stopped until a probe succeeds' })
-  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'breaker:opened',
-    'why', err)
-elseif change == 'reopened' then
-  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'breaker:reopened',
-    'why', err)
-elseif change == 'closed' then
-  rcall('HDEL', openKey, 'breaker:' .. account)
-  rcall('XADD', auditKey, 'MAXLEN', '~', s.audit_max, '*', 'card', '', 'event', 'breaker:closed',
-    'why', 'the probe call succeeded')
-end
+outcomeBreaker(edgeKey, openKey, e, ARGV[12], outcomeVerdict(outcome, class), now, s, err, class == 'auth',
+  account, err, http, raise, audit)
 edgeWindowSave(edgeKey, e)
 if outcome == 'retry' and class ~= 'too_frequent' and class ~= '' and kind == 'call' then
   -- Not applied, and the carrier said so: no change, the interval is given back.

@@ -17,15 +17,17 @@
   skips the interval, which then counts from it.
 
   Input:
-    KEYS[1]  command hash of the card (holds last_call)
-    KEYS[2]  account edge state (HASH)   KEYS[3] account limits (HASH)
-    KEYS[4]  the card's idle bucket      KEYS[5] its wait bucket
-    ARGV[1]  the account's settings (JSON: interval, window (widened by the
+    KEYS[1]  card:*  command hash of the card (holds last_call)
+    KEYS[2]  edge    account edge state (HASH)
+    KEYS[3]  limits  account limits (HASH)
+    KEYS[4]  idle:*  the card's idle bucket
+    KEYS[5]  wait:*  its wait bucket
+    ARGV[1]  settings     the account's settings (JSON: interval, window (widened by the
              edge's measured headroom, edgeWindow), qps, burst, aimd_*)
-    ARGV[2]  kind (call|query|resend)
-    ARGV[3]  ahead ms
-    ARGV[4]  the request's id (the probe's, if it is one)
-    ARGV[5]  how long a probe may take before another may replace it, ms
+    ARGV[2]  kind         call | query | resend
+    ARGV[3]  ahead        ms
+    ARGV[4]  request      the request's id (the probe's, if it is one)
+    ARGV[5]  probe_lease  how long a probe may take before another may replace it, ms
   Output:
     { 'pass', at_ms, now_ms, the last call before this one ('' if none) }
     | { 'interval', until_ms } | { 'rate', wait_ms }

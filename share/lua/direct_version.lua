@@ -7,8 +7,9 @@
   direct_gate.lua finds its last call; direct_done.lua puts it back to sleep.
 
   Input:
-    KEYS[1]  command hash of the card     KEYS[2] its idle bucket
-    KEYS[3]  its wait bucket (a queued command waiting packed: idle.lua)
+    KEYS[1]  card:*  command hash of the card
+    KEYS[2]  idle:*  its idle bucket
+    KEYS[3]  wait:*  its wait bucket (a queued command waiting packed: idle.lua)
   A card whose queued command an operator froze is not the direct path's:
   nothing is changed, and the caller hands the request to the queue.
 

@@ -32,20 +32,27 @@
   waits packed in its wait bucket until its claim (includes/idle.lua).
 
   Input:
-    KEYS[1..3]  queues (ZSET card -> due ms): high, normal, bulk priority
-    KEYS[4]     frozen commands (ZSET card -> frozen at ms)
-    KEYS[5]     audit stream of the account
-    KEYS[6]     confirming commands (SET card)
-    KEYS[7]     open alerts (HASH cause -> alert id): a cancelled command's
+    KEYS[1]  stop_resume:high  queue high (ZSET card -> due ms)
+    KEYS[2]  stop_resume       queue normal
+    KEYS[3]  stop_resume:bulk  queue bulk
+    KEYS[4]  frozen            frozen commands (ZSET card -> frozen at ms)
+    KEYS[5]  audit             audit stream of the account
+    KEYS[6]  confirming        confirming commands (SET card)
+    KEYS[7]  alerts_open       open alerts (HASH cause -> alert id): a cancelled command's
                 card alerts are resolved
-    KEYS[7+i]   three per card, in ARGV's order: its command hash, its idle
-                bucket and its wait bucket (idle.lua; see README "Redis layout")
-    ARGV[1]     min interval between state-change calls of a card, ms
-    ARGV[2]     audit stream cap (approximate MAXLEN)
-    then 8 ARGV per card i, in KEYS order:
-      card id, want (stop|resume|none), target (stop|resume), reason,
-      scene, source, priority class (0 high, 1 normal, 2 bulk),
-      manual ('1': the card was stopped by hand)
+    KEYS[7+i.1]  card:*        card i's command hash (in ARGV's order)
+    KEYS[7+i.2]  idle:*        its idle bucket
+    KEYS[7+i.3]  wait:*        its wait bucket (idle.lua; see README "Redis layout")
+    ARGV[1]  interval   min interval between state-change calls of a card, ms
+    ARGV[2]  audit_max  audit stream cap (approximate MAXLEN)
+    ARGV[2+i.1]  card    card i's id
+    ARGV[2+i.2]  want    stop | resume | none
+    ARGV[2+i.3]  target  stop | resume
+    ARGV[2+i.4]  reason
+    ARGV[2+i.5]  scene
+    ARGV[2+i.6]  source
+    ARGV[2+i.7]  prio    priority class (0 high, 1 normal, 2 bulk)
+    ARGV[2+i.8]  manual  '1': the card was stopped by hand
   Output:
     flat array, two entries per card: status string, version (integer)
     status: queued | unchanged | cancelled | noop

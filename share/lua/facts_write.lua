@@ -34,8 +34,8 @@
   card's facts live in their own slot, and each write is a call).
 
   Input:
-    KEYS[i]  write i's facts hash (P:card:ID:facts or P:device:ID:facts)
-    ARGV     for each write, in KEYS order:
+    KEYS[i.1]  P:card:*:facts|P:device:*:facts  write i's facts hash
+    ARGV[1..]  writes  for each write, in KEYS order:
       as of, ms ('' : the moment srq receives it: now, or the newest
         time stored for the card if Redis's clock stepped back since);
       source: who says so (a request's source, sr-asset, sr-confirm);

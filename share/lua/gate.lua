@@ -43,22 +43,28 @@
   written once). Items are judged in order: the first takes the first slot.
 
   Input:
-    KEYS[1]     account edge state (HASH: pace, rate, pause, breaker)
-    KEYS[2]     account limits (HASH qps, running, burst)
-    KEYS[3..5]  queues high, normal, bulk
-    KEYS[6]     running claims (ZSET token -> lease expiry)
-    KEYS[7]     audit stream of the account
-    KEYS[8]     confirming commands (SET card)
-    KEYS[9]     open alerts (HASH cause -> alert id)
-    KEYS[9+i]   two per item: its card's command hash, then its idle bucket
-    ARGV[1]     the account's settings (JSON: interval, window, lease, call (a
-                call's timeout), qps, running, burst, aimd_inc, aimd_memory, audit_max)
-    ARGV[2]     stats prefix, e.g. "polling:carrier:{c17}:stats:" (includes/stats.lua:
-                calls, queries, and cmds, the distinct commands called)
-    ARGV[3]     ahead ms: how far ahead a slot may be granted
-    ARGV[4+6(i-1)..9+6(i-1)]  item i: token, version, kind (call|query|judged),
-                card id (queue member), resend (1 or 0), action (stop|resume: the
-                task's, which must be the command's)
+    KEYS[1]  edge              account edge state (HASH: pace, rate, pause, breaker)
+    KEYS[2]  limits            account limits (HASH qps, running, burst)
+    KEYS[3]  stop_resume:high  queue high
+    KEYS[4]  stop_resume       queue normal
+    KEYS[5]  stop_resume:bulk  queue bulk
+    KEYS[6]  sr_running        running claims (ZSET token -> lease expiry)
+    KEYS[7]  audit             audit stream of the account
+    KEYS[8]  confirming        confirming commands (SET card)
+    KEYS[9]  alerts_open       open alerts (HASH cause -> alert id)
+    KEYS[9+i.1]  card:*        item i's card's command hash
+    KEYS[9+i.2]  idle:*        then its idle bucket
+    ARGV[1]  settings  the account's settings (JSON: interval, window, lease, call (a
+             call's timeout), qps, running, burst, aimd_inc, aimd_memory, audit_max)
+    ARGV[2]  stats     stats prefix, e.g. "polling:carrier:{c17}:stats:" (includes/stats.lua:
+             calls, queries, and cmds, the distinct commands called)
+    ARGV[3]  ahead     ms: how far ahead a slot may be granted
+    ARGV[3+i.1]  token    item i: its claim's token
+    ARGV[3+i.2]  version
+    ARGV[3+i.3]  kind     call | query | judged
+    ARGV[3+i.4]  card     card id (queue member)
+    ARGV[3+i.5]  resend   1 or 0
+    ARGV[3+i.6]  action   stop | resume: the task's, which must be the command's
   Output: one reply per item, in order (an error for an item that failed):
     { 'pass', at_ms, now_ms, seq }  go ahead: send at at_ms (Redis clock, >= now_ms);
                            seq: the account's call sequence number (unique request ids)

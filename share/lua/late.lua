@@ -20,10 +20,10 @@
   until it is a minute old (its reporter refreshes it while it holds).
 
   Input:
-    KEYS[1]  account edge state (HASH)
-    ARGV[1]  how much later than its slot the call leaves, ms (0: none)
-    ARGV[2]  the headroom measured, ms (0..200), or '' (no report)
-    ARGV[3]  who reports it (host:pid), with ARGV[2]
+    KEYS[1]  edge  account edge state (HASH)
+    ARGV[1]  late      how much later than its slot the call leaves, ms (0: none)
+    ARGV[2]  headroom  the headroom measured, ms (0..200), or '' (no report)
+    ARGV[3]  who       who reports it (host:pid), with ARGV[2]
   Output:
     the account's new pace (tat, ms), or nil when it did not move
 ]]

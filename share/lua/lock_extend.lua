@@ -9,7 +9,9 @@
   meanwhile.
 
   Input:
-    KEYS[1]  the lock key       ARGV[1] our token     ARGV[2] the new hold, ms
+    KEYS[1]  P:device:*:lock  the lock key
+    ARGV[1]  token  our token
+    ARGV[2]  px     the new hold, ms
   Output:
     1 extended, 0 not ours (expired, or held by another)
 ]]

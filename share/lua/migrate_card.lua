@@ -6,7 +6,8 @@
   and so is a hash with no version (not a card's whole state). Idempotent.
 
   Input:
-    KEYS[1]  command hash of a card       KEYS[2] its idle bucket
+    KEYS[1]  card:*  command hash of a card
+    KEYS[2]  idle:*  its idle bucket
   Output:
     1 when it was put to sleep in its bucket, else 0
 ]]

@@ -7,8 +7,8 @@
   Idempotent: a hash already migrated is left as it is.
 
   Input:
-    KEYS[1]  a card's or a device's facts hash
-    ARGV     pairs: old name, short field (every fact)
+    KEYS[1]  P:card:*:facts|P:device:*:facts  a card's or a device's facts hash
+    ARGV[1..] pairs  pairs: old name, short field (every fact)
   Output:
     how many fields were renamed or dropped (0: nothing to do)
 ]]

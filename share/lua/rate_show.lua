@@ -5,11 +5,11 @@
   share it now. Reads only.
 
   Input:
-    KEYS[1]  the account's edge state (HASH P:carrier:{c}:edge)
-    KEYS[2]  the account's limits (HASH P:carrier:{c}:limits)
-    KEYS[3]  the other callers' slots (ZSET P:carrier:{c}:rate:slots)
-    ARGV[1]  the account's settings (JSON, as rate_take.lua takes them)
-    ARGV[2]  the account's stats prefix (includes/stats.lua): srq's own calls
+    KEYS[1]  edge        the account's edge state (HASH P:carrier:{c}:edge)
+    KEYS[2]  limits      the account's limits (HASH P:carrier:{c}:limits)
+    KEYS[3]  rate:slots  the other callers' slots (ZSET P:carrier:{c}:rate:slots)
+    ARGV[1]  settings  the account's settings (JSON, as rate_take.lua takes them)
+    ARGV[2]  stats     the account's stats prefix (includes/stats.lua): srq's own calls
              and queries are counted there per minute
   Output: one JSON text:
     { now, window_ms, qps, qps_effective, burst, slots_per_window,

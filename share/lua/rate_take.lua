@@ -35,22 +35,22 @@
   breaker is open, gives no slot (a half-open breaker's probe is srq's).
 
   Input:
-    KEYS[1]  the account's edge state (HASH P:carrier:{c}:edge: tat, eff,
+    KEYS[1]  edge        the account's edge state (HASH P:carrier:{c}:edge: tat, eff,
              srq_at, pause, breaker; includes/edge.lua)
-    KEYS[2]  the account's limits (HASH P:carrier:{c}:limits: qps, burst)
-    KEYS[3]  the other callers' slots (ZSET P:carrier:{c}:rate:slots;
+    KEYS[2]  limits      the account's limits (HASH P:carrier:{c}:limits: qps, burst)
+    KEYS[3]  rate:slots  the other callers' slots (ZSET P:carrier:{c}:rate:slots;
              includes/share.lua)
-    ARGV[1]  the account's settings (JSON): window (ms, one second plus
+    ARGV[1]  settings  the account's settings (JSON): window (ms, one second plus
              headroom; widened by the headroom sr-exec measured, edge's hr:
              includes/edge.lua, edgeWindow), qps, burst, aimd_inc, aimd_memory (the effective
              rate while the carrier refuses for rate, as the gate computes
              it), reserve (calls a second kept for srq), share (JSON object
              class -> fraction of the rate; "*": every class not named)
-    ARGV[2]  the caller's class, [a-z0-9_]{1,32}, not srq
-    ARGV[3]  n, the slots wanted (1..1000): call i is sent at slot i
-    ARGV[4]  ahead, ms: how far ahead the first slot may be (at most one
+    ARGV[2]  class     the caller's class, [a-z0-9_]{1,32}, not srq
+    ARGV[3]  n         the slots wanted (1..1000): call i is sent at slot i
+    ARGV[4]  ahead     ms: how far ahead the first slot may be (at most one
              window is granted)
-    ARGV[5]  late, ms (0..10000): how much later than its slot a call may
+    ARGV[5]  late      ms (0..10000): how much later than its slot a call may
              reach the carrier; the pace is held that much longer per slot
   Output:
     { 'ok', now_ms, { slot_ms, ... } }  send call i at slot i (Redis clock)

@@ -3,13 +3,19 @@
   stat - a snapshot of ONE account for sr-stat (read only).
 
   Input:
-    KEYS[1..3]  queues high, normal, bulk     KEYS[4] running claims (ZSET)
-    KEYS[5]     frozen (ZSET)                 KEYS[6] confirming (SET)
-    KEYS[7]     flapping cards (ZSET)         KEYS[8] open alerts (HASH)
-    KEYS[9]     account limits (HASH qps, running, burst)
-    KEYS[10]    account edge state (HASH; see includes/edge.lua)
-    ARGV[1]     stats bucket prefix ("…:stats:")   ARGV[2] window in minutes
-    ARGV[3]     the account's settings (JSON: qps, running, burst, aimd_*)
+    KEYS[1]   stop_resume:high  queue high
+    KEYS[2]   stop_resume       queue normal
+    KEYS[3]   stop_resume:bulk  queue bulk
+    KEYS[4]   sr_running        running claims (ZSET)
+    KEYS[5]   frozen            frozen (ZSET)
+    KEYS[6]   confirming        confirming (SET)
+    KEYS[7]   flapping          flapping cards (ZSET)
+    KEYS[8]   alerts_open       open alerts (HASH)
+    KEYS[9]   limits            account limits (HASH qps, running, burst)
+    KEYS[10]  edge              account edge state (HASH; see includes/edge.lua)
+    ARGV[1]  stats     stats bucket prefix ("…:stats:")
+    ARGV[2]  window    window in minutes
+    ARGV[3]  settings  the account's settings (JSON: qps, running, burst, aimd_*)
   Output:
     flat array of name, value pairs (values are integers): queued, due,
     claimed, confirming (frozen ones not counted), frozen, oldest_due_ms, running, max_running, qps,

@@ -33,12 +33,19 @@
   "Long ago" and "overdue" depend on the priority class (ARGV[3..5]).
 
   Input:
-    KEYS[1]     command hash of the card
-    KEYS[2..4]  queues high, normal, bulk       KEYS[5] frozen (ZSET)
-    KEYS[6]     confirming commands (SET)
-    KEYS[7]     the card's idle bucket    KEYS[8] its wait bucket (idle.lua)
-    ARGV[1]     card id        ARGV[2] min interval ms
-    ARGV[3..5]  grace ms for high, normal, bulk
+    KEYS[1]  card:*            command hash of the card
+    KEYS[2]  stop_resume:high  queue high
+    KEYS[3]  stop_resume       queue normal
+    KEYS[4]  stop_resume:bulk  queue bulk
+    KEYS[5]  frozen            frozen (ZSET)
+    KEYS[6]  confirming        confirming commands (SET)
+    KEYS[7]  idle:*            the card's idle bucket
+    KEYS[8]  wait:*            its wait bucket (idle.lua)
+    ARGV[1]  card          card id
+    ARGV[2]  interval      min interval ms
+    ARGV[3]  grace_high    grace ms for high
+    ARGV[4]  grace_normal  for normal
+    ARGV[5]  grace_bulk    for bulk
   Output:
     the finding's name, or false when the card is sound
 ]]

@@ -6,9 +6,11 @@
     device_missing_entry  scenes waiting but the device is in no queue: due now
 
   Input:
-    KEYS[1]  device queue of the shard    KEYS[2] device state (HASH)
-    KEYS[3]  the device's scenes (SET)
-    ARGV[1]  device id    ARGV[2] grace ms
+    KEYS[1]  P:device_eval:{d*}:queue         device queue of the shard
+    KEYS[2]  P:device_eval:{d*}:dev:*         device state (HASH)
+    KEYS[3]  P:device_eval:{d*}:dev:*:scenes  the device's scenes (SET)
+    ARGV[1]  device  device id
+    ARGV[2]  grace   grace ms
   Output:
     the finding's name, or false
 ]]

@@ -5,8 +5,9 @@
   hand) and written again by the pipeline is never moved.
 
   Input:
-    KEYS[1]     the key        KEYS[2] its aside name (same hash tag)
-    ARGV[1]     the type it must have
+    KEYS[1]  P:*             the key
+    KEYS[2]  P:*:damaged:*   its aside name (same hash tag)
+    ARGV[1]  type  the type it must have
   Output:
     the type it had when moved; false when it is absent or of the right
     type now; an error when the aside name is taken

@@ -5,8 +5,12 @@
   cluster they live on one node and this stays one step.
 
   Input:
-    KEYS[1]  the switch (STRING '1' / '0')   KEYS[2] operator audit stream
-    ARGV[1]  '1' on / '0' off   ARGV[2] who   ARGV[3] why   ARGV[4] audit cap
+    KEYS[1]  P:{global}:stop_resume_queue_enabled  the switch (STRING '1' / '0')
+    KEYS[2]  P:{global}:admin_audit                operator audit stream
+    ARGV[1]  on         '1' on / '0' off
+    ARGV[2]  who
+    ARGV[3]  why
+    ARGV[4]  audit_max  the audit stream's cap
   Output:
     the value before ('1', '0', or false if it was never set: on)
 ]]

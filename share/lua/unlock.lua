@@ -6,7 +6,8 @@
   release a lock that expired and was taken by someone else meanwhile.
 
   Input:
-    KEYS[1]  the lock key       ARGV[1] our token
+    KEYS[1]  P:device:*:lock  the lock key
+    ARGV[1]  token  our token
   Output:
     1 released, 0 not ours (expired, or held by another)
 ]]

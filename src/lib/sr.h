@@ -36,6 +36,7 @@ enum {
 #include "sr_redis.h"
 #include "sr_node.h"
 #include "sr_pipe.h"
+#include "sr_lua_check.h"
 #include "sr_replicas.h"
 #include "sr_cluster.h"
 #include "sr_sentinel.h"

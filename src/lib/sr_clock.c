@@ -297,8 +297,9 @@ int
 sr_clocks_record(struct sr_clocks *cs, struct sr_redis *r, const struct sr_config *cfg,
     struct sr_gateway *gw, const char *who)
 {
-	char keys[4][SR_KEY_MAX], hi[24], lo[24], since[24], ahead[24], thr[24];
-	const char *argv[12];
+	char keys[SR_CLOCK_STEP_KEYS][SR_KEY_MAX], hi[24], lo[24], since[24], ahead[24], thr[24];
+	/* clock_step.lua's keys and arguments, as its header declares them */
+	const char *argv[SR_CLOCK_STEP_KEYS + SR_CLOCK_STEP_ARGC], **a = argv + SR_CLOCK_STEP_KEYS;
 	struct sr_edge *e;
 	long recorded = 0, most = 0;
 	int rc = 0;
@@ -320,22 +321,20 @@ sr_clocks_record(struct sr_clocks *cs, struct sr_redis *r, const struct sr_confi
 	for (e = sr_gateway_edge_next(gw, NULL); e; e = sr_gateway_edge_next(gw, e)) {
 		if (!e->step)
 			continue;
-		argv[0] = sr_key_account(keys[0], cfg->prefix, e->acct->id, "edge");
-		argv[1] = sr_key_account(keys[1], cfg->prefix, e->acct->id, "alerts_open");
-		argv[2] = sr_key_account(keys[2], cfg->prefix, e->acct->id, "alerts");
-		argv[3] = sr_key_account(keys[3], cfg->prefix, e->acct->id, "audit");
-		argv[4] = e->acct->settings;
-		argv[5] = e->acct->id;
+		sr_keys_account(keys, argv, cfg->prefix, e->acct->id, sr_lua_clock_step_keys);
+		a[SR_CLOCK_STEP_ARGV_SETTINGS] = e->acct->settings;
+		a[SR_CLOCK_STEP_ARGV_ACCOUNT] = e->acct->id;
 		snprintf(hi, sizeof hi, "%ld", e->step_hi);
 		snprintf(lo, sizeof lo, "%ld", e->step_lo);
 		snprintf(since, sizeof since, "%lld", e->step_since);
-		argv[6] = hi;
-		argv[7] = lo;
-		argv[8] = since;
-		argv[9] = ahead;
-		argv[10] = thr;
-		argv[11] = who;
-		sr_redis_append_script(r, SR_LUA_CLOCK_STEP, 4, 12, argv, NULL);
+		a[SR_CLOCK_STEP_ARGV_HI] = hi;
+		a[SR_CLOCK_STEP_ARGV_LO] = lo;
+		a[SR_CLOCK_STEP_ARGV_SINCE] = since;
+		a[SR_CLOCK_STEP_ARGV_AHEAD] = ahead;
+		a[SR_CLOCK_STEP_ARGV_THRESHOLD] = thr;
+		a[SR_CLOCK_STEP_ARGV_WHO] = who;
+		sr_redis_append_script(r, SR_LUA_CLOCK_STEP, SR_CLOCK_STEP_KEYS,
+		    SR_CLOCK_STEP_KEYS + SR_CLOCK_STEP_ARGC, argv, NULL);
 	}
 	cs->pending = 0;
 	for (e = sr_gateway_edge_next(gw, NULL); e; e = sr_gateway_edge_next(gw, e)) {

@@ -75,10 +75,10 @@ account_registered(struct sr_cmd_calls *c, const char *account, const redisReply
 struct sr_cmd_calls *
 sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **cmds, int n)
 {
-	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
 	struct sr_cmd_calls *c = sr_malloc(sizeof *c);
 	char interval[24], maxlen[24];
-	char (*keys)[SR_KEY_MAX] = sr_malloc((7 + 3 * SR_CMD_GROUP) * sizeof *keys);
+	char (*keys)[SR_KEY_MAX] =
+	    sr_malloc((SR_ENQUEUE_KEYS + SR_ENQUEUE_ITEM_KEYS * SR_CMD_GROUP) * sizeof *keys);
 	char (*prio)[4] = sr_malloc((size_t)(n + 1) * sizeof *prio);
 	char *taken = sr_malloc((size_t)n + 1);
 	int norder = 0;
@@ -102,46 +102,41 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 	}
 	for (int s = 0; s < norder;) {
 		const char *carrier = c->order[s]->carrier;
-		const char **argv;
-		int e = s, argc = 0, nk;
+		const char **argv, **a;
+		int e = s, nk;
 
 		while (e < norder && e - s < SR_CMD_GROUP && !strcmp(c->order[e]->carrier, carrier))
 			e++;
-		nk = 7 + 3 * (e - s); /* each card's command hash, idle and wait buckets */
-		argv = sr_malloc((size_t)(nk + 2 + 8 * (e - s)) * sizeof *argv);
-		for (int q = 0; q < 3; q++)
-			argv[argc++] = sr_key_account(keys[q], cfg->prefix, carrier, qs[q]);
-		argv[argc++] = sr_key_account(keys[3], cfg->prefix, carrier, "frozen");
-		argv[argc++] = sr_key_account(keys[4], cfg->prefix, carrier, "audit");
-		argv[argc++] = sr_key_account(keys[5], cfg->prefix, carrier, "confirming");
-		argv[argc++] = sr_key_account(keys[6], cfg->prefix, carrier, "alerts_open");
-		for (int k = s; k < e; k++) {
-			const char *card = c->order[k]->card;
-
-			argv[argc++] = sr_key_card(keys[7 + 3 * (k - s)], cfg->prefix, carrier, card);
-			sr_key_idle(keys[8 + 3 * (k - s)], cfg->prefix, carrier, card);
-			argv[argc++] = keys[8 + 3 * (k - s)];
-			sr_key_wait(keys[9 + 3 * (k - s)], cfg->prefix, carrier, card);
-			argv[argc++] = keys[9 + 3 * (k - s)];
-		}
+		/* enqueue.lua's keys and arguments, as its header declares them:
+		 * the account's, then each card's (its command hash, idle and wait
+		 * buckets) */
+		argv = sr_malloc((size_t)(SR_ENQUEUE_KEYS + SR_ENQUEUE_ARGC +
+		    (SR_ENQUEUE_ITEM_KEYS + SR_ENQUEUE_ITEM_ARGC) * (e - s)) * sizeof *argv);
+		nk = sr_keys_account(keys, argv, cfg->prefix, carrier, sr_lua_enqueue_keys);
+		for (int k = s; k < e; k++)
+			nk += sr_keys_script(keys + nk, argv + nk, cfg->prefix, carrier, c->order[k]->card,
+			    sr_lua_enqueue_item_keys);
+		a = argv + nk;
 		/* the account's interval: its profile's, or the environment's */
 		snprintf(interval, sizeof interval, "%ld", sr_account(cfg, carrier)->interval_ms);
-		argv[argc++] = interval;
-		argv[argc++] = maxlen;
+		a[SR_ENQUEUE_ARGV_INTERVAL] = interval;
+		a[SR_ENQUEUE_ARGV_AUDIT_MAX] = maxlen;
 		for (int k = s; k < e; k++) {
 			struct sr_cmd *m = c->order[k];
+			const char **v = a + SR_ENQUEUE_ARGC + SR_ENQUEUE_ITEM_ARGC * (k - s);
 
 			snprintf(prio[k], sizeof prio[k], "%d", m->prio);
-			argv[argc++] = m->card;
-			argv[argc++] = sr_want_name(m->j.want);
-			argv[argc++] = m->j.target_stopped ? "stop" : "resume";
-			argv[argc++] = m->j.reason;
-			argv[argc++] = m->scene;
-			argv[argc++] = m->source;
-			argv[argc++] = prio[k];
-			argv[argc++] = m->j.manual ? "1" : "0";
+			v[SR_ENQUEUE_ITEM_ARGV_CARD] = m->card;
+			v[SR_ENQUEUE_ITEM_ARGV_WANT] = sr_want_name(m->j.want);
+			v[SR_ENQUEUE_ITEM_ARGV_TARGET] = m->j.target_stopped ? "stop" : "resume";
+			v[SR_ENQUEUE_ITEM_ARGV_REASON] = m->j.reason;
+			v[SR_ENQUEUE_ITEM_ARGV_SCENE] = m->scene;
+			v[SR_ENQUEUE_ITEM_ARGV_SOURCE] = m->source;
+			v[SR_ENQUEUE_ITEM_ARGV_PRIO] = prio[k];
+			v[SR_ENQUEUE_ITEM_ARGV_MANUAL] = m->j.manual ? "1" : "0";
 		}
-		sr_redis_append_script(r, SR_LUA_ENQUEUE, nk, argc, argv, NULL);
+		sr_redis_append_script(r, SR_LUA_ENQUEUE, nk,
+		    nk + SR_ENQUEUE_ARGC + SR_ENQUEUE_ITEM_ARGC * (e - s), argv, NULL);
 		free(argv);
 		c->size[c->ncalls++] = e - s;
 		s = e;

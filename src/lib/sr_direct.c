@@ -206,8 +206,9 @@ static int
 gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, struct sr_direct *d)
 {
 	struct sr_edge *e = sr_gateway_edge(gw, d->carrier);
-	char keys[5][SR_KEY_MAX], id[160], lease[24];
-	const char *argv[10];
+	char keys[SR_DIRECT_GATE_KEYS][SR_KEY_MAX], id[160], lease[24];
+	/* direct_gate.lua's keys and arguments, as its header declares them */
+	const char *argv[SR_DIRECT_GATE_KEYS + SR_DIRECT_GATE_ARGC], **a = argv + SR_DIRECT_GATE_KEYS;
 	redisReply *rep;
 	int query = d->query_next, ready;
 
@@ -219,23 +220,18 @@ gate(struct sr_redis *r, struct sr_gateway *gw, const struct sr_config *cfg, str
 		finish(d, 0, e->auth_error);
 		return 0;
 	}
-	argv[0] = sr_key_card(keys[0], cfg->prefix, d->carrier, d->card);
-	argv[1] = sr_key_account(keys[1], cfg->prefix, d->carrier, "edge");
-	argv[2] = sr_key_account(keys[2], cfg->prefix, d->carrier, "limits");
-	sr_key_idle(keys[3], cfg->prefix, d->carrier, d->card);
-	argv[3] = keys[3];
-	sr_key_wait(keys[4], cfg->prefix, d->carrier, d->card);
-	argv[4] = keys[4];
-	argv[5] = e->acct->settings;
-	argv[6] = query ? "query" : d->resend ? "resend" : "call";
-	argv[7] = "200";
-	argv[8] = probe_id(d, id, sizeof id);
+	sr_keys_script(keys, argv, cfg->prefix, d->carrier, d->card, sr_lua_direct_gate_keys);
+	a[SR_DIRECT_GATE_ARGV_SETTINGS] = e->acct->settings;
+	a[SR_DIRECT_GATE_ARGV_KIND] = query ? "query" : d->resend ? "resend" : "call";
+	a[SR_DIRECT_GATE_ARGV_AHEAD] = "200";
+	a[SR_DIRECT_GATE_ARGV_REQUEST] = probe_id(d, id, sizeof id);
 	/* A probe's call may take its slot's wait, its connection and the
 	 * gateway timeout; past that (sr-enqueue died) another may probe. */
 	snprintf(lease, sizeof lease, "%ld",
 	    200 + e->acct->connect_timeout_ms + e->acct->timeout_ms + 1000);
-	argv[9] = lease;
-	sr_redis_append_script(r, SR_LUA_DIRECT_GATE, 5, 10, argv, NULL);
+	a[SR_DIRECT_GATE_ARGV_PROBE_LEASE] = lease;
+	sr_redis_append_script(r, SR_LUA_DIRECT_GATE, SR_DIRECT_GATE_KEYS,
+	    SR_DIRECT_GATE_KEYS + SR_DIRECT_GATE_ARGC, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1) {
@@ -286,30 +282,23 @@ static int
 done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 {
 	struct sr_call *c = &d->call;
-	char keys[8][SR_KEY_MAX], gated[24], http[24], slot[24], id[160];
-	const char *argv[20], *seen = "";
+	char keys[SR_DIRECT_DONE_KEYS][SR_KEY_MAX], gated[24], http[24], slot[24], id[160];
+	/* direct_done.lua's keys and arguments, as its header declares them */
+	const char *argv[SR_DIRECT_DONE_KEYS + SR_DIRECT_DONE_ARGC], **a = argv + SR_DIRECT_DONE_KEYS;
+	const char *seen = "";
 	redisReply *rep;
 
 	snprintf(gated, sizeof gated, "%lld", d->gated);
 	snprintf(http, sizeof http, "%ld", c->http);
-	argv[0] = sr_key_card(keys[0], cfg->prefix, d->carrier, d->card);
-	argv[1] = sr_key_account(keys[1], cfg->prefix, d->carrier, "edge");
-	argv[2] = sr_key_account(keys[2], cfg->prefix, d->carrier, "limits");
-	argv[3] = sr_key_account(keys[3], cfg->prefix, d->carrier, "audit");
-	argv[4] = sr_key_account(keys[4], cfg->prefix, d->carrier, "alerts");
-	argv[5] = sr_key_account(keys[5], cfg->prefix, d->carrier, "alerts_open");
-	sr_key_idle(keys[6], cfg->prefix, d->carrier, d->card);
-	argv[6] = keys[6];
-	sr_key_wait(keys[7], cfg->prefix, d->carrier, d->card);
-	argv[7] = keys[7];
-	argv[8] = c->edge->acct->settings;
-	argv[9] = sr_outcome_name(c->outcome);
-	argv[10] = c->class ? c->class : "";
-	argv[11] = gated;
-	argv[12] = c->error;
-	argv[13] = http;
-	argv[14] = d->carrier;
-	argv[15] = d->kind;
+	sr_keys_script(keys, argv, cfg->prefix, d->carrier, d->card, sr_lua_direct_done_keys);
+	a[SR_DIRECT_DONE_ARGV_SETTINGS] = c->edge->acct->settings;
+	a[SR_DIRECT_DONE_ARGV_OUTCOME] = sr_outcome_name(c->outcome);
+	a[SR_DIRECT_DONE_ARGV_CLASS] = c->class ? c->class : "";
+	a[SR_DIRECT_DONE_ARGV_GRANTED] = gated;
+	a[SR_DIRECT_DONE_ARGV_ERROR] = c->error;
+	a[SR_DIRECT_DONE_ARGV_HTTP] = http;
+	a[SR_DIRECT_DONE_ARGV_ACCOUNT] = d->carrier;
+	a[SR_DIRECT_DONE_ARGV_KIND] = d->kind;
 	/* What the answer says the card now is at the carrier. */
 	if (!strcmp(c->action, "status")) {
 		if (c->outcome == SR_OUT_OK &&
@@ -317,12 +306,13 @@ done(struct sr_redis *r, const struct sr_config *cfg, struct sr_direct *d)
 			seen = c->observed;
 	} else if ((c->outcome == SR_OUT_OK && !c->in_progress) || c->outcome == SR_OUT_ALREADY)
 		seen = !strcmp(d->action, "stop") ? "stopped" : "active"; /* accepted is not landed */
-	argv[16] = seen;
+	a[SR_DIRECT_DONE_ARGV_SEEN] = seen;
 	snprintf(slot, sizeof slot, "%lld", d->slot);
-	argv[17] = d->prev_call;
-	argv[18] = slot;
-	argv[19] = probe_id(d, id, sizeof id);
-	sr_redis_append_script(r, SR_LUA_DIRECT_DONE, 8, 20, argv, NULL);
+	a[SR_DIRECT_DONE_ARGV_PREV_CALL] = d->prev_call;
+	a[SR_DIRECT_DONE_ARGV_SLOT] = slot;
+	a[SR_DIRECT_DONE_ARGV_REQUEST] = probe_id(d, id, sizeof id);
+	sr_redis_append_script(r, SR_LUA_DIRECT_DONE, SR_DIRECT_DONE_KEYS,
+	    SR_DIRECT_DONE_KEYS + SR_DIRECT_DONE_ARGC, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type == REDIS_REPLY_ERROR)

@@ -71,7 +71,8 @@ sr_facts_batch_add(struct sr_facts_batch *b, const struct sr_facts_write *w)
 	b->w[b->n++] = *w;
 }
 
-/* One script call for writes [from, to). */
+/* One script call for writes [from, to): facts_write.lua's keys, one per
+ * write (its header's KEYS[i.1]), then each write's record. */
 static void
 append_call(struct sr_redis *rds, struct sr_facts_batch *b, int from, int to)
 {

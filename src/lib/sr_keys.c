@@ -4,6 +4,7 @@
  * script touches a single slot and runs unchanged on Redis Cluster. Facts are
  * keyed by card or device alone: they are read and written by plain commands,
  * never inside a script together with command state. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "sr.h"
@@ -19,11 +20,48 @@ int
 sr_keys_account(char (*keys)[SR_KEY_MAX], const char **argv, const char *prefix,
     const char *carrier, const char *const *suffixes)
 {
+	return sr_keys_script(keys, argv, prefix, carrier, NULL, suffixes);
+}
+
+int
+sr_keys_script(char (*keys)[SR_KEY_MAX], const char **argv, const char *prefix,
+    const char *carrier, const char *id, const char *const *shapes)
+{
 	int n = 0;
 
-	for (; suffixes[n]; n++)
-		argv[n] = sr_key_account(keys[n], prefix, carrier, suffixes[n]);
+	for (; shapes[n]; n++) {
+		const char *s = shapes[n];
+
+		if (!strchr(s, '*') && strncmp(s, "P:", 2))
+			sr_key_account(keys[n], prefix, carrier, s);
+		else if (!strcmp(s, "P:{global}:stop_resume_queue_enabled"))
+			sr_key_switch(keys[n], prefix);
+		else if (!strcmp(s, "P:{global}:admin_audit"))
+			snprintf(keys[n], SR_KEY_MAX, "%s:{global}:admin_audit", prefix);
+		else if (!id)
+			goto none;
+		else if (!strcmp(s, "card:*"))
+			sr_key_card(keys[n], prefix, carrier, id);
+		else if (!strcmp(s, "idle:*"))
+			sr_key_idle(keys[n], prefix, carrier, id);
+		else if (!strcmp(s, "wait:*"))
+			sr_key_wait(keys[n], prefix, carrier, id);
+		else if (!strcmp(s, "P:device_eval:{d*}:queue"))
+			sr_key_shard(keys[n], prefix, sr_device_shard(id), "queue");
+		else if (!strcmp(s, "P:device_eval:{d*}:dev:*"))
+			sr_key_device_eval(keys[n], prefix, id, "");
+		else if (!strcmp(s, "P:device_eval:{d*}:dev:*:scenes"))
+			sr_key_device_eval(keys[n], prefix, id, ":scenes");
+		else if (!strcmp(s, "P:device:*:lock"))
+			sr_key_device_lock(keys[n], prefix, id);
+		else
+			goto none;
+		argv[n] = keys[n];
+	}
 	return n;
+none:
+	fprintf(stderr, "%s: bug: no key of shape %s%s\n", sr_prog, shapes[n], id ? "" : " without an id");
+	abort();
 }
 
 char *
@@ -67,12 +105,8 @@ sr_key_idle_of(char *buf, const char *card_key)
 	return at + 6 + (n > 2 ? n - 2 : 0);
 }
 
-/* In the order of the packed value: share/lua/includes/idle.lua's list. */
-const char *const sr_idle_fields[] = { "ver", "last_call", "seen", "seen_ms", "last_dir",
-	"dir_changes", "superseded", NULL };
-
-/* share/lua/includes/idle.lua's WAIT_FIELDS (a scene left empty is the reason). */
-const char *const sr_wait_fields[] = { "action", "reason", "scene", "source", "prio", NULL };
+/* sr_idle_fields and sr_wait_fields, in the order of the packed values, are
+ * generated from includes/idle.lua's lists (sr_lua_gen.c). */
 
 int
 sr_idle_get(const char *packed, int i, char *out, size_t n)

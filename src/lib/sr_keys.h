@@ -18,22 +18,27 @@ char *sr_key_account(char *buf, const char *prefix, const char *carrier, const c
  * keys[i] = the account's key named suffixes[i]. Returns how many. */
 int sr_keys_account(char (*keys)[SR_KEY_MAX], const char **argv, const char *prefix,
     const char *carrier, const char *const *suffixes);
+/* The same for a script's keys as its header declares them, shapes its
+ * generated table (sr_lua_NAME_keys, sr_lua_NAME_item_keys): an account's
+ * keys by their suffix; a card's hash, idle and wait buckets ("card:*",
+ * "idle:*", "wait:*") those of the card id; a device's evaluation keys and
+ * lock those of the device id; the switch and the operators' audit stream.
+ * A shape it can not name is a bug (abort). */
+int sr_keys_script(char (*keys)[SR_KEY_MAX], const char **argv, const char *prefix,
+    const char *carrier, const char *id, const char *const *shapes);
 char *sr_key_card(char *buf, const char *prefix, const char *carrier, const char *card);
 /* Where a card with no command sleeps (README "Redis layout"): its bucket
  * hash into buf; returns its field (the id's last two characters). The
- * packed value holds sr_idle_fields' values in order, '|' between them. */
+ * packed value holds sr_idle_fields' values in order, '|' between them
+ * (sr_idle_fields, enum sr_idle_field: generated from includes/idle.lua). */
 const char *sr_key_idle(char *buf, const char *prefix, const char *carrier, const char *card);
 /* The same from a card's command hash key; NULL if card_key is not one. */
 const char *sr_key_idle_of(char *buf, const char *card_key);
-extern const char *const sr_idle_fields[];
-enum sr_idle_field { SR_IDLE_VER, SR_IDLE_LAST_CALL, SR_IDLE_SEEN, SR_IDLE_SEEN_MS, SR_IDLE_LAST_DIR,
-	SR_IDLE_DIR_CHANGES, SR_IDLE_SUPERSEDED };
 /* Where a card's command waits packed until its claim, when the card has
  * no hash (README "Redis layout"): its wait bucket into buf; returns its
- * field, as sr_key_idle. The value holds sr_wait_fields' values in order. */
+ * field, as sr_key_idle. The value holds sr_wait_fields' values in order
+ * (sr_wait_fields, enum sr_wait_field: generated, as sr_idle_fields). */
 const char *sr_key_wait(char *buf, const char *prefix, const char *carrier, const char *card);
-extern const char *const sr_wait_fields[];
-enum sr_wait_field { SR_WAIT_ACTION, SR_WAIT_REASON, SR_WAIT_SCENE, SR_WAIT_SOURCE, SR_WAIT_PRIO };
 /* The value of field i of a packed value (an idle state, or a waiting
  * command) into out (n bytes); 0 when it is absent (or longer than out). */
 int sr_idle_get(const char *packed, int i, char *out, size_t n);

@@ -80,12 +80,13 @@ sr_device_lock(struct sr_redis *r, const struct sr_config *cfg, const char *devi
  * Redis failed, -2 when Redis refused it ("device lock not WHAT: ..." in
  * r->errstr). */
 static int
-if_ours(struct sr_redis *r, enum sr_script script, int argc, const char **argv, const char *what)
+if_ours(struct sr_redis *r, enum sr_script script, int nkeys, int argc, const char **argv,
+    const char *what)
 {
 	redisReply *rep;
 	int ours;
 
-	sr_redis_append_script(r, script, 1, argc, argv, NULL);
+	sr_redis_append_script(r, script, nkeys, argc, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type == REDIS_REPLY_ERROR) {
@@ -102,13 +103,17 @@ int
 sr_device_unlock(struct sr_redis *r, const struct sr_config *cfg, const char *device,
     const char *token)
 {
-	char key[SR_KEY_MAX];
-	const char *argv[] = { sr_key_device_lock(key, cfg->prefix, device), token };
+	char key[SR_UNLOCK_KEYS][SR_KEY_MAX];
+	/* unlock.lua's keys and arguments, as its header declares them */
+	const char *argv[SR_UNLOCK_KEYS + SR_UNLOCK_ARGC], **a = argv + SR_UNLOCK_KEYS;
 	int ours;
 
+	sr_keys_script(key, argv, cfg->prefix, NULL, device, sr_lua_unlock_keys);
+	a[SR_UNLOCK_ARGV_TOKEN] = token;
 	trace("release", device);
 	/* Refused: still held, until its hold runs out. */
-	if ((ours = if_ours(r, SR_LUA_UNLOCK, 2, argv, "released")) < 0)
+	if ((ours = if_ours(r, SR_LUA_UNLOCK, SR_UNLOCK_KEYS, SR_UNLOCK_KEYS + SR_UNLOCK_ARGC, argv,
+	    "released")) < 0)
 		return ours;
 	if (!ours) {
 		/* Its hold ran out while we still acted under it, and perhaps
@@ -125,9 +130,14 @@ int
 sr_device_lock_extend(struct sr_redis *r, const struct sr_config *cfg, const char *device,
     const char *token, long hold_ms)
 {
-	char key[SR_KEY_MAX], px[24];
-	const char *argv[] = { sr_key_device_lock(key, cfg->prefix, device), token, px };
+	char key[SR_LOCK_EXTEND_KEYS][SR_KEY_MAX], px[24];
+	/* lock_extend.lua's keys and arguments, as its header declares them */
+	const char *argv[SR_LOCK_EXTEND_KEYS + SR_LOCK_EXTEND_ARGC], **a = argv + SR_LOCK_EXTEND_KEYS;
 
+	sr_keys_script(key, argv, cfg->prefix, NULL, device, sr_lua_lock_extend_keys);
 	snprintf(px, sizeof px, "%ld", hold_ms);
-	return if_ours(r, SR_LUA_LOCK_EXTEND, 3, argv, "extended");
+	a[SR_LOCK_EXTEND_ARGV_TOKEN] = token;
+	a[SR_LOCK_EXTEND_ARGV_PX] = px;
+	return if_ours(r, SR_LUA_LOCK_EXTEND, SR_LOCK_EXTEND_KEYS,
+	    SR_LOCK_EXTEND_KEYS + SR_LOCK_EXTEND_ARGC, argv, "extended");
 }

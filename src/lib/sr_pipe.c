@@ -231,21 +231,18 @@ sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc
     const char **argv, const size_t *lens)
 {
 	const char **full;
-	size_t *flen = sr_malloc((size_t)(argc + 3) * sizeof *flen);
-	char nk[16];
+	size_t *flen;
+	char nk[16], err[512];
 
-	/* The keys a caller passes are the keys the script's header documents
-	 * (scripts/lua-embed reads them): a caller out of step with its script
-	 * is a bug, stopped here rather than run with the wrong keys. */
-	if (sr_lua_keys[s] == SR_LUA_KEYS_EACH ? nkeys < 1 :
-	    sr_lua_keys[s] >= 0 ? nkeys != sr_lua_keys[s] : nkeys <= -sr_lua_keys[s]) {
-		int each = sr_lua_keys[s] == SR_LUA_KEYS_EACH;
-
-		fprintf(stderr, "%s: bug: %s.lua called with %d keys; its header says %s%d\n", sr_prog,
-		    sr_lua_name[s], nkeys, sr_lua_keys[s] < 0 ? "at least " : "",
-		    each ? 1 : sr_lua_keys[s] < 0 ? 1 - sr_lua_keys[s] : sr_lua_keys[s]);
+	/* The keys a caller passes are the keys the script's header declares
+	 * (scripts/lua-embed reads them), each at its place: a caller out of
+	 * step with its script is a bug, stopped here rather than run with
+	 * the wrong keys. */
+	if (sr_lua_check_keys(s, nkeys, argv, lens, err, sizeof err) < 0) {
+		fprintf(stderr, "%s: bug: %s\n", sr_prog, err);
 		abort();
 	}
+	flen = sr_malloc((size_t)(argc + 3) * sizeof *flen);
 	full = sr_malloc((size_t)(argc + 3) * sizeof *full);
 	snprintf(nk, sizeof nk, "%d", nkeys);
 	full[0] = "EVALSHA";

@@ -15,6 +15,9 @@
 void sr_redis_append(struct sr_redis *r, int argc, const char **argv, const size_t *lens);
 /* Append EVALSHA of a script; a NOSCRIPT reply is retried with EVAL by
  * sr_redis_reply transparently (the script text is kept for that). */
+/* Its keys (argv[0..nkeys)) are checked first against those the script's
+ * header declares (sr_lua_check_keys): a call that does not pass is a
+ * bug, said on stderr, and the process aborts. */
 void sr_redis_append_script(struct sr_redis *r, enum sr_script s, int nkeys, int argc,
     const char **argv, const size_t *lens);
 /* Send what was appended without waiting for replies, so Redis works while

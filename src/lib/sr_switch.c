@@ -68,14 +68,21 @@ int
 sr_switch_set(struct sr_redis *r, const struct sr_config *cfg, int on, const char *who,
     const char *why)
 {
-	char key[SR_KEY_MAX], akey[SR_KEY_MAX], cap[24];
-	const char *argv[] = { sr_key_switch(key, cfg->prefix), akey, on ? "1" : "0", who, why, cap };
+	char keys[SR_SWITCH_KEYS][SR_KEY_MAX], cap[24];
+	/* switch.lua's keys and arguments, as its header declares them: the
+	 * switch and the operators' audit stream */
+	const char *argv[SR_SWITCH_KEYS + SR_SWITCH_ARGC], **a = argv + SR_SWITCH_KEYS;
 	redisReply *rep;
 	int rc = 0;
 
-	snprintf(akey, sizeof akey, "%s:{global}:admin_audit", cfg->prefix);
+	sr_keys_script(keys, argv, cfg->prefix, NULL, NULL, sr_lua_switch_keys);
 	snprintf(cap, sizeof cap, "%ld", cfg->audit_maxlen);
-	sr_redis_append_script(r, SR_LUA_SWITCH, 2, 6, argv, NULL);
+	a[SR_SWITCH_ARGV_ON] = on ? "1" : "0";
+	a[SR_SWITCH_ARGV_WHO] = who;
+	a[SR_SWITCH_ARGV_WHY] = why;
+	a[SR_SWITCH_ARGV_AUDIT_MAX] = cap;
+	sr_redis_append_script(r, SR_LUA_SWITCH, SR_SWITCH_KEYS, SR_SWITCH_KEYS + SR_SWITCH_ARGC, argv,
+	    NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type == REDIS_REPLY_ERROR) {

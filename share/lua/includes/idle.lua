@@ -36,7 +36,10 @@
 -- (a finished card's hash gone, its queue entries): at once, unless a batch
 -- script gathers them for its end with `cardWrite = later` (later.lua).
 local cardWrite = redis.call
+-- The packed values' fields, in their order (scripts/lua-embed makes the C
+-- side's sr_idle_fields and sr_wait_fields of these two lines).
 local IDLE_FIELDS = { 'ver', 'last_call', 'seen', 'seen_ms', 'last_dir', 'dir_changes', 'superseded' }
+local WAIT_FIELDS = { 'action', 'reason', 'scene', 'source', 'prio' }
 -- A packed value longer than this would make its bucket leave the compact
 -- encoding (Redis: hash-max-listpack-value 64); such a card keeps a hash.
 local IDLE_MAX = 64
@@ -131,8 +134,9 @@ local function cardUnpackValues(key, bucket, wait, iv, wv, set, del, f)
     end
   end
   if wv then
-    all[n + 1], all[n + 2], all[n + 3], all[n + 4], all[n + 5] = 'action', wv[1], 'reason', wv[2], 'scene'
-    all[n + 6], all[n + 7], all[n + 8], all[n + 9], all[n + 10] = wv[3], 'source', wv[4], 'prio', wv[5]
+    local F = WAIT_FIELDS
+    all[n + 1], all[n + 2], all[n + 3], all[n + 4], all[n + 5] = F[1], wv[1], F[2], wv[2], F[3]
+    all[n + 6], all[n + 7], all[n + 8], all[n + 9], all[n + 10] = wv[3], F[4], wv[4], F[5], wv[5]
     n = n + 10
   end
   if set then
