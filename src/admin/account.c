@@ -10,27 +10,24 @@
 json_t *
 account_state(const char *carrier)
 {
-	static const char *names[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk",
-		"sr_running", "frozen", "confirming", "flapping", "alerts_open", "limits", "edge" };
-	const struct sr_account *a = sr_account(&cfg, carrier);
-	char keys[11][SR_KEY_MAX];
-	const char *argv[13];
+	const struct sr_account *acct = sr_account(&cfg, carrier);
+	char keys[SR_STAT_KEYS][SR_KEY_MAX], stats[SR_KEY_MAX];
+	const char *argv[SR_STAT_KEYS + SR_STAT_ARGC], **a = argv + SR_STAT_KEYS;
 	json_t *o = json_object();
 	redisReply *rep;
 
-	for (int i = 0; i < 10; i++)
-		argv[i] = sr_key_account(keys[i], cfg.prefix, carrier, names[i]);
-	argv[10] = sr_key_account(keys[10], cfg.prefix, carrier, "stats:");
-	argv[11] = "1";
-	argv[12] = a->settings;
-	sr_redis_append_script(&rds, SR_LUA_STAT, 10, 13, argv, NULL);
+	sr_keys_account(keys, argv, cfg.prefix, carrier, sr_lua_stat_keys);
+	a[SR_STAT_ARGV_STATS] = sr_key_account(stats, cfg.prefix, carrier, "stats:");
+	a[SR_STAT_ARGV_WINDOW] = "1";
+	a[SR_STAT_ARGV_SETTINGS] = acct->settings;
+	sr_redis_append_script(&rds, SR_LUA_STAT, SR_STAT_KEYS, SR_STAT_KEYS + SR_STAT_ARGC, argv, NULL);
 	if (!(rep = sr_redis_reply(&rds)))
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 	if (rep->type != REDIS_REPLY_ARRAY)
 		sr_die(SR_EX_BACKEND, "account '%s': %s", carrier,
 		    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
 	json_object_set_new(o, "carrier", json_string(carrier));
-	json_object_set_new(o, "profile", json_string(a->p->name));
+	json_object_set_new(o, "profile", json_string(acct->p->name));
 	for (size_t i = 0; i + 1 < rep->elements; i += 2) {
 		const char *k = rep->element[i]->str;
 		long long v = rep->element[i + 1]->integer;
@@ -49,7 +46,7 @@ account_state(const char *carrier)
 		else if (!strcmp(k, "breaker"))
 			json_object_set_new(o, k, json_string(v == 1 ? "open" : v == 2 ? "half_open" : "closed"));
 	}
-	json_object_set_new(o, "interval_ms", json_integer(a->interval_ms));
+	json_object_set_new(o, "interval_ms", json_integer(acct->interval_ms));
 	freeReplyObject(rep);
 	return o;
 }
@@ -118,25 +115,24 @@ account_why_load(const char *carrier)
 static int
 change(const char *op, const char *account, int nargs, const char **args)
 {
-	char k[4][SR_KEY_MAX], cap[24];
-	const char *argv[16];
+	char k[SR_ADMIN_ACCOUNT_KEYS][SR_KEY_MAX], cap[24];
+	const char *argv[SR_ADMIN_ACCOUNT_KEYS + SR_ADMIN_ACCOUNT_ARGC + 8];
+	const char **a = argv + SR_ADMIN_ACCOUNT_KEYS;
 	redisReply *rep;
-	int n = 0, changed;
+	int n = SR_ADMIN_ACCOUNT_KEYS + SR_ADMIN_ACCOUNT_ARGC, changed;
 
 	need_reason(op);
 	snprintf(cap, sizeof cap, "%ld", cfg.audit_maxlen);
-	argv[n++] = sr_key_account(k[0], cfg.prefix, account, "limits");
-	argv[n++] = sr_key_account(k[1], cfg.prefix, account, "edge");
-	argv[n++] = sr_key_account(k[2], cfg.prefix, account, "audit");
-	argv[n++] = sr_key_account(k[3], cfg.prefix, account, "alerts_open");
-	argv[n++] = op;
-	argv[n++] = account;
-	argv[n++] = who;
-	argv[n++] = reason;
-	argv[n++] = cap;
-	for (int i = 0; i < nargs && n < 16; i++)
+	sr_keys_account(k, argv, cfg.prefix, account, sr_lua_admin_account_keys);
+	a[SR_ADMIN_ACCOUNT_ARGV_OPERATION] = op;
+	a[SR_ADMIN_ACCOUNT_ARGV_ACCOUNT] = account;
+	a[SR_ADMIN_ACCOUNT_ARGV_WHO] = who;
+	a[SR_ADMIN_ACCOUNT_ARGV_WHY] = reason;
+	a[SR_ADMIN_ACCOUNT_ARGV_AUDIT_MAX] = cap;
+	/* (the operation's own arguments, ARGV_ARGS on) */
+	for (int i = 0; i < nargs && n < (int)(sizeof argv / sizeof argv[0]); i++)
 		argv[n++] = args[i];
-	sr_redis_append_script(&rds, SR_LUA_ADMIN_ACCOUNT, 4, n, argv, NULL);
+	sr_redis_append_script(&rds, SR_LUA_ADMIN_ACCOUNT, SR_ADMIN_ACCOUNT_KEYS, n, argv, NULL);
 	if (!(rep = sr_redis_reply(&rds)))
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 	if (rep->type == REDIS_REPLY_ERROR) {

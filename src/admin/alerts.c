@@ -74,14 +74,22 @@ alert_holders(redisReply *acc, const char *id, char ***names)
 static redisReply *
 ack_script(const char *c, const char *op, const char *what)
 {
-	char ok[SR_KEY_MAX], sk[SR_KEY_MAX], au[SR_KEY_MAX], maxlen[24];
-	const char *x[] = { sr_key_account(ok, cfg.prefix, c, "alerts_open"),
-		sr_key_account(sk, cfg.prefix, c, "alerts"), sr_key_account(au, cfg.prefix, c, "audit"), op, c,
-		what, who, reason, maxlen };
+	char keys[SR_ALERT_ACCOUNT_KEYS][SR_KEY_MAX], maxlen[24];
+	const char *x[SR_ALERT_ACCOUNT_KEYS + SR_ALERT_ACCOUNT_ARGC + 4];
+	const char **a = x + SR_ALERT_ACCOUNT_KEYS, **args = a + SR_ALERT_ACCOUNT_ARGV_ARGS;
 	redisReply *r;
 
 	snprintf(maxlen, sizeof maxlen, "%ld", cfg.audit_maxlen);
-	sr_redis_append_script(&rds, SR_LUA_ALERT_ACCOUNT, 3, 9, x, NULL);
+	sr_keys_account(keys, x, cfg.prefix, c, sr_lua_alert_account_keys);
+	a[SR_ALERT_ACCOUNT_ARGV_OPERATION] = op;
+	a[SR_ALERT_ACCOUNT_ARGV_ACCOUNT] = c;
+	/* ack and ack_all's own: what, who, why, the audit's cap */
+	args[0] = what;
+	args[1] = who;
+	args[2] = reason;
+	args[3] = maxlen;
+	sr_redis_append_script(&rds, SR_LUA_ALERT_ACCOUNT, SR_ALERT_ACCOUNT_KEYS,
+	    SR_ALERT_ACCOUNT_KEYS + SR_ALERT_ACCOUNT_ARGC + 4, x, NULL);
 	if (!(r = sr_redis_reply(&rds)))
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 	if (r->type == REDIS_REPLY_ERROR)

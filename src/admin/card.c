@@ -48,12 +48,11 @@ card_known(const char *card, const char *carrier)
 int
 card_mutate(const char *what, const char *card, const char *account)
 {
-	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char *carrier = account ? sr_strdup(account) : card_carrier(card), keys[10][SR_KEY_MAX], maxlen[24];
-	const char *argv[15];
+	char *carrier = account ? sr_strdup(account) : card_carrier(card);
+	char keys[SR_ADMIN_CARD_KEYS][SR_KEY_MAX], maxlen[24];
+	const char *argv[SR_ADMIN_CARD_KEYS + SR_ADMIN_CARD_ARGC], **a = argv + SR_ADMIN_CARD_KEYS;
 	redisReply *rep;
 	json_t *o;
-	int n = 0;
 
 	need_reason(what);
 	if (!carrier) {
@@ -61,23 +60,14 @@ card_mutate(const char *what, const char *card, const char *account)
 		return SR_EX_REJECTED;
 	}
 	snprintf(maxlen, sizeof maxlen, "%ld", cfg.audit_maxlen);
-	argv[n++] = sr_key_card(keys[0], cfg.prefix, carrier, card);
-	for (int i = 0; i < 3; i++)
-		argv[n++] = sr_key_account(keys[1 + i], cfg.prefix, carrier, qs[i]);
-	argv[n++] = sr_key_account(keys[4], cfg.prefix, carrier, "frozen");
-	argv[n++] = sr_key_account(keys[5], cfg.prefix, carrier, "confirming");
-	argv[n++] = sr_key_account(keys[6], cfg.prefix, carrier, "audit");
-	argv[n++] = sr_key_account(keys[7], cfg.prefix, carrier, "alerts_open");
-	sr_key_idle(keys[8], cfg.prefix, carrier, card);
-	argv[n++] = keys[8];
-	sr_key_wait(keys[9], cfg.prefix, carrier, card);
-	argv[n++] = keys[9];
-	argv[n++] = what;
-	argv[n++] = card;
-	argv[n++] = who;
-	argv[n++] = reason;
-	argv[n++] = maxlen;
-	sr_redis_append_script(&rds, SR_LUA_ADMIN_CARD, 10, n, argv, NULL);
+	sr_keys_script(keys, argv, cfg.prefix, carrier, card, sr_lua_admin_card_keys);
+	a[SR_ADMIN_CARD_ARGV_OPERATION] = what;
+	a[SR_ADMIN_CARD_ARGV_CARD] = card;
+	a[SR_ADMIN_CARD_ARGV_WHO] = who;
+	a[SR_ADMIN_CARD_ARGV_WHY] = reason;
+	a[SR_ADMIN_CARD_ARGV_AUDIT_MAX] = maxlen;
+	sr_redis_append_script(&rds, SR_LUA_ADMIN_CARD, SR_ADMIN_CARD_KEYS,
+	    SR_ADMIN_CARD_KEYS + SR_ADMIN_CARD_ARGC, argv, NULL);
 	if (!(rep = sr_redis_reply(&rds)))
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 	/* A drop of a card that has no command leaves it as asked: no change,

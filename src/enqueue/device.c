@@ -37,7 +37,7 @@ device_state_read(struct req *r, const redisReply *rep)
 void
 append_devices(struct batch *b)
 {
-	char k1[SR_KEY_MAX], k2[SR_KEY_MAX], k3[SR_KEY_MAX];
+	char k1[SR_KEY_MAX], keys[SR_DEVICE_ENQUEUE_KEYS][SR_KEY_MAX];
 
 	b->ndevices = 0;
 	for (int i = 0; i < b->n; i++) {
@@ -55,16 +55,16 @@ append_devices(struct batch *b)
 	sr_facts_batch_append(&rds, &b->dev_facts);
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
-		const char *argv[5];
+		const char *argv[SR_DEVICE_ENQUEUE_KEYS + SR_DEVICE_ENQUEUE_ARGC];
+		const char **a = argv + SR_DEVICE_ENQUEUE_KEYS;
 
 		if (r->st != ST_PENDING || !r->is_device)
 			continue;
-		argv[0] = sr_key_shard(k1, cfg.prefix, sr_device_shard(r->device), "queue");
-		argv[1] = sr_key_device_eval(k2, cfg.prefix, r->device, "");
-		argv[2] = sr_key_device_eval(k3, cfg.prefix, r->device, ":scenes");
-		argv[3] = r->device;
-		argv[4] = r->scene;
-		sr_redis_append_script(&rds, SR_LUA_DEVICE_ENQUEUE, 3, 5, argv, NULL);
+		sr_keys_script(keys, argv, cfg.prefix, NULL, r->device, sr_lua_device_enqueue_keys);
+		a[SR_DEVICE_ENQUEUE_ARGV_DEVICE] = r->device;
+		a[SR_DEVICE_ENQUEUE_ARGV_SCENE] = r->scene;
+		sr_redis_append_script(&rds, SR_LUA_DEVICE_ENQUEUE, SR_DEVICE_ENQUEUE_KEYS,
+		    SR_DEVICE_ENQUEUE_KEYS + SR_DEVICE_ENQUEUE_ARGC, argv, NULL);
 		b->ndevices++;
 	}
 }
@@ -113,22 +113,22 @@ collect_devices(struct batch *b)
 void
 append_rechecks(struct batch *b)
 {
-	char k1[SR_KEY_MAX], k2[SR_KEY_MAX], k3[SR_KEY_MAX];
+	char keys[SR_DEVICE_RECHECK_KEYS][SR_KEY_MAX];
 
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
-		const char *argv[6];
+		const char *argv[SR_DEVICE_RECHECK_KEYS + SR_DEVICE_RECHECK_ARGC];
+		const char **a = argv + SR_DEVICE_RECHECK_KEYS;
 
 		r->recheck = r->st == ST_PENDING && !r->is_device && r->cf.device[0] && r->dev_state_read;
 		if (!r->recheck)
 			continue;
-		argv[0] = sr_key_shard(k1, cfg.prefix, sr_device_shard(r->cf.device), "queue");
-		argv[1] = sr_key_device_eval(k2, cfg.prefix, r->cf.device, "");
-		argv[2] = sr_key_device_eval(k3, cfg.prefix, r->cf.device, ":scenes");
-		argv[3] = r->cf.device;
-		argv[4] = r->dev_seq;
-		argv[5] = r->dev_claimed ? "1" : "0";
-		sr_redis_append_script(&rds, SR_LUA_DEVICE_RECHECK, 3, 6, argv, NULL);
+		sr_keys_script(keys, argv, cfg.prefix, NULL, r->cf.device, sr_lua_device_recheck_keys);
+		a[SR_DEVICE_RECHECK_ARGV_DEVICE] = r->cf.device;
+		a[SR_DEVICE_RECHECK_ARGV_SEQ] = r->dev_seq;
+		a[SR_DEVICE_RECHECK_ARGV_CLAIMED] = r->dev_claimed ? "1" : "0";
+		sr_redis_append_script(&rds, SR_LUA_DEVICE_RECHECK, SR_DEVICE_RECHECK_KEYS,
+		    SR_DEVICE_RECHECK_KEYS + SR_DEVICE_RECHECK_ARGC, argv, NULL);
 	}
 }
 

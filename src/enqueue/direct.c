@@ -59,7 +59,7 @@ run_direct(struct batch *b, long long now)
 	static struct sr_direct *v[BATCH];
 	struct sr_cmd *retry[BATCH];
 	struct req *queued[BATCH]; /* the requests of retry[] */
-	char key[SR_KEY_MAX], akey[SR_KEY_MAX], maxlen[24];
+	char akey[SR_KEY_MAX], maxlen[24];
 	redisReply *rep;
 	int n = 0, nretry = 0;
 
@@ -99,12 +99,12 @@ run_direct(struct batch *b, long long now)
 		/* A fresh version: the request id (card-ver-action) of every
 		 * intent is unique, and a claim of an older one fails its gate. */
 		{
-			char bucket[SR_KEY_MAX], wait[SR_KEY_MAX];
-			const char *argv[] = { sr_key_card(key, cfg.prefix, r->carrier, r->card), bucket, wait };
+			char keys[SR_DIRECT_VERSION_KEYS][SR_KEY_MAX];
+			const char *argv[SR_DIRECT_VERSION_KEYS];
 
-			sr_key_idle(bucket, cfg.prefix, r->carrier, r->card);
-			sr_key_wait(wait, cfg.prefix, r->carrier, r->card);
-			sr_redis_append_script(&rds, SR_LUA_DIRECT_VERSION, 3, 3, argv, NULL);
+			sr_keys_script(keys, argv, cfg.prefix, r->carrier, r->card, sr_lua_direct_version_keys);
+			sr_redis_append_script(&rds, SR_LUA_DIRECT_VERSION, SR_DIRECT_VERSION_KEYS,
+			    SR_DIRECT_VERSION_KEYS + SR_DIRECT_VERSION_ARGC, argv, NULL);
 		}
 		r->direct = sr_malloc(sizeof *r->direct);
 		memset(r->direct, 0, sizeof *r->direct);

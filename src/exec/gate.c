@@ -116,14 +116,14 @@ item_account(const void *items, int i)
 void
 gate_append(struct gating *g, struct item **batch, int n)
 {
-	/* gate.lua's KEYS[1..9]. */
-	static const char *const account_keys[] = { "edge", "limits", "stop_resume:high",
-		"stop_resume", "stop_resume:bulk", "sr_running", "audit", "confirming", "alerts_open",
-		NULL };
-	/* The keys and arguments of one script call; each call is formatted
-	 * when appended, so the next reuses them. */
-	static char keys[10 + 2 * GATE_BATCH][SR_KEY_MAX], vers[GATE_BATCH][24];
-	static const char *argv[12 + 8 * GATE_BATCH];
+	/* The keys and arguments of one script call, as gate.lua's header
+	 * declares them: the account's keys, then each item's; the account's
+	 * arguments, then each item's. Each call is formatted when appended,
+	 * so the next reuses them. */
+	static char keys[SR_GATE_KEYS + SR_GATE_ITEM_KEYS * GATE_BATCH][SR_KEY_MAX];
+	static char vers[GATE_BATCH][24], stats[SR_KEY_MAX];
+	static const char *argv[SR_GATE_KEYS + SR_GATE_ARGC +
+	    (SR_GATE_ITEM_KEYS + SR_GATE_ITEM_ARGC) * GATE_BATCH];
 	struct sr_batch b;
 	char ahead[24];
 
@@ -139,39 +139,34 @@ gate_append(struct gating *g, struct item **batch, int n)
 		g->order[i] = batch[b.order[i]];
 	for (int grp = 0, at = 0; grp < b.ngroups; at += b.size[grp++]) {
 		struct item *first = g->order[at];
-		struct sr_task *t = &first->t;
-		int nk, na = 3, m = b.size[grp];
+		const char *carrier = first->t.carrier, **a;
+		int nk, m = b.size[grp];
 
-		nk = sr_keys_account(keys, argv, cfg.prefix, t->carrier, account_keys);
-		/* The card keys follow the account's; the arguments after them:
-		 * each card's command hash and idle bucket. */
-		for (int k = 0; k < m; k++) {
-			struct sr_task *tk = &g->order[at + k]->t;
-
-			argv[nk++] = sr_key_card(keys[9 + 2 * k], cfg.prefix, tk->carrier, tk->card);
-			sr_key_idle(keys[10 + 2 * k], cfg.prefix, tk->carrier, tk->card);
-			argv[nk++] = keys[10 + 2 * k];
-		}
-		argv[nk + 0] = first->edge->acct->settings;
-		argv[nk + 1] = sr_key_account(keys[9 + 2 * m], cfg.prefix, t->carrier, "stats:");
+		nk = sr_keys_account(keys, argv, cfg.prefix, carrier, sr_lua_gate_keys);
+		for (int k = 0; k < m; k++)
+			nk += sr_keys_script(keys + nk, argv + nk, cfg.prefix, carrier,
+			    g->order[at + k]->t.card, sr_lua_gate_item_keys);
+		a = argv + nk;
+		a[SR_GATE_ARGV_SETTINGS] = first->edge->acct->settings;
+		a[SR_GATE_ARGV_STATS] = sr_key_account(stats, cfg.prefix, carrier, "stats:");
 		/* (the account's first item is its highest lane's) */
-		argv[nk + 2] = slot_ahead(first->edge->acct, t->lane, ahead, sizeof ahead);
+		a[SR_GATE_ARGV_AHEAD] = slot_ahead(first->edge->acct, first->t.lane, ahead, sizeof ahead);
 		for (int k = 0; k < m; k++) {
 			struct item *it = g->order[at + k];
-			const char **a = argv + nk + na;
+			const char **ia = a + SR_GATE_ARGC + k * SR_GATE_ITEM_ARGC;
 
 			snprintf(vers[k], sizeof vers[0], "%lld", it->t.ver);
-			a[0] = it->t.token;
-			a[1] = vers[k];
-			a[2] = it->judged ? "judged" : it->t.kind;
-			a[3] = it->t.card;
-			a[4] = it->resend ? "1" : "0";
-			a[5] = it->t.action;
-			na += 6;
+			ia[SR_GATE_ITEM_ARGV_TOKEN] = it->t.token;
+			ia[SR_GATE_ITEM_ARGV_VERSION] = vers[k];
+			ia[SR_GATE_ITEM_ARGV_KIND] = it->judged ? "judged" : it->t.kind;
+			ia[SR_GATE_ITEM_ARGV_CARD] = it->t.card;
+			ia[SR_GATE_ITEM_ARGV_RESEND] = it->resend ? "1" : "0";
+			ia[SR_GATE_ITEM_ARGV_ACTION] = it->t.action;
 		}
 		/* Its first gate here: what an earlier run knew of its clock. */
 		g->asked[grp] = sr_clocks_ask(&clocks, &rds, &cfg, first->edge);
-		sr_redis_append_script(&rds, SR_LUA_GATE, nk, nk + na, argv, NULL);
+		sr_redis_append_script(&rds, SR_LUA_GATE, nk, nk + SR_GATE_ARGC + m * SR_GATE_ITEM_ARGC,
+		    argv, NULL);
 	}
 	free(b.order);
 }

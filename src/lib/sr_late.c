@@ -65,9 +65,8 @@ sr_edge_late(struct sr_redis *r, const struct sr_config *cfg, struct sr_edge *e,
 	int64_t now = sr_mono_ms();
 	long sent_late = (long)(now - slot), late = sr_edge_spread(e) + sent_late;
 	long floor = e->acct->window_ms - 1000, hr = late_p99(e, now, sent_late);
-	char key[SR_KEY_MAX], ms[24], hrs[24] = "";
-	const char *argv[] = { sr_key_account(key, cfg->prefix, e->acct->id, "edge"), ms, hrs,
-		reporter() };
+	char keys[SR_LATE_KEYS][SR_KEY_MAX], ms[24], hrs[24] = "";
+	const char *argv[SR_LATE_KEYS + SR_LATE_ARGC], **a = argv + SR_LATE_KEYS;
 	redisReply *rep;
 
 	/* Under the configured headroom the pace does not change: reported as
@@ -88,7 +87,11 @@ sr_edge_late(struct sr_redis *r, const struct sr_config *cfg, struct sr_edge *e,
 	if (!late && !hrs[0])
 		return 0;
 	snprintf(ms, sizeof ms, "%ld", late);
-	sr_redis_append_script(r, SR_LUA_LATE, 1, 4, argv, NULL);
+	sr_keys_account(keys, argv, cfg->prefix, e->acct->id, sr_lua_late_keys);
+	a[SR_LATE_ARGV_LATE] = ms;
+	a[SR_LATE_ARGV_HEADROOM] = hrs;
+	a[SR_LATE_ARGV_WHO] = reporter();
+	sr_redis_append_script(r, SR_LUA_LATE, SR_LATE_KEYS, SR_LATE_KEYS + SR_LATE_ARGC, argv, NULL);
 	if (!(rep = sr_redis_reply(r)))
 		return -1;
 	if (rep->type == REDIS_REPLY_ERROR)

@@ -13,27 +13,28 @@
 static void
 account_alert(const char *carrier, const char *kind, int over, double value, double threshold)
 {
-	char open[SR_KEY_MAX], stream[SR_KEY_MAX], cause[96], v[32], th[32];
-	char audit[SR_KEY_MAX];
+	char keys[SR_ALERT_ACCOUNT_KEYS][SR_KEY_MAX], cause[96], v[32], th[32];
+	const char *argv[SR_ALERT_ACCOUNT_KEYS + SR_ALERT_ACCOUNT_ARGC + 4];
+	const char **a = argv + SR_ALERT_ACCOUNT_KEYS, **args = a + SR_ALERT_ACCOUNT_ARGV_ARGS;
 	redisReply *rep;
-	const char *argv[9];
-	int n = 0;
+	int n;
 
 	snprintf(cause, sizeof cause, "%s:%s", kind, carrier);
 	snprintf(v, sizeof v, "%.3f", value);
 	snprintf(th, sizeof th, "%.2f", threshold);
-	argv[n++] = sr_key_account(open, cfg.prefix, carrier, "alerts_open");
-	argv[n++] = sr_key_account(stream, cfg.prefix, carrier, "alerts");
-	argv[n++] = sr_key_account(audit, cfg.prefix, carrier, "audit");
-	argv[n++] = over ? "raise" : "resolve";
-	argv[n++] = carrier;
-	argv[n++] = cause;
-	argv[n++] = kind;
-	argv[n++] = v;
-	argv[n++] = th;
+	n = sr_keys_account(keys, argv, cfg.prefix, carrier, sr_lua_alert_account_keys);
+	a[SR_ALERT_ACCOUNT_ARGV_OPERATION] = over ? "raise" : "resolve";
+	a[SR_ALERT_ACCOUNT_ARGV_ACCOUNT] = carrier;
+	/* raise's own: the cause, its kind, the value and the threshold;
+	 * resolve's: the cause */
+	args[0] = cause;
+	args[1] = kind;
+	args[2] = v;
+	args[3] = th;
+	n += SR_ALERT_ACCOUNT_ARGC + (over ? 4 : 1);
 	if (!over) {
 		/* Nothing to resolve is no write: sr-stat also runs on a replica. */
-		const char *h[] = { "HEXISTS", open, cause };
+		const char *h[] = { "HEXISTS", argv[0], cause };
 
 		if (!(rep = sr_redis_cmd(&rds, 3, h)))
 			sr_die(SR_EX_BACKEND, "%s", rds.errstr);
@@ -42,7 +43,7 @@ account_alert(const char *carrier, const char *kind, int over, double value, dou
 		if (over < 0)
 			return;
 	}
-	sr_redis_append_script(&rds, SR_LUA_ALERT_ACCOUNT, 3, over ? n : 6, argv, NULL);
+	sr_redis_append_script(&rds, SR_LUA_ALERT_ACCOUNT, SR_ALERT_ACCOUNT_KEYS, n, argv, NULL);
 	if (!(rep = sr_redis_reply(&rds)))
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 	if (rep->type == REDIS_REPLY_ERROR) {
@@ -189,7 +190,6 @@ by_name(const void *a, const void *b)
 json_t *
 snapshot(const char **named, int nnamed, long window_s, int alerts, long long *now_ms)
 {
-	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
 	const char **carriers = named;
 	int ncarriers = nnamed;
 	json_t *records = json_array(), *total = json_object();
@@ -216,17 +216,14 @@ snapshot(const char **named, int nnamed, long window_s, int alerts, long long *n
 	}
 	snprintf(minutes, sizeof minutes, "%ld", (window_s + 59) / 60);
 	for (int k = 0; k < ncarriers; k++) {
-		char keys[11][SR_KEY_MAX];
-		const char *a[13];
-		const char *names[] = { qs[0], qs[1], qs[2], "sr_running", "frozen", "confirming", "flapping",
-			"alerts_open", "limits", "edge" };
+		char keys[SR_STAT_KEYS][SR_KEY_MAX], stats[SR_KEY_MAX];
+		const char *argv[SR_STAT_KEYS + SR_STAT_ARGC], **a = argv + SR_STAT_KEYS;
 
-		for (int i = 0; i < 10; i++)
-			a[i] = sr_key_account(keys[i], cfg.prefix, carriers[k], names[i]);
-		a[10] = sr_key_account(keys[10], cfg.prefix, carriers[k], "stats:");
-		a[11] = minutes;
-		a[12] = sr_account(&cfg, carriers[k])->settings;
-		sr_redis_append_script(&rds, SR_LUA_STAT, 10, 13, a, NULL);
+		sr_keys_account(keys, argv, cfg.prefix, carriers[k], sr_lua_stat_keys);
+		a[SR_STAT_ARGV_STATS] = sr_key_account(stats, cfg.prefix, carriers[k], "stats:");
+		a[SR_STAT_ARGV_WINDOW] = minutes;
+		a[SR_STAT_ARGV_SETTINGS] = sr_account(&cfg, carriers[k])->settings;
+		sr_redis_append_script(&rds, SR_LUA_STAT, SR_STAT_KEYS, SR_STAT_KEYS + SR_STAT_ARGC, argv, NULL);
 	}
 	for (int k = 0; k < ncarriers; k++) {
 		if (!(rep = sr_redis_reply(&rds)))

@@ -78,8 +78,7 @@ cmp_str(const void *a, const void *b)
 void
 sweep_ids(struct sweep *w, int device, int shard)
 {
-	static const char *qs[] = { "stop_resume:high", "stop_resume", "stop_resume:bulk" };
-	char k[8][SR_KEY_MAX], interval[24], gh[24], gn[24], gb[24], gd[24];
+	char k[SR_SWEEP_CARD_KEYS][SR_KEY_MAX], interval[24], gh[24], gn[24], gb[24], gd[24];
 
 	snprintf(interval, sizeof interval, "%ld", w->carrier ? sr_account(&cfg, w->carrier)->interval_ms :
 	    cfg.min_interval_ms);
@@ -108,23 +107,30 @@ sweep_ids(struct sweep *w, int device, int shard)
 
 		for (size_t i = s; i < e; i++) {
 			if (device) {
-				const char *a[] = { sr_key_shard(k[0], cfg.prefix, shard, "queue"),
+				/* (the shard the device was found in: a device under
+				 * another shard's tag is swept where it lies) */
+				const char *a[SR_SWEEP_DEVICE_KEYS + SR_SWEEP_DEVICE_ARGC] = {
+					sr_key_shard(k[0], cfg.prefix, shard, "queue"),
 					sr_key_device_eval(k[1], cfg.prefix, w->ids[i], ""),
-					sr_key_device_eval(k[2], cfg.prefix, w->ids[i], ":scenes"), w->ids[i], gd };
+					sr_key_device_eval(k[2], cfg.prefix, w->ids[i], ":scenes") };
+				const char **arg = a + SR_SWEEP_DEVICE_KEYS;
 
-				sr_redis_append_script(&rds, SR_LUA_SWEEP_DEVICE, 3, 5, a, NULL);
+				arg[SR_SWEEP_DEVICE_ARGV_DEVICE] = w->ids[i];
+				arg[SR_SWEEP_DEVICE_ARGV_GRACE] = gd;
+				sr_redis_append_script(&rds, SR_LUA_SWEEP_DEVICE, SR_SWEEP_DEVICE_KEYS,
+				    SR_SWEEP_DEVICE_KEYS + SR_SWEEP_DEVICE_ARGC, a, NULL);
 			} else {
-				const char *a[] = { sr_key_card(k[0], cfg.prefix, w->carrier, w->ids[i]),
-					sr_key_account(k[1], cfg.prefix, w->carrier, qs[0]),
-					sr_key_account(k[2], cfg.prefix, w->carrier, qs[1]),
-					sr_key_account(k[3], cfg.prefix, w->carrier, qs[2]),
-					sr_key_account(k[4], cfg.prefix, w->carrier, "frozen"),
-					sr_key_account(k[5], cfg.prefix, w->carrier, "confirming"), k[6], k[7],
-					w->ids[i], interval, gh, gn, gb };
+				const char *a[SR_SWEEP_CARD_KEYS + SR_SWEEP_CARD_ARGC];
+				const char **arg = a + SR_SWEEP_CARD_KEYS;
 
-				sr_key_idle(k[6], cfg.prefix, w->carrier, w->ids[i]);
-				sr_key_wait(k[7], cfg.prefix, w->carrier, w->ids[i]);
-				sr_redis_append_script(&rds, SR_LUA_SWEEP_CARD, 8, 13, a, NULL);
+				sr_keys_script(k, a, cfg.prefix, w->carrier, w->ids[i], sr_lua_sweep_card_keys);
+				arg[SR_SWEEP_CARD_ARGV_CARD] = w->ids[i];
+				arg[SR_SWEEP_CARD_ARGV_INTERVAL] = interval;
+				arg[SR_SWEEP_CARD_ARGV_GRACE_HIGH] = gh;
+				arg[SR_SWEEP_CARD_ARGV_GRACE_NORMAL] = gn;
+				arg[SR_SWEEP_CARD_ARGV_GRACE_BULK] = gb;
+				sr_redis_append_script(&rds, SR_LUA_SWEEP_CARD, SR_SWEEP_CARD_KEYS,
+				    SR_SWEEP_CARD_KEYS + SR_SWEEP_CARD_ARGC, a, NULL);
 			}
 		}
 		for (size_t i = s; i < e; i++) {

@@ -55,13 +55,16 @@ int
 move_aside(const char *key, const char *want, json_t *o, int64_t *now)
 {
 	char aside[SR_KEY_MAX + 40];
-	const char *a[] = { key, aside, want };
+	/* (the key and where it goes: found by a scan, not made from a name) */
+	const char *a[SR_SWEEP_KEY_KEYS + SR_SWEEP_KEY_ARGC] = { key, aside };
 	redisReply *mv;
 
 	if (*now < 0 && (*now = sr_redis_time_ms(&rds)) < 0)
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 	snprintf(aside, sizeof aside, "%s:damaged:%lld", key, (long long)*now);
-	sr_redis_append_script(&rds, SR_LUA_SWEEP_KEY, 2, 3, a, NULL);
+	a[SR_SWEEP_KEY_KEYS + SR_SWEEP_KEY_ARGV_TYPE] = want;
+	sr_redis_append_script(&rds, SR_LUA_SWEEP_KEY, SR_SWEEP_KEY_KEYS, SR_SWEEP_KEY_KEYS + SR_SWEEP_KEY_ARGC,
+	    a, NULL);
 	if (!(mv = sr_redis_reply(&rds)))
 		sr_die(SR_EX_BACKEND, "%s", rds.errstr);
 	if (mv->type == REDIS_REPLY_NIL) {
