@@ -231,7 +231,7 @@ append_confirm(struct res *rs, const int *idx, int m, struct res_args *ra,
 
 /* What the script said of one result. */
 static void
-confirmed(struct res *r, redisReply *rep)
+confirmed(struct res *r, const redisReply *rep)
 {
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 3 &&
 	    rep->element[0]->type == REDIS_REPLY_STRING) {
@@ -303,6 +303,16 @@ settle(void)
 	return status;
 }
 
+/* A result's account, for its script call; none for a line that is not a
+ * result (bad) or that answers an upstream error: nothing to apply. */
+static const char *
+res_account(const void *items, int i)
+{
+	const struct res *r = (const struct res *)items + i;
+
+	return r->bad || r->upstream_error ? NULL : r->t.carrier;
+}
+
 /* Apply the results: one script call per account's results of the batch
  * (in their order), sent with the held batch's fact writes, which settle
  * first; then this batch is held with what its applied results prove about
@@ -310,32 +320,22 @@ settle(void)
 static int
 process(struct res *rs, int n)
 {
-	static int idx[BATCH], group[BATCH + 1];
 	static struct res_args ra[BATCH];
 	/* confirm.lua's keys for BATCH results and its stats prefix; its arguments */
 	static char keys[SR_CONFIRM_KEYS + SR_CONFIRM_ITEM_KEYS * BATCH + 1][SR_KEY_MAX];
 	static const char *argv[SR_CONFIRM_KEYS + SR_CONFIRM_ARGC +
 	    (SR_CONFIRM_ITEM_KEYS + SR_CONFIRM_ITEM_ARGC) * BATCH];
-	char taken[BATCH] = { 0 };
-	int ngroups = 0, nidx = 0, status;
+	struct sr_batch b = { 0 };
+	int status;
 	const char *by;
 
-	for (int i = 0; i < n && redis_up; i++) {
-		int first = nidx;
-
-		if (taken[i] || rs[i].bad || rs[i].upstream_error)
-			continue;
-		for (int k = i; k < n; k++)
-			if (!taken[k] && !rs[k].bad && !rs[k].upstream_error &&
-			    !strcmp(rs[k].t.carrier, rs[i].t.carrier)) {
-				taken[k] = 1;
-				idx[nidx++] = k;
-			}
-		append_confirm(rs, idx + first, nidx - first, ra, keys, argv);
-		group[ngroups++] = nidx - first;
+	if (redis_up) {
+		sr_batch_by_account(&b, n, rs, res_account, 0);
+		for (int g = 0, at = 0; g < b.ngroups; at += b.size[g++])
+			append_confirm(rs, b.order + at, b.size[g], ra, keys, argv);
 	}
 	status = settle();
-	for (int g = 0, k = 0; g < ngroups && redis_up; g++) {
+	for (int g = 0, k = 0; g < b.ngroups && redis_up; g++) {
 		redisReply *rep;
 
 		if (!(rep = sr_redis_reply(&rds))) {
@@ -343,11 +343,11 @@ process(struct res *rs, int n)
 			sr_redis_discard(&rds);
 			break;
 		}
-		for (int j = 0; j < group[g]; j++, k++)
-			confirmed(&rs[idx[k]], rep->type == REDIS_REPLY_ARRAY && (size_t)j < rep->elements ?
-			    rep->element[j] : rep);
+		for (int j = 0; j < b.size[g]; j++, k++)
+			confirmed(&rs[b.order[k]], sr_batch_reply(rep, j, 1));
 		freeReplyObject(rep);
 	}
+	sr_batch_free(&b);
 	/* What an applied result proves about the card, for the next judgment:
 	 * learned only from a result the script accepted as this claim's own,
 	 * never from a forged, replayed or stale line. */

@@ -72,6 +72,12 @@ account_registered(struct sr_cmd_calls *c, const char *account, const redisReply
 			    "account not registered: %s", rep->str);
 }
 
+static const char *
+cmd_account(const void *items, int i)
+{
+	return ((struct sr_cmd *const *)items)[i]->carrier;
+}
+
 struct sr_cmd_calls *
 sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **cmds, int n)
 {
@@ -80,33 +86,23 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 	char (*keys)[SR_KEY_MAX] =
 	    sr_malloc((SR_ENQUEUE_KEYS + SR_ENQUEUE_ITEM_KEYS * SR_CMD_GROUP) * sizeof *keys);
 	char (*prio)[4] = sr_malloc((size_t)(n + 1) * sizeof *prio);
-	char *taken = sr_malloc((size_t)n + 1);
-	int norder = 0;
+	struct sr_batch b;
 
-	c->ncalls = 0;
 	c->sadd = sr_malloc((size_t)(n + 1) * sizeof *c->sadd);
 	register_accounts(r, cfg, c, cmds, n);
-	c->size = sr_malloc((size_t)(n + 1) * sizeof *c->size);
 	c->order = sr_malloc((size_t)(n + 1) * sizeof *c->order);
-	memset(taken, 0, (size_t)n + 1);
 	snprintf(maxlen, sizeof maxlen, "%ld", cfg->audit_maxlen);
-	/* Group by carrier, keeping input order inside each group. */
-	for (int i = 0; i < n; i++) {
-		if (taken[i])
-			continue;
-		for (int j = i; j < n; j++)
-			if (!taken[j] && !strcmp(cmds[j]->carrier, cmds[i]->carrier)) {
-				taken[j] = 1;
-				c->order[norder++] = cmds[j];
-			}
-	}
-	for (int s = 0; s < norder;) {
-		const char *carrier = c->order[s]->carrier;
-		const char **argv, **a;
-		int e = s, nk;
+	/* One script call per account's commands, in input order. */
+	sr_batch_by_account(&b, n, cmds, cmd_account, SR_CMD_GROUP);
+	for (int i = 0; i < b.nitems; i++)
+		c->order[i] = cmds[b.order[i]];
+	c->size = b.size;
+	c->ncalls = b.ngroups;
+	c->norder = b.nitems;
+	for (int g = 0, s = 0; g < b.ngroups; s += b.size[g++]) {
+		const char *carrier = c->order[s]->carrier, **argv, **a;
+		int e = s + b.size[g], nk;
 
-		while (e < norder && e - s < SR_CMD_GROUP && !strcmp(c->order[e]->carrier, carrier))
-			e++;
 		/* enqueue.lua's keys and arguments, as its header declares them:
 		 * the account's, then each card's (its command hash, idle and wait
 		 * buckets) */
@@ -138,13 +134,10 @@ sr_cmds_append(struct sr_redis *r, const struct sr_config *cfg, struct sr_cmd **
 		sr_redis_append_script(r, SR_LUA_ENQUEUE, nk,
 		    nk + SR_ENQUEUE_ARGC + SR_ENQUEUE_ITEM_ARGC * (e - s), argv, NULL);
 		free(argv);
-		c->size[c->ncalls++] = e - s;
-		s = e;
 	}
-	c->norder = norder;
+	free(b.order);
 	free(keys);
 	free(prio);
-	free(taken);
 	return c;
 }
 
