@@ -1,6 +1,6 @@
 /* sr-gwsim - a carrier gateway simulator for the demo, the tests and the benchmarks.
  *
- * Speaks the gateway contract (the default profile: see the README,
+ * Speaks the gateway contract (the default profile: see docs/carriers.md,
  * Carrier profiles) and behaves like a carrier:
  * per-account QPS counted on arrivals (in any sliding second, per calendar
  * second, or as a token bucket; 429 with Retry-After over it), a cap on an

@@ -356,7 +356,7 @@ rcli() {
 	redis-cli -s "$T/redis.sock" ${REDISCLI_AUTH:+--no-auth-warning} "$@"
 }
 
-# hashed CARD...: each card's command waiting packed (README "Redis layout":
+# hashed CARD...: each card's command waiting packed (docs/redis.md "Redis layout":
 # its wait and idle buckets) written as a hash instead: the form of a command
 # already claimed, or written by an older release, for a test that edits its
 # hash by hand. Account $ACCOUNT (c1), through $RCLI (rcli).

@@ -42,7 +42,7 @@
                 card alerts are resolved
     KEYS[7+i.1]  card:*        card i's command hash (in ARGV's order)
     KEYS[7+i.2]  idle:*        its idle bucket
-    KEYS[7+i.3]  wait:*        its wait bucket (idle.lua; see README "Redis layout")
+    KEYS[7+i.3]  wait:*        its wait bucket (idle.lua; see docs/redis.md "Redis layout")
     ARGV[1]  interval   min interval between state-change calls of a card, ms
     ARGV[2]  audit_max  audit stream cap (approximate MAXLEN)
     ARGV[2+i.1]  card    card i's id

@@ -41,7 +41,7 @@
       source: who says so (a request's source, sr-asset, sr-confirm);
       the carrier field and the card's account ('' '' for a device): written
         when absent, and a hash naming another account is refused;
-      n, then n field, value pairs (the facts' fields, README "Redis layout")
+      n, then n field, value pairs (the facts' fields, docs/redis.md "Redis layout")
   Output: one reply per write, in order (an error for a write that failed):
     the fields not written, each stored as of a later time, joined by ','
       ('' when every one was written);

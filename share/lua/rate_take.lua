@@ -9,7 +9,7 @@
   call of every caller leaves at its own slot, so no second at the carrier
   holds more than the account's limit, whoever called. sr-rate is the
   command-line client; a poller in another language may call this script
-  itself (README: "Sharing the account's rate").
+  itself (docs/carriers.md: "Sharing the account's rate").
 
   The limits (includes/share.lua): srq's reserve (reserve_qps) while srq has
   work, a class's share (max_share); both counted in the slots held in any

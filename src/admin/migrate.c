@@ -1,5 +1,5 @@
 /* admin/migrate.c - sr-admin migrate: move a deployment's data to the
- * layout this release writes (README "Upgrading from 0.1 to 0.2"):
+ * layout this release writes (docs/operations.md "Upgrading from 0.1 to 0.2"):
  *   - facts: every card's and device's facts hash has its long field names
  *     renamed to the short ones (migrate_facts.lua);
  *   - idle cards: every card's hash that no longer holds a command is put

@@ -3,7 +3,7 @@
  * keyed by "sign.key" for hmac, in "sign.case" hex; {sign} put where the
  * profile says (URL, body, a header, the Basic credentials).
  *
- * {sign} is made last, over the request as sent (README, Signed requests):
+ * {sign} is made last, over the request as sent (docs/carriers.md, Signed requests):
  * the templates are filled with a stand-in for it (random hex as long as
  * the signature), {params} read from them, the signature made and put in
  * the stand-in's place. What it is made of: sr_sign.c.
@@ -49,7 +49,7 @@ sr_auth_sign_parse(struct sr_parse *ps, const char *key, char *v)
 	return 0;
 }
 
-/* {sign} is made last, from the request built around it (README, Signed
+/* {sign} is made last, from the request built around it (docs/carriers.md, Signed
  * requests): it may go into a request's URL or body, a header or the Basic
  * credentials, but not into what is filled before the request is ({base},
  * {reqid}), nor into what it is made of. */

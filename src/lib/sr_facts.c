@@ -24,7 +24,7 @@ enum fact_type { F_ID, F_STATUS, F_STOPPED_BY, F_INT, F_FLAG };
 
 static const struct fact {
 	const char *name;
-	const char *field;     /* in the facts hash (README "Redis layout") */
+	const char *field;     /* in the facts hash (docs/redis.md "Redis layout") */
 	unsigned on;           /* ON_CARD, ON_DEVICE */
 	enum fact_type type;
 	size_t card_off, card_size; /* where struct sr_card_facts keeps it */

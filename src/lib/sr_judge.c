@@ -1,4 +1,4 @@
-/* sr_judge.c - the one judgment (统一判断函数); its rules are in the README (The judgment).
+/* sr_judge.c - the one judgment (统一判断函数); its rules are in docs/internals.md (The judgment).
  *
  * (card facts, device facts, now) -> (target, reason, command). Pure: no I/O,
  * no clock. sr-enqueue, sr-exec's re-judgment, dev-eval and the direct path

@@ -18,7 +18,7 @@ struct sr_judgment {
 	const char *reason; /* refund, device_disabled, ..., entitled */
 	int manual;         /* stopped by hand: never resumed automatically */
 };
-/* The one judgment (README: The judgment): pure, no I/O. dev may be NULL. now in
+/* The one judgment (docs/internals.md: The judgment): pure, no I/O. dev may be NULL. now in
  * epoch seconds. */
 struct sr_judgment sr_judge(const struct sr_card_facts *card, const struct sr_device_facts *dev,
     long long now);

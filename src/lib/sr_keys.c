@@ -1,4 +1,4 @@
-/* sr_keys.c - Redis key names (the layout is documented in README.md).
+/* sr_keys.c - Redis key names (the layout is documented in docs/redis.md).
  *
  * Command state lives under the account's hash tag, {carrier}, so every
  * script touches a single slot and runs unchanged on Redis Cluster. Facts are

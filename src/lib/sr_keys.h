@@ -9,7 +9,7 @@
 #include <hiredis/hiredis.h>
 #include <jansson.h>
 
-/* Key names (README: Redis layout). Every key of a card's command carries its
+/* Key names (docs/redis.md: Redis layout). Every key of a card's command carries its
  * account as the hash tag, so each script touches one slot. Results are
  * written into buf (size SR_KEY_MAX) and returned. */
 #define SR_KEY_MAX 256
@@ -27,7 +27,7 @@ int sr_keys_account(char (*keys)[SR_KEY_MAX], const char **argv, const char *pre
 int sr_keys_script(char (*keys)[SR_KEY_MAX], const char **argv, const char *prefix,
     const char *carrier, const char *id, const char *const *shapes);
 char *sr_key_card(char *buf, const char *prefix, const char *carrier, const char *card);
-/* Where a card with no command sleeps (README "Redis layout"): its bucket
+/* Where a card with no command sleeps (docs/redis.md "Redis layout"): its bucket
  * hash into buf; returns its field (the id's last two characters). The
  * packed value holds sr_idle_fields' values in order, '|' between them
  * (sr_idle_fields, enum sr_idle_field: generated from includes/idle.lua). */
@@ -35,7 +35,7 @@ const char *sr_key_idle(char *buf, const char *prefix, const char *carrier, cons
 /* The same from a card's command hash key; NULL if card_key is not one. */
 const char *sr_key_idle_of(char *buf, const char *card_key);
 /* Where a card's command waits packed until its claim, when the card has
- * no hash (README "Redis layout"): its wait bucket into buf; returns its
+ * no hash (docs/redis.md "Redis layout"): its wait bucket into buf; returns its
  * field, as sr_key_idle. The value holds sr_wait_fields' values in order
  * (sr_wait_fields, enum sr_wait_field: generated, as sr_idle_fields). */
 const char *sr_key_wait(char *buf, const char *prefix, const char *carrier, const char *card);

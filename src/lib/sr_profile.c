@@ -1,7 +1,7 @@
 /* sr_profile.c - carrier profiles parsed: how srq talks to each account's
  * carrier.
  *
- * A profile is a line-oriented "key = value" file (README, "Carrier
+ * A profile is a line-oriented "key = value" file (docs/carriers.md, "Carrier
  * profiles"): which accounts it serves, their limits, the requests (URL,
  * method, headers and body templates), the authentication, and the rules that
  * classify the carrier's answers. This file reads one profile's text into a

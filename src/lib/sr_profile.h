@@ -11,7 +11,7 @@
 
 #include "sr_config.h"
 
-/* A carrier profile (README, "Carrier profiles"). Numbers are -1 when the
+/* A carrier profile (docs/carriers.md, "Carrier profiles"). Numbers are -1 when the
  * profile leaves them to the environment's defaults. */
 #define SR_PROFILE_MAX (64 * 1024)
 #define SR_RULE_HTTP_MAX 8

@@ -11,7 +11,7 @@
 
 #include "sr_profile.h"
 
-/* Replay recorded answers (JSONL at path, one a line: README, Onboarding a
+/* Replay recorded answers (JSONL at path, one a line: docs/carriers.md, Onboarding a
  * new carrier) through profile p, each read as the pipeline reads it; one
  * record per case, then a summary, to emit. Every line is checked before
  * any is replayed. SR_EX_OK every case passed, SR_EX_REJECTED one did not

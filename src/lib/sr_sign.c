@@ -5,7 +5,7 @@
  * A carrier that checks a signature rebuilds the signed text from the
  * request it got: the parameters decoded, sorted by name and joined. srq
  * must build the same text from the request it sends, byte for byte, or
- * every call is refused (README, Signed requests).
+ * every call is refused (docs/carriers.md, Signed requests).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>

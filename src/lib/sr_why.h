@@ -46,7 +46,7 @@ struct sr_why_account {
 	long qps;
 };
 /* Why the card is, or is not, about to be changed: its state (interval,
- * frozen, due, ...; README: Operations) and a sentence in buf, which ends
+ * frozen, due, ...; docs/operations.md) and a sentence in buf, which ends
  * with the command that moves it, if an operator's (sr_why_run). Pure. */
 const char *sr_why(const struct sr_why_card *c, const struct sr_why_account *a, long long now,
     char *buf, size_t n);

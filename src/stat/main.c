@@ -6,7 +6,7 @@
  * nothing scans the keyspace, and the cost does not grow with the number of
  * commands ever processed.
  *
- * Thresholds worth paging on (see README): retry_amplification > 1.5,
+ * Thresholds worth paging on (docs/operations.md, Metrics and thresholds): retry_amplification > 1.5,
  * version_conflict_rate > 0.10, frozen > 0, oldest_due_s growing, flapping > 0.
  *
  * This file reads the options and writes the snapshot; the figures are

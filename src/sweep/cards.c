@@ -181,7 +181,7 @@ collect_waiting(struct sweep *w, const char *key, const char *head)
 }
 
 /* The account's idle or wait buckets (where cards with no command sleep,
- * and where a command waits packed for its claim: README "Redis layout")
+ * and where a command waits packed for its claim: docs/redis.md "Redis layout")
  * of the wrong type: each fails every request and finish of its up to 100
  * cards. Moved aside: what it held is gone already; with no idle bucket its
  * cards start again as new ones (the next command of each is not held to

@@ -101,7 +101,7 @@ setup() {
 	redis-cli -p "$src" CLUSTER SETSLOT "$slot" MIGRATING "$(redis-cli -p "$dst" CLUSTER MYID)" >/dev/null
 	# A move in batches of keys (redis-cli --cluster reshard's pipeline)
 	# has taken two claimed cards' hashes, and the buckets where C10-C19 wait
-	# packed (README "Redis layout"), not yet the queue.
+	# packed (docs/redis.md "Redis layout"), not yet the queue.
 	redis-cli -p "$src" MIGRATE 127.0.0.1 "$dst" "" 0 10000 KEYS 't:carrier:{a0}:card:C0' 't:carrier:{a0}:card:C1' \
 		't:carrier:{a0}:idle:C' 't:carrier:{a0}:wait:C' >/dev/null
 	run -0 --separate-stderr sr-claim --max 20

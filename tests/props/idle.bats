@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # idle.bats - a card with no command sleeps packed in its account's idle
-# bucket (README "Redis layout"), and keeps there what outlives its
+# bucket (docs/redis.md "Redis layout"), and keeps there what outlives its
 # commands: its version, its last call and what srq saw at the carrier.
 
 bats_require_minimum_version 1.5.0

@@ -60,7 +60,7 @@ master_port() {
 	gwsim_start
 	export SRQ_REDIS="redis+sentinel://127.0.0.1:1,127.0.0.1:${SPORTS[1]}/srq"
 	stop_requests 40 2 | sr-enqueue >/dev/null
-	assert_equal "$(redis-cli -p "$MPORT" HEXISTS 't:carrier:{a0}:wait:' C0)" 1 # (README "Redis layout")
+	assert_equal "$(redis-cli -p "$MPORT" HEXISTS 't:carrier:{a0}:wait:' C0)" 1 # (docs/redis.md "Redis layout")
 	run -0 --separate-stderr drain 30
 	assert_equal "$(echo "$output" | jq -r .state | sort | uniq -c | awk '{ print $1, $2 }')" "40 done"
 }

@@ -1,4 +1,4 @@
-/* test_judge.c - the judgment (README: The judgment) as a table: every rule, its
+/* test_judge.c - the judgment (docs/internals.md: The judgment) as a table: every rule, its
  * precedence, and the manual-stop case. */
 #include <string.h>
 
