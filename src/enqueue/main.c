@@ -24,7 +24,7 @@
 
 #include "enqueue.h"
 
-/* The usage text; %s: the card facts (sr_facts.c). */
+/* The usage text; its %s: the scenes (sr_valid.c), the card facts (sr_facts.c). */
 static const char usage_fmt[] =
 "usage: sr-enqueue [--csv] [--scene S] [--source S] [--as-of TIME] [--redis URL]\n"
 "                  [--prefix P] [--gateway URL] < requests.jsonl > acks.jsonl\n"
@@ -35,8 +35,7 @@ static const char usage_fmt[] =
 "Request:\n"
 "  {\"card\":\"8986...\",\"carrier\":\"c17\",\"scene\":\"package_expired\",\"source\":\"cron:expiry\",\n"
 "   \"facts\":{\"pkg_expires_at\":1798675200},\"as_of\":\"2026-12-01T10:00:00+08:00\"}\n"
-"  scene: package_expired data_exhausted refund activation order reset polling\n"
-"         device device_package_expired manual_recheck\n"
+"  scene: %s\n"
 "  facts (optional, upserted before judging): %s\n"
 "  as_of (optional): when the facts were true, epoch ms or ISO-8601 with a zone\n"
 "         (default --as-of, else when srq receives them); a fact stored as of a\n"
@@ -265,7 +264,8 @@ main(int argc, char *argv[])
 	const char *as_of_opt = NULL;
 
 	sr_prog = "sr-enqueue";
-	snprintf(usage, sizeof usage, usage_fmt, sr_facts_list(SR_FACTS_CARD, "carrier", 45, "         "));
+	snprintf(usage, sizeof usage, usage_fmt, sr_scene_list(9, "         "),
+	    sr_facts_list(SR_FACTS_CARD, "carrier", 45, "         "));
 	sr_config_init(&cfg);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {

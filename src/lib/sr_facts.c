@@ -462,22 +462,8 @@ sr_facts_list(enum sr_fact_kind kind, const char *skip, int col, const char *ind
 	size_t len = 0;
 
 	out[0] = '\0';
-	for (size_t i = 0; i < NFACTS; i++) {
-		size_t w = strlen(facts[i].name);
-		int first = len == 0;
-
-		if (!(facts[i].on & (1u << kind)) || (skip && !strcmp(skip, facts[i].name)))
-			continue;
-		/* Words wrap before column 80, onto a line that starts with indent. */
-		if (!first && col + 1 + (int)w >= 80) {
-			len += (size_t)snprintf(out + len, sizeof buf[0] - len, "\n%s", indent);
-			col = (int)strlen(indent);
-		} else if (!first) {
-			len += (size_t)snprintf(out + len, sizeof buf[0] - len, " ");
-			col++;
-		}
-		len += (size_t)snprintf(out + len, sizeof buf[0] - len, "%s", facts[i].name);
-		col += (int)w;
-	}
+	for (size_t i = 0; i < NFACTS; i++)
+		if ((facts[i].on & (1u << kind)) && !(skip && !strcmp(skip, facts[i].name)))
+			len = sr_wrap_word(out, sizeof buf[0], len, &col, facts[i].name, indent);
 	return out;
 }

@@ -249,3 +249,24 @@ sr_who(void)
 		return pw->pw_name;
 	return (u = getenv("USER")) && *u && sr_utf8_valid(u) ? u : "unknown";
 }
+
+size_t
+sr_wrap_word(char *out, size_t size, size_t len, int *col, const char *word, const char *indent)
+{
+	int w = (int)strlen(word);
+
+	if (len >= size)
+		return len;
+	/* Words wrap before column 80, onto a line that starts with indent. */
+	if (len > 0 && *col + 1 + w >= 80) {
+		len += (size_t)snprintf(out + len, size - len, "\n%s", indent);
+		*col = (int)strlen(indent);
+	} else if (len > 0) {
+		len += (size_t)snprintf(out + len, size - len, " ");
+		++*col;
+	}
+	if (len < size)
+		len += (size_t)snprintf(out + len, size - len, "%s", word);
+	*col += w;
+	return len < size ? len : size - 1;
+}

@@ -64,4 +64,10 @@ const char *sr_who(void);
 /* Worst of two exit statuses: BACKEND > USAGE > REJECTED > OK. */
 int sr_worst(int a, int b);
 
+/* For a usage text's list of words: word appended to out (size bytes, len
+ * of them used; returns the new len), after a space, or wrapped before
+ * column 80 onto a new line that starts with indent; *col is the column
+ * out's last line ends at. */
+size_t sr_wrap_word(char *out, size_t size, size_t len, int *col, const char *word, const char *indent);
+
 #endif

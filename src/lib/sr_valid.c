@@ -22,6 +22,8 @@ sr_valid_id(const char *s)
 	return n >= 1;
 }
 
+/* Every scene and its class, one row each: requests are checked against
+ * it, and the tools' usage lists it (sr_scene_list). */
 static const struct {
 	const char *scene;
 	enum sr_prio prio;
@@ -39,16 +41,29 @@ static const struct {
 	/* The monthly data reset moves many cards at once: last, never starved. */
 	{ "reset", SR_PRIO_BULK },
 };
+#define NSCENES (sizeof scenes / sizeof scenes[0])
 
 int
 sr_scene_prio(const char *scene)
 {
 	if (!scene)
 		return -1;
-	for (size_t i = 0; i < sizeof scenes / sizeof scenes[0]; i++)
+	for (size_t i = 0; i < NSCENES; i++)
 		if (strcmp(scene, scenes[i].scene) == 0)
 			return (int)scenes[i].prio;
 	return -1;
+}
+
+const char *
+sr_scene_list(int col, const char *indent)
+{
+	static char out[512];
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < NSCENES; i++)
+		len = sr_wrap_word(out, sizeof out, len, &col, scenes[i].scene, indent);
+	return out;
 }
 
 const char *
