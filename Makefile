@@ -195,8 +195,8 @@ test: deps
 	  $(MAKE) -j2 SAN=1 unit all && \
 	  $(MAKE) -j2 fuzz-smoke && \
 	  $(MAKE) -j2 all && \
-	  SRQ_BIN="$(CURDIR)/build/san/bin" SRQ_TEST_JOBS=$(TEST_JOBS) tests/run && \
-	  $(MAKE) test-cluster; }; rc=$$?; \
+	  { SRQ_BIN="$(CURDIR)/build/san/bin" SRQ_TEST_JOBS=$(TEST_JOBS) tests/run; one=$$?; \
+	    $(MAKE) test-cluster && [ $$one = 0 ]; }; }; rc=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s ($$( [ $$rc = 0 ] && echo passed || echo FAILED))"; \
 	exit $$rc
 
