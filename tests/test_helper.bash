@@ -57,6 +57,14 @@ teardown() {
 	[ -z "${T:-}" ] || srq_teardown
 }
 
+# make_list NAME: a list the Makefile keeps (tools, prod-tools, scripts),
+# one line of words.
+make_list() {
+	# (a make of its own: run under make test, it would inherit the
+	# outer make's flags and say which directory it enters)
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C "$PROJECT_ROOT" "print-$1"
+}
+
 # test_vars: $T, the test's directory, and package expiry times around now
 # (expired a minute ago, valid for a day).
 test_vars() {

@@ -12,8 +12,8 @@ load ../test_helper
 
 setup() {
 	T="$BATS_TEST_TMPDIR"
-	TOOLS=$(make -s -C "$PROJECT_ROOT" print-prod-tools)
-	SCRIPTS=$(make -s -C "$PROJECT_ROOT" print-scripts)
+	TOOLS=$(make_list prod-tools)
+	SCRIPTS=$(make_list scripts)
 }
 
 @test "make install: production tools and cron wrappers in bin, sr-gwsim apart, pages, completion, docs, rules, dashboard and example profiles, no Lua" {

@@ -11,7 +11,7 @@ setup() {
 }
 
 @test "every tool: --help, --version, and exit 2 on a bad flag" {
-	for t in $(make -s -C "$PROJECT_ROOT" print-tools); do
+	for t in $(make_list tools); do
 		run -0 "$t" --help
 		[[ $output == *"usage: $t"* ]] || { echo "$t: no usage line"; false; }
 		[[ $output == *"Exit:"* ]] || { echo "$t: no exit codes"; false; }

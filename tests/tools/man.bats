@@ -10,8 +10,8 @@ load ../test_helper
 
 setup() {
 	T="$BATS_TEST_TMPDIR"
-	TOOLS=$(make -s -C "$PROJECT_ROOT" print-tools)
-	SCRIPTS=$(make -s -C "$PROJECT_ROOT" print-scripts)
+	TOOLS=$(make_list tools)
+	SCRIPTS=$(make_list scripts)
 }
 
 # tool_path NAME: the tool under test (a cron wrapper is run from cron/).
