@@ -126,7 +126,7 @@ $(OUT)/sim/%.o: sim/%.c | src/lib/sr_lua_gen.h
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
--include $(wildcard $(OUT)/*/*.d)
+-include $(wildcard $(OUT)/*.d $(OUT)/*/*.d)
 
 # Every tool from its own objects and the library's; sr-gwsim serves HTTP
 # with libmicrohttpd, on threads.

@@ -67,13 +67,23 @@ static void
 collect(const char *key, void *arg)
 {
 	struct walk *w = arg;
-	char bucket[SR_KEY_MAX];
+	char bucket[SR_KEY_MAX], why[256];
+	const char *keys[2] = { key, bucket };
 
 	if (w->with_bucket && !sr_key_idle_of(bucket, key)) {
 		sr_warn("%s: not a card's key, left alone", key);
 		return;
 	}
 	w->scanned++;
+	/* A scan's pattern is wider than a script's keys (carrier:*:card:*
+	 * also finds an untagged t:carrier:c1:card:X): such a key is no card
+	 * of ours, and a script must never be sent it. */
+	if (sr_lua_check_keys(w->script, 1 + w->with_bucket, keys, NULL, why, sizeof why)) {
+		fprintf(stderr, "%s: %s: not migrated: not of the shape %s.lua takes\n", sr_prog, key,
+		    sr_lua_name[w->script]);
+		w->refused++;
+		return;
+	}
 	w->keys[w->n++] = sr_strdup(key);
 	if (w->n == CHUNK)
 		flush(w);

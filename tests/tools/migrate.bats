@@ -78,6 +78,18 @@ old_facts() {
 	assert_equal "$(rcli GET t:card:odd:facts)" x
 }
 
+@test "migrate: a key under a card's pattern but not of a card's shape is reported, the rest migrated, exit 1" {
+	# t:carrier:c1:card:X1 matches the scan (carrier:*:card:*) but its
+	# account has no hash tag: no card of srq's, and no script may touch it.
+	rcli HSET 't:carrier:{c1}:card:I1' ver 4 last_call $((NOW * 1000 - 5000)) seen stopped last_dir stop >/dev/null
+	rcli HSET 't:carrier:c1:card:X1' ver 2 >/dev/null
+	run -1 --separate-stderr sr-admin migrate
+	assert_equal "$(echo "$output" | jq -c 'select(.migrated == "idle_cards") | [.keys, .changed, .refused]')" '[2,1,1]'
+	[[ $stderr == *"t:carrier:c1:card:X1: not migrated: "* ]]
+	assert_equal "$(rcli HGET 't:carrier:c1:card:X1' ver)" 2
+	assert_equal "$(rcli EXISTS 't:carrier:{c1}:card:I1')" 0
+}
+
 @test "migrate: Redis down is exit 3 with a message, nothing claimed done" {
 	redis_stop
 	run -3 --separate-stderr sr-admin migrate
