@@ -79,14 +79,15 @@ old_facts() {
 }
 
 @test "migrate: a key under a card's pattern but not of a card's shape is reported, the rest migrated, exit 1" {
-	# t:carrier:c1:card:X1 matches the scan (carrier:*:card:*) but its
-	# account has no hash tag: no card of srq's, and no script may touch it.
+	# A key the scan (carrier:*:card:*) finds whose account has no hash
+	# tag: no card of srq's (nor of its layout), and no script may touch it.
+	local untagged=c1
 	rcli HSET 't:carrier:{c1}:card:I1' ver 4 last_call $((NOW * 1000 - 5000)) seen stopped last_dir stop >/dev/null
-	rcli HSET 't:carrier:c1:card:X1' ver 2 >/dev/null
+	rcli HSET "t:carrier:$untagged:card:X1" ver 2 >/dev/null
 	run -1 --separate-stderr sr-admin migrate
 	assert_equal "$(echo "$output" | jq -c 'select(.migrated == "idle_cards") | [.keys, .changed, .refused]')" '[2,1,1]'
-	[[ $stderr == *"t:carrier:c1:card:X1: not migrated: "* ]]
-	assert_equal "$(rcli HGET 't:carrier:c1:card:X1' ver)" 2
+	[[ $stderr == *"t:carrier:$untagged:card:X1: not migrated: "* ]]
+	assert_equal "$(rcli HGET "t:carrier:$untagged:card:X1" ver)" 2
 	assert_equal "$(rcli EXISTS 't:carrier:{c1}:card:I1')" 0
 }
 
