@@ -201,6 +201,7 @@ int
 sr_cluster_refresh(struct sr_redis *r)
 {
 	char why[256] = "no node to ask";
+	int reached = 0; /* a node answered the connect */
 
 	if (!r->slot && !(r->slot = malloc(SR_CLUSTER_SLOTS * sizeof *r->slot)))
 		sr_die(SR_EX_BACKEND, "out of memory");
@@ -220,6 +221,7 @@ sr_cluster_refresh(struct sr_redis *r)
 				redisFree(probe.c);
 			continue;
 		}
+		reached = 1;
 		rep = redisCommand(probe.c, "CLUSTER SLOTS");
 		ok = rep && apply_slots(r, rep, i) == 0;
 		if (!ok)
@@ -234,7 +236,10 @@ sr_cluster_refresh(struct sr_redis *r)
 			return 0;
 		}
 	}
-	snprintf(r->errstr, sizeof r->errstr, "cannot read the cluster's slot map: %s", why);
+	/* No node reachable is a connection lost, said as one whether it is
+	 * met on an open connection or here, looking again after it. */
+	snprintf(r->errstr, sizeof r->errstr, "%scannot read the cluster's slot map: %s",
+	    reached ? "" : "Redis connection failed: ", why);
 	return -1;
 }
 
