@@ -231,28 +231,31 @@ evaluate(struct claim *c)
 	}
 	/* Under the lock: reads and writes only. */
 	{
-		const char *t[] = { "TIME" };
 		const char *f[] = { "HGETALL", sr_key_device_facts(key, cfg.prefix, c->device) };
-		char mkey[SR_KEY_MAX];
+		char mkey[SR_KEY_MAX], msg[256] = "";
 		const char *m[] = { "SMEMBERS", sr_key_device_cards(mkey, cfg.prefix, c->device) };
+		int64_t now_ms;
 
-		sr_redis_append(&rds, 1, t, NULL);
+		sr_redis_append_time(&rds);
 		sr_redis_append(&rds, 2, f, NULL);
 		sr_redis_append(&rds, 2, m, NULL);
 		if (!(rep = sr_redis_reply(&rds)))
 			goto unlock;
-		now = rep->type == REDIS_REPLY_ARRAY ? atoll(rep->element[0]->str) : 0;
+		/* With no clock every package would look unexpired. */
+		if ((now_ms = sr_time_reply_ms(rep)) < 0)
+			snprintf(msg, sizeof msg, "Redis's clock not read: %s",
+			    rep->type == REDIS_REPLY_ERROR ? rep->str : "not a TIME reply");
+		now = now_ms / 1000;
 		freeReplyObject(rep);
 		if (!(rep = sr_redis_reply(&rds)))
 			goto unlock;
-		if (sr_device_facts_load(&df, rep) < 0) {
+		if (msg[0] || sr_device_facts_load(&df, rep) < 0) {
 			/* A device facts key damaged by hand (a string where the hash
 			 * is) is not a device with no facts: judged on nothing, a card
 			 * of a disabled device would be resumed. Nothing is queued;
 			 * the device is evaluated again later, and says so each time. */
-			char msg[256];
-
-			snprintf(msg, sizeof msg, "device facts not read: %s", rep->str);
+			if (!msg[0])
+				snprintf(msg, sizeof msg, "device facts not read: %s", rep->str);
 			freeReplyObject(rep);
 			if (!(members = sr_redis_reply(&rds)))
 				goto unlock;

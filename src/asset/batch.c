@@ -150,9 +150,8 @@ process(struct row *rows, int n)
 	static const char *const card_skip[] = { "card", "carrier", "as_of", NULL };
 	static const char *const card_skip_device[] = { "card", "carrier", "as_of", "device", NULL };
 	static const char *const dev_skip[] = { "device", "as_of", NULL };
-	const char *time_argv[] = { "TIME" };
 	struct sr_card_facts cf;
-	char key[SR_KEY_MAX];
+	char key[SR_KEY_MAX], no_clock[200] = "";
 	long long now = 0;
 	redisReply *rep;
 
@@ -160,7 +159,7 @@ process(struct row *rows, int n)
 		return -1;
 	/* Round 1: the clock, and where each card is now (account and device,
 	 * and as of when its device fact was true). */
-	sr_redis_append(&rds, 1, time_argv, NULL);
+	sr_redis_append_time(&rds);
 	for (int i = 0; i < n; i++)
 		if (rows[i].st == ST_PENDING && rows[i].card) {
 			const char *argv[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, rows[i].card) };
@@ -169,8 +168,9 @@ process(struct row *rows, int n)
 		}
 	if (!(rep = sr_redis_reply(&rds)))
 		return -1;
-	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
-		now = atoll(rep->element[0]->str) * 1000 + atoll(rep->element[1]->str) / 1000;
+	if ((now = sr_time_reply_ms(rep)) < 0)
+		snprintf(no_clock, sizeof no_clock, "Redis's clock not read: %s",
+		    rep->type == REDIS_REPLY_ERROR ? rep->str : "not a TIME reply");
 	freeReplyObject(rep);
 	for (int i = 0; i < n; i++) {
 		struct row *r = &rows[i];
@@ -187,6 +187,13 @@ process(struct row *rows, int n)
 		freeReplyObject(rep);
 		memcpy(r->from_device, r->old_device, sizeof r->from_device);
 	}
+	/* With no clock, no row's time can be checked nor told from its
+	 * device's: each is an error, to be sent again. */
+	for (int i = 0; i < n && no_clock[0]; i++)
+		if (rows[i].st == ST_PENDING) {
+			rows[i].st = ST_ERROR;
+			snprintf(rows[i].error, sizeof rows[i].error, "%s", no_clock);
+		}
 	/* A time ahead of the Redis clock by more than the skew is not trusted:
 	 * its facts would outlive every newer one. */
 	for (int i = 0; i < n; i++) {

@@ -170,10 +170,9 @@ too_far_ahead(struct req *r, long long now)
 void
 append_read_facts(struct req *reqs, int n)
 {
-	const char *time_argv[] = { "TIME" };
 	char key[SR_KEY_MAX];
 
-	sr_redis_append(&rds, 1, time_argv, NULL);
+	sr_redis_append_time(&rds);
 	sr_switch_append(&rds, &cfg);
 	for (int i = 0; i < n; i++) {
 		struct req *r = &reqs[i];
@@ -217,16 +216,16 @@ long long
 read_facts(struct batch *b)
 {
 	struct req *reqs = b->reqs;
-	long long now = -1, now_ms = 0;
+	long long now = -1;
+	int64_t now_ms;
 	redisReply *rep;
 	int n = b->n;
 
 	if (!(rep = sr_redis_reply(&rds)))
 		return -1;
-	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2) {
-		now = atoll(rep->element[0]->str);
-		now_ms = now * 1000 + atoll(rep->element[1]->str) / 1000;
-	}
+	/* (no clock: the batch is answered as Redis failed, nothing judged) */
+	if ((now_ms = sr_time_reply_ms(rep)) >= 0)
+		now = now_ms / 1000;
 	freeReplyObject(rep);
 	if ((b->switch_on = sr_switch_read(&rds)) < 0)
 		return -1;

@@ -92,7 +92,6 @@ judge_again(struct batch *b)
 	struct sr_cmd *cmds[BATCH];
 	char key[SR_KEY_MAX];
 	redisReply *rep;
-	const char *time_argv[] = { "TIME" };
 
 	for (int i = 0; i < b->n; i++) {
 		struct req *r = &b->reqs[i];
@@ -112,15 +111,15 @@ judge_again(struct batch *b)
 			if (!r->again)
 				continue;
 			if (!k++)
-				sr_redis_append(&rds, 1, time_argv, NULL);
+				sr_redis_append_time(&rds);
 			sr_redis_append(&rds, 2, argv, NULL);
 		}
 		if (!k)
 			return 0;
 		if (!(rep = sr_redis_reply(&rds)))
 			return recheck_lost(b, 0);
-		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
-			now = atoll(rep->element[0]->str);
+		if ((now = sr_time_reply_ms(rep)) >= 0) /* (no clock: nothing judged, the write stands) */
+			now /= 1000;
 		freeReplyObject(rep);
 		for (int i = 0; i < b->n; i++) {
 			struct req *r = &b->reqs[i];

@@ -11,10 +11,9 @@
 void
 rejudge_append(struct item **batch, int n)
 {
-	const char *time_argv[] = { "TIME" };
 	char key[SR_KEY_MAX];
 
-	sr_redis_append(&rds, 1, time_argv, NULL);
+	sr_redis_append_time(&rds);
 	for (int i = 0; i < n; i++) {
 		const char *argv[] = { "HGETALL", sr_key_card_facts(key, cfg.prefix, batch[i]->t.card) };
 
@@ -33,21 +32,26 @@ rejudge_read(struct item **batch, int n, int64_t sent)
 	struct sr_device_facts df;
 	char key[SR_KEY_MAX];
 	redisReply *rep;
+	char no_clock[200] = "";
+	int64_t now_ms;
 	long long now;
 	int rc = -1;
 
 	if (!(rep = sr_redis_reply(&rds)))
 		goto out;
-	now = rep->type == REDIS_REPLY_ARRAY ? atoll(rep->element[0]->str) : 0;
-	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2) {
+	if ((now_ms = sr_time_reply_ms(rep)) >= 0) {
 		int node;
 		unsigned gen;
 
 		/* A reading of Redis's clock: its steps (sr_clock.c). */
 		sr_redis_reply_from(&rds, &node, &gen);
-		sr_clocks_read(&clocks, node, now * 1000 + atoll(rep->element[1]->str) / 1000, sent,
-		    sr_mono_ms());
-	}
+		sr_clocks_read(&clocks, node, now_ms, sent, sr_mono_ms());
+	} else
+		/* Judged with no clock, every package would look unexpired:
+		 * each task is an error, its claim left to its lease. */
+		snprintf(no_clock, sizeof no_clock, "Redis's clock not read: %s",
+		    rep->type == REDIS_REPLY_ERROR ? rep->str : "not a TIME reply");
+	now = now_ms / 1000;
 	freeReplyObject(rep);
 	for (int i = 0; i < n; i++) {
 		if (!(rep = sr_redis_reply(&rds)))
@@ -55,8 +59,8 @@ rejudge_read(struct item **batch, int n, int64_t sent)
 		/* A facts key damaged by hand (a string where the hash is) is
 		 * not a card with no facts: judged on nothing, the call could go
 		 * the wrong way. The task is an error, and no call is made. */
-		unread[i][0] = '\0';
-		if (sr_card_facts_load(&cf[i], rep) < 0)
+		snprintf(unread[i], sizeof unread[i], "%s", no_clock);
+		if (sr_card_facts_load(&cf[i], rep) < 0 && !no_clock[0])
 			snprintf(unread[i], sizeof unread[i], "facts not read: %s", rep->str);
 		freeReplyObject(rep);
 	}

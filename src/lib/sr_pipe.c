@@ -508,15 +508,41 @@ sr_redis_scan_must(struct sr_redis *r, const char *pattern, size_t skip,
 	}
 }
 
+void
+sr_redis_append_time(struct sr_redis *r)
+{
+	const char *argv[] = { "TIME" };
+
+	sr_redis_append(r, 1, argv, NULL);
+}
+
+int64_t
+sr_time_reply_ms(const redisReply *rep)
+{
+	char *end;
+	long long s, us;
+
+	if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+	    rep->element[0]->type != REDIS_REPLY_STRING || rep->element[1]->type != REDIS_REPLY_STRING)
+		return -1;
+	s = strtoll(rep->element[0]->str, &end, 10);
+	if (*end || end == rep->element[0]->str || s <= 0)
+		return -1;
+	us = strtoll(rep->element[1]->str, &end, 10);
+	if (*end || end == rep->element[1]->str || us < 0 || us > 999999)
+		return -1;
+	return (int64_t)s * 1000 + us / 1000;
+}
+
 int64_t
 sr_redis_time_ms(struct sr_redis *r)
 {
-	const char *argv[] = { "TIME" };
-	redisReply *rep = sr_redis_cmd(r, 1, argv);
-	int64_t ms = -1;
+	redisReply *rep;
+	int64_t ms;
 
-	if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
-		ms = atoll(rep->element[0]->str) * 1000 + atoll(rep->element[1]->str) / 1000;
+	sr_redis_append_time(r);
+	rep = sr_redis_reply(r);
+	ms = sr_time_reply_ms(rep);
 	if (rep)
 		freeReplyObject(rep);
 	return ms;

@@ -47,6 +47,12 @@ void sr_redis_scan_must(struct sr_redis *r, const char *pattern, size_t skip,
 void sr_redis_reply_from(struct sr_redis *r, int *node, unsigned *gen);
 /* The Redis server's clock in ms, or -1 on failure. */
 int64_t sr_redis_time_ms(struct sr_redis *r);
+/* A TIME appended to a pipeline; sr_time_reply_ms reads its reply: the
+ * clock in ms, or -1 when the reply is no clock (an error: BUSY, LOADING,
+ * an ACL that refuses TIME). -1, never 0: a clock of 0 would judge every
+ * package unexpired and every fact fresh. */
+void sr_redis_append_time(struct sr_redis *r);
+int64_t sr_time_reply_ms(const redisReply *rep);
 /* A command to node i, whatever it serves (sr_replicas.c's WAIT). */
 void sr_redis_append_at(struct sr_redis *r, int i, int argc, const char **argv);
 /* The pipeline of a connection made (sr_redis_connect), and freed with
