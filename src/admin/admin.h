@@ -42,7 +42,8 @@ struct admin_command {
 	unsigned opts;          /* OPT_*: the options it takes */
 	/* Its bare form, with no argument at all but the option bare_opt
 	 * ("retry --account A": bare is its name in refusals), which also
-	 * takes the options bare_opts (OPT_*). */
+	 * takes the options bare_opts (OPT_*). min_args is the other form's:
+	 * with neither its arguments nor bare_opt, a usage error. */
 	unsigned bare_opt, bare_opts;
 	const char *bare;
 	int redis; /* connected before it runs, --since read on its clock; 0: no Redis */

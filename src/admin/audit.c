@@ -100,7 +100,7 @@ do_audit(const char *card, const char *account)
 int
 admin_audit(int argc, char **argv)
 {
-	if ((!account_opt && argc != 1) || (argc == 1 && !sr_valid_id(argv[0])))
+	if (argc == 1 && !sr_valid_id(argv[0]))
 		command_usage();
 	/* With --account, a card given still narrows it to that card's. */
 	return do_audit(argc == 1 ? argv[0] : NULL, account_opt);

@@ -211,10 +211,8 @@ mutate(const char *what, int argc, char **argv)
 int
 admin_retry(int argc, char **argv)
 {
-	if (argc == 0 && account_opt)
+	if (argc == 0) /* its bare form: the table let no other through */
 		return admin_retry_account(account_opt);
-	if (argc == 0) /* neither cards nor --account */
-		command_usage();
 	return mutate("retry", argc, argv);
 }
 

@@ -62,7 +62,7 @@ const struct admin_command admin_commands[] = {
 "                       the account's commands and where each stands (frozen, claimed,\n"
 "                       paused: waiting for their account's pause to end, confirming,\n"
 "                       due, backoff, scheduled), read only: no lease taken\n" },
-	{ .name = "retry", .run = admin_retry, .min_args = 0, .max_args = -1,
+	{ .name = "retry", .run = admin_retry, .min_args = 1, .max_args = -1,
 	  .redis = 1, .section = SEC_CARDS,
 	  .bare = "retry --account A", .bare_opt = OPT_ACCOUNT,
 	  /* (no --limit: a bulk retry retries every one, a cap would leave the
@@ -171,9 +171,10 @@ const struct admin_command admin_commands[] = {
 "  alerts --ack --carrier A [--type T]\n"
 "                       acknowledge every open alert of A (of kind T); a bulk ack\n"
 "                       says on stderr how many it acknowledged\n" },
-	{ .name = "audit", .run = admin_audit, .min_args = 0, .max_args = 1,
+	{ .name = "audit", .run = admin_audit, .min_args = 1, .max_args = 1,
 	  .redis = 1, .section = SEC_OTHER,
 	  .opts = OPT_ACCOUNT,
+	  .bare = "audit --account A", .bare_opt = OPT_ACCOUNT,
 	  .usage = "audit CARD [--account A] | --account A [--since TIME]",
 	  .help =
 "  audit CARD | --account A [--since TIME]  audit entries, oldest first: the card's\n"

@@ -194,7 +194,7 @@ main(int argc, char *argv[])
 		fputc('\n', stderr);
 		return SR_EX_USAGE;
 	}
-	if (argc - optind < running->min_args ||
+	if ((argc - optind < running->min_args && !(argc == optind && (given & running->bare_opt))) ||
 	    (running->max_args >= 0 && argc - optind > running->max_args))
 		command_usage(); /* a usage error, before any Redis error */
 	refuse_options(given, argc - optind);

@@ -39,7 +39,7 @@ setup() {
 	assert_output --partial "unknown command 'nope'; the commands are: show why list retry"
 	run -2 sr-admin
 	assert_output --partial 'no command given'
-	for cmd in show why list freeze drop limits pause resume breaker profile switch; do
+	for cmd in show why list retry freeze drop limits pause resume breaker profile switch audit; do
 		run -2 sr-admin "$cmd"
 		assert_output --partial "usage: sr-admin $cmd "
 	done
@@ -48,6 +48,8 @@ setup() {
 	run -2 sr-admin sweep # an older crontab's line says where the sweep went
 	assert_output --partial 'its own tool now: sr-sweep'
 	run -3 sr-admin why X1 # a right use reaches Redis, which is down
+	run -3 sr-admin retry --account c1 --reason r # and so does a bare form
+	run -3 sr-admin audit --account c1
 }
 
 @test "sr-admin --table prints aligned columns for people" {
