@@ -242,9 +242,8 @@ evaluate(struct claim *c)
 		if (!(rep = sr_redis_reply(&rds)))
 			goto unlock;
 		/* With no clock every package would look unexpired. */
-		if ((now_ms = sr_time_reply_ms(rep)) < 0)
-			snprintf(msg, sizeof msg, "Redis's clock not read: %s",
-			    rep->type == REDIS_REPLY_ERROR ? rep->str : "not a TIME reply");
+		if ((now_ms = sr_redis_clock(&rds, rep)) < 0)
+			snprintf(msg, sizeof msg, "%s", rds.errstr);
 		now = now_ms / 1000;
 		freeReplyObject(rep);
 		if (!(rep = sr_redis_reply(&rds)))

@@ -168,9 +168,8 @@ process(struct row *rows, int n)
 		}
 	if (!(rep = sr_redis_reply(&rds)))
 		return -1;
-	if ((now = sr_time_reply_ms(rep)) < 0)
-		snprintf(no_clock, sizeof no_clock, "Redis's clock not read: %s",
-		    rep->type == REDIS_REPLY_ERROR ? rep->str : "not a TIME reply");
+	if ((now = sr_redis_clock(&rds, rep)) < 0)
+		snprintf(no_clock, sizeof no_clock, "%s", rds.errstr);
 	freeReplyObject(rep);
 	for (int i = 0; i < n; i++) {
 		struct row *r = &rows[i];

@@ -223,8 +223,8 @@ read_facts(struct batch *b)
 
 	if (!(rep = sr_redis_reply(&rds)))
 		return -1;
-	/* (no clock: the batch is answered as Redis failed, nothing judged) */
-	if ((now_ms = sr_time_reply_ms(rep)) >= 0)
+	/* (no clock: the batch is answered with errstr, nothing judged) */
+	if ((now_ms = sr_redis_clock(&rds, rep)) >= 0)
 		now = now_ms / 1000;
 	freeReplyObject(rep);
 	if ((b->switch_on = sr_switch_read(&rds)) < 0)

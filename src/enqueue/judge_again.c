@@ -118,7 +118,7 @@ judge_again(struct batch *b)
 			return 0;
 		if (!(rep = sr_redis_reply(&rds)))
 			return recheck_lost(b, 0);
-		if ((now = sr_time_reply_ms(rep)) >= 0) /* (no clock: nothing judged, the write stands) */
+		if ((now = sr_redis_clock(&rds, rep)) >= 0) /* (no clock: nothing judged, the write stands) */
 			now /= 1000;
 		freeReplyObject(rep);
 		for (int i = 0; i < b->n; i++) {

@@ -39,7 +39,7 @@ rejudge_read(struct item **batch, int n, int64_t sent)
 
 	if (!(rep = sr_redis_reply(&rds)))
 		goto out;
-	if ((now_ms = sr_time_reply_ms(rep)) >= 0) {
+	if ((now_ms = sr_redis_clock(&rds, rep)) >= 0) {
 		int node;
 		unsigned gen;
 
@@ -49,8 +49,7 @@ rejudge_read(struct item **batch, int n, int64_t sent)
 	} else
 		/* Judged with no clock, every package would look unexpired:
 		 * each task is an error, its claim left to its lease. */
-		snprintf(no_clock, sizeof no_clock, "Redis's clock not read: %s",
-		    rep->type == REDIS_REPLY_ERROR ? rep->str : "not a TIME reply");
+		snprintf(no_clock, sizeof no_clock, "%s", rds.errstr);
 	now = now_ms / 1000;
 	freeReplyObject(rep);
 	for (int i = 0; i < n; i++) {

@@ -535,16 +535,27 @@ sr_time_reply_ms(const redisReply *rep)
 }
 
 int64_t
+sr_redis_clock(struct sr_redis *r, const redisReply *rep)
+{
+	int64_t ms = sr_time_reply_ms(rep);
+
+	if (ms < 0)
+		snprintf(r->errstr, sizeof r->errstr, "Redis's clock not read: %s",
+		    !rep ? "no reply" : rep->type == REDIS_REPLY_ERROR ? rep->str : "not a TIME reply");
+	return ms;
+}
+
+int64_t
 sr_redis_time_ms(struct sr_redis *r)
 {
 	redisReply *rep;
 	int64_t ms;
 
 	sr_redis_append_time(r);
-	rep = sr_redis_reply(r);
-	ms = sr_time_reply_ms(rep);
-	if (rep)
-		freeReplyObject(rep);
+	if (!(rep = sr_redis_reply(r)))
+		return -1; /* (errstr: the connection's failure) */
+	ms = sr_redis_clock(r, rep);
+	freeReplyObject(rep);
 	return ms;
 }
 

@@ -53,6 +53,8 @@ int64_t sr_redis_time_ms(struct sr_redis *r);
  * package unexpired and every fact fresh. */
 void sr_redis_append_time(struct sr_redis *r);
 int64_t sr_time_reply_ms(const redisReply *rep);
+/* The same, -1 with errstr set ("Redis's clock not read: ..."). */
+int64_t sr_redis_clock(struct sr_redis *r, const redisReply *rep);
 /* A command to node i, whatever it serves (sr_replicas.c's WAIT). */
 void sr_redis_append_at(struct sr_redis *r, int i, int argc, const char **argv);
 /* The pipeline of a connection made (sr_redis_connect), and freed with

@@ -266,3 +266,18 @@ device_d0() {
 	[[ $(head -1 <<<"$stderr") == *"card 'B"*"': gate script failed: OOM"* ]]
 	[[ $stderr == *"4 more like it: gate script failed: OOM"* ]]
 }
+
+@test "Redis refusing TIME (an ACL): nothing is judged or loaded without Redis's clock, and each line says why" {
+	rcli ACL SETUSER default -time >/dev/null
+	run -3 --separate-stderr sr-enqueue < <(printf '{"card":"T1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}\n' "$PAST")
+	assert_equal "$(jq -r .status <<<"$output")" error
+	[[ $(jq -r .error <<<"$output") == "Redis's clock not read: NOPERM"* ]]
+	[[ $stderr == *"Redis's clock not read: NOPERM"* ]]
+	run -3 --separate-stderr sr-asset < <(printf '{"card":"T2","carrier":"c1","pkg_expires_at":%d}\n' "$PAST")
+	assert_equal "$(jq -r .status <<<"$output")" error
+	[[ $(jq -r .error <<<"$output") == "Redis's clock not read: NOPERM"* ]]
+	rcli ACL SETUSER default +time >/dev/null
+	# Neither was written, nor queued: sent again, each is.
+	assert_equal "$(rcli EXISTS t:card:T1:facts)$(rcli EXISTS t:card:T2:facts)" 00
+	assert_equal "$(rcli ZSCORE 't:carrier:{c1}:stop_resume:high' T1)" ''
+}
