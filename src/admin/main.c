@@ -52,7 +52,9 @@ takers(int i, char *buf, size_t size)
 
 	for (int bare = 1; bare >= 0; bare--)
 		for (const struct admin_command *c = admin_commands; c->name && n < 64; c++) {
-			if (bare && ((c->bare_opt | c->bare_opts) & bit)) {
+			/* (a bare form's only where the command's other form
+			 * does not take it: audit takes --account with a card) */
+			if (bare && ((c->bare_opt | c->bare_opts) & bit) && !(c->opts & bit)) {
 				name[n] = c->bare;
 				note[n++] = c->bare_opt & bit ? " (no cards)" : "";
 			} else if (!bare && (c->opts & bit)) {

@@ -148,6 +148,9 @@ frozen_by() {
 			[[ $stderr == *"${o%% *}"*"retry --account"* ]]
 		done
 	done
+	# Each form once: audit takes --account with a card too, so not "(no cards)".
+	run -2 --separate-stderr sr-admin freeze K1 --account c1 --reason x
+	[[ $stderr == *"(only of retry --account A (no cards) and audit)"* ]]
 	# --limit is a list's: a bulk retry retries every one.
 	run -2 --separate-stderr sr-admin retry --account c1 --limit 1 --reason x
 	[[ $stderr == *--limit* ]]
