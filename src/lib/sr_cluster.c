@@ -201,7 +201,7 @@ int
 sr_cluster_refresh(struct sr_redis *r)
 {
 	char why[256] = "no node to ask";
-	int reached = 0; /* a node answered the connect */
+	int reached = 0; /* a node accepted a connection */
 
 	if (!r->slot && !(r->slot = malloc(SR_CLUSTER_SLOTS * sizeof *r->slot)))
 		sr_die(SR_EX_BACKEND, "out of memory");
@@ -216,6 +216,8 @@ sr_cluster_refresh(struct sr_redis *r)
 		snprintf(probe.host, sizeof probe.host, "%s", r->node[i].host);
 		probe.port = r->node[i].port;
 		if (sr_redis_node_connect(r, &probe, 0) < 0) {
+			/* (connected, but AUTH or SELECT refused: not a lost connection) */
+			reached |= probe.c && !probe.c->err;
 			snprintf(why, sizeof why, "%s", r->errstr);
 			if (probe.c)
 				redisFree(probe.c);

@@ -162,6 +162,10 @@ setup() {
 	[[ $stderr != *"s3cret"* ]]
 	SRQ_REDIS="redis+cluster://127.0.0.1" run -2 --separate-stderr sr-stat
 	[[ $stderr == *"redis+cluster://host:port"* ]]
+	# Reached but refused (a wrong password) is not a lost connection.
+	SRQ_REDIS_PASSWORD=wrong run -3 --separate-stderr sr-stat
+	[[ $stderr == *"cannot read the cluster's slot map: Redis AUTH failed"* ]]
+	[[ $stderr != *"Redis connection failed"* ]]
 	cluster_stop
 	run -3 --separate-stderr sr-stat
 	# (said as a lost connection, as on one server: a tool that loses
