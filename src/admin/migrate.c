@@ -79,8 +79,8 @@ collect(const char *key, void *arg)
 	 * also finds an untagged t:carrier:c1:card:X): such a key is no card
 	 * of ours, and a script must never be sent it. */
 	if (sr_lua_check_keys(w->script, 1 + w->with_bucket, keys, NULL, why, sizeof why)) {
-		fprintf(stderr, "%s: %s: not migrated: not of the shape %s.lua takes\n", sr_prog, key,
-		    sr_lua_name[w->script]);
+		fprintf(stderr, "%s: %s: not migrated: not a key of srq's layout (docs/redis.md)\n", sr_prog,
+		    key);
 		w->refused++;
 		return;
 	}
