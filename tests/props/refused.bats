@@ -279,5 +279,11 @@ device_d0() {
 	rcli ACL SETUSER default +time >/dev/null
 	# Neither was written, nor queued: sent again, each is.
 	assert_equal "$(rcli EXISTS t:card:T1:facts)$(rcli EXISTS t:card:T2:facts)" 00
-	assert_equal "$(rcli ZSCORE 't:carrier:{c1}:stop_resume:high' T1)" ''
+	assert_equal "$(rcli ZSCORE 't:carrier:{c1}:stop_resume' T1)" ''
+	run -0 sr-enqueue < <(printf '{"card":"T1","carrier":"c1","scene":"package_expired","facts":{"pkg_expires_at":%d}}
+' "$PAST")
+	run -0 sr-asset < <(printf '{"card":"T2","carrier":"c1","pkg_expires_at":%d}
+' "$PAST")
+	assert_equal "$(rcli EXISTS t:card:T1:facts)$(rcli EXISTS t:card:T2:facts)" 11
+	[ -n "$(rcli ZSCORE 't:carrier:{c1}:stop_resume' T1)" ]
 }
