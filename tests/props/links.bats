@@ -3,7 +3,7 @@
 # a file (or directory) of the repository, and a #anchor to a heading of the
 # Markdown file it points into, under GitHub's rules for a heading's anchor
 # (tests/helpers/md-links). A link with a scheme (https:, mailto:) is not
-# followed; a link out of the repository (../shared/...) or to an absolute
+# followed; a link out of the repository (../elsewhere/x.md) or to an absolute
 # path fails: the reader of a checkout, or of the installed docs, has
 # neither. It needs no Redis and no build.
 
@@ -78,7 +78,7 @@ bad_links() {
 
 		[ok](docs/a.md#the-edge-its-rate) [ok](#why-was-card-x-not-resumed) [ok](#srq--the-toolkit)
 		[ok](https://example.com/x#y) `[not a link](nowhere.md)` and ```[nor](this.md)```
-		[gone](docs/b.md) [out](../shared/x.md) [abs](/etc/passwd)
+		[gone](docs/b.md) [out](../elsewhere/x.md) [abs](/etc/passwd)
 		[bad anchor](docs/a.md#the-edge) [dup](docs/a.md#notes-1) [no dup](docs/a.md#notes-2)
 		```
 		[in a block](nowhere.md)
@@ -96,7 +96,7 @@ bad_links() {
 	run bad_links "$r"
 	assert_success
 	assert_equal "$output" "README.md:7: docs/b.md: no such file
-README.md:7: ../shared/x.md: outside the repository
+README.md:7: ../elsewhere/x.md: outside the repository
 README.md:7: /etc/passwd: an absolute path
 README.md:8: docs/a.md#the-edge: no heading of docs/a.md has the anchor #the-edge
 README.md:8: docs/a.md#notes-2: no heading of docs/a.md has the anchor #notes-2"
