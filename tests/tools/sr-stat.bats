@@ -93,7 +93,7 @@ load ../test_helper
 	assert_output --partial '"task":"call","outcome":"unknown","state":"confirming"'
 	# The carrier back, its status query sees the card in that state: frozen.
 	gw_set fail_account=
-	sleep 0.5
+	sleep 0.5 # (real time: the query is due SRQ_CONFIRM_DELAY_MS, 200 ms, after the call)
 	run -0 bash -c 'sr-claim | sr-exec | sr-confirm'
 	assert_output --partial '"task":"query","outcome":"ok","state":"frozen"'
 	run -0 sr-stat --carrier c1
