@@ -67,7 +67,7 @@ static void
 collect(const char *key, void *arg)
 {
 	struct walk *w = arg;
-	char bucket[SR_KEY_MAX], why[256];
+	char bucket[SR_KEY_MAX];
 	const char *keys[2] = { key, bucket };
 
 	if (w->with_bucket && !sr_key_idle_of(bucket, key)) {
@@ -78,7 +78,7 @@ collect(const char *key, void *arg)
 	/* A scan's pattern is wider than a script's keys (carrier:*:card:*
 	 * also finds an untagged t:carrier:c1:card:X): such a key is no card
 	 * of ours, and a script must never be sent it. */
-	if (sr_lua_check_keys(w->script, 1 + w->with_bucket, keys, NULL, why, sizeof why)) {
+	if (sr_lua_check_keys(w->script, 1 + w->with_bucket, keys, NULL, NULL, 0)) {
 		fprintf(stderr, "%s: %s: not migrated: not a key of srq's layout (docs/redis.md)\n", sr_prog,
 		    key);
 		w->refused++;

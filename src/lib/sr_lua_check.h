@@ -13,7 +13,8 @@
 int sr_lua_key_ok(const char *shape, const char *key, size_t len);
 /* 0 when a call of script s with these nkeys keys (lens: their lengths,
  * or NULL) passes as many keys as its header declares, each of the shape
- * declared at its place; else -1 and what is wrong in err (errn bytes). */
+ * declared at its place; else -1 and what is wrong in err (errn bytes;
+ * NULL and 0 when only the answer is wanted). */
 int sr_lua_check_keys(enum sr_script s, int nkeys, const char **keys, const size_t *lens, char *err,
     size_t errn);
 
